@@ -1,0 +1,49 @@
+// Model I/O: load binary (.onnx) or text (.onnxtxt, ONNX's text syntax) models, and save
+// them atomically. Errors come back as Diagnostics naming the file (and, for text, the
+// line and column). Weights stored as external data stay references: they are never read,
+// and a location that leaves the model's folder is an error.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "onnx/onnx_pb.h"
+#include "shapeprop/diagnostics.h"
+
+namespace shapeprop {
+
+enum class Format { Binary, Text };
+
+// .onnx/.pb -> Binary; .onnxtxt/.onnxtext/.txt -> Text; anything else -> nullopt.
+std::optional<Format> format_for_path(const std::filesystem::path& path);
+
+// Parses ONNX text syntax. `origin` names the source in diagnostics.
+Result<onnx::ModelProto> parse_model_text(std::string_view text, std::string_view origin = "<text>");
+
+// Parses a serialized ModelProto. Rejects what protobuf accepts but is no model
+// (an empty file, random bytes that happen to decode, a model without a graph).
+Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_view origin = "<bytes>");
+
+// Loads a model file; the format comes from the extension, or is sniffed from the
+// content when the extension says nothing. Also checks external-data locations.
+Result<onnx::ModelProto> load_model(const std::filesystem::path& path);
+
+// Every tensor stored as external data (initializers, attribute tensors, in subgraphs and
+// function bodies) must name a relative location inside `model_dir`, after resolving
+// symbolic links. The data itself is never read.
+Status check_external_data(const onnx::ModelProto& model, const std::filesystem::path& model_dir,
+                           std::string_view origin);
+
+// Serializes deterministically (byte-identical output for equal models).
+Result<std::string> serialize_model(const onnx::ModelProto& model);
+
+// Writes the model to `path` atomically: a temporary file beside the target, then rename.
+// On failure nothing is left behind.
+Status save_model(const onnx::ModelProto& model, const std::filesystem::path& path, Format format);
+
+// Writes `contents` to `path` atomically (used by save_model).
+Status write_file_atomically(const std::filesystem::path& path, std::string_view contents);
+
+}  // namespace shapeprop

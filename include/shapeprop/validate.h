@@ -1,0 +1,28 @@
+// Validation of a loaded model before any analysis: ONNX's own checker, and the
+// structural rules ONNX's checker lets pass (calls to functions the model does not
+// define, domains used without an opset import inside function bodies).
+#pragma once
+
+#include <string_view>
+
+#include "onnx/onnx_pb.h"
+#include "shapeprop/diagnostics.h"
+
+namespace shapeprop {
+
+// ONNX's checker. With `full_check` it also runs ONNX's strict shape inference, which
+// rejects some valid models (it infers both branches of every If).
+Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin);
+
+// Rules every model must keep for shapeprop to analyse it:
+//  - each node's domain has an opset import where the node stands (the model's for the
+//    graph and its subgraphs, the function's own for a function body);
+//  - a node whose domain holds model-local functions names one of them
+//    (domain, name, overload);
+//  - function ids are unique.
+Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin);
+
+// Both of the above, ours first (its messages name the place more precisely).
+Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin);
+
+}  // namespace shapeprop

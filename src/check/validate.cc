@@ -1,0 +1,163 @@
+#include "shapeprop/validate.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "onnx/checker.h"
+
+namespace shapeprop {
+
+namespace {
+
+// ONNX's standard domains: nodes in them are operators, never model-local functions.
+bool is_onnx_domain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx" || domain == "ai.onnx.ml" || domain == "ai.onnx.preview.training";
+}
+
+bool has_type(const onnx::ValueInfoProto& vi) {
+  return vi.has_type() && vi.type().value_case() != onnx::TypeProto::VALUE_NOT_SET;
+}
+
+std::string canonical_domain(const std::string& domain) { return domain == "ai.onnx" ? "" : domain; }
+
+std::string function_label(const std::string& domain, const std::string& name, const std::string& overload) {
+  std::string s = domain.empty() ? name : domain + "." + name;
+  if (!overload.empty()) s += ":" + overload;
+  return s;
+}
+
+std::string node_label(const onnx::NodeProto& n) {
+  std::string s = "node ";
+  s += n.name().empty() ? (n.output_size() > 0 && !n.output(0).empty() ? "'" + n.output(0) + "'" : "<unnamed>")
+                        : "'" + n.name() + "'";
+  s += " (" + function_label(n.domain(), n.op_type(), n.overload()) + ")";
+  return s;
+}
+
+class StructureValidator {
+ public:
+  StructureValidator(const onnx::ModelProto& model, std::string_view origin) : model_(model), origin_(origin) {
+    for (const auto& f : model.functions()) {
+      auto id = std::make_tuple(canonical_domain(f.domain()), f.name(), f.overload());
+      if (!functions_.insert(id).second)
+        report({"function " + function_label(f.domain(), f.name(), f.overload())},
+               "model-local function is defined more than once");
+      function_domains_.insert(canonical_domain(f.domain()));
+    }
+  }
+
+  Diagnostics run() {
+    std::set<std::string> imports;
+    for (const auto& o : model_.opset_import()) imports.insert(canonical_domain(o.domain()));
+    const std::vector<std::string> main = {"graph '" + model_.graph().name() + "'"};
+    untyped_values(model_.graph(), main);
+    walk(model_.graph(), imports, main);
+    for (const auto& f : model_.functions()) {
+      std::set<std::string> fimports;
+      for (const auto& o : f.opset_import()) fimports.insert(canonical_domain(o.domain()));
+      walk(f.node(), fimports, {"function " + function_label(f.domain(), f.name(), f.overload())});
+    }
+    return std::move(diagnostics_);
+  }
+
+ private:
+  const onnx::ModelProto& model_;
+  std::string origin_;
+  std::set<std::tuple<std::string, std::string, std::string>> functions_;
+  std::set<std::string> function_domains_;
+  std::set<std::pair<std::string, std::string>> reported_imports_;  // (scope, domain)
+  Diagnostics diagnostics_;
+
+  void report(std::vector<std::string> path, std::string message, Severity severity = Severity::Error) {
+    Diagnostic d = Diagnostic::make(severity, std::move(message)).in_file(origin_);
+    d.call_path = std::move(path);
+    diagnostics_.push_back(std::move(d));
+  }
+
+  // Values of the main graph whose type is left out are what inference is for: a note,
+  // not an error (ONNX's checker would reject them; see run_onnx_checker). Subgraph
+  // values may leave their type out.
+  void untyped_values(const onnx::GraphProto& g, const std::vector<std::string>& path) {
+    auto check = [&](const auto& list, const char* what) {
+      for (const auto& vi : list)
+        if (!has_type(vi)) report(with(path, "value '" + vi.name() + "'"), std::string(what) + " has no type", Severity::Note);
+    };
+    check(g.output(), "graph output");
+    check(g.value_info(), "value_info entry");
+  }
+
+  void walk(const onnx::GraphProto& g, const std::set<std::string>& imports, const std::vector<std::string>& path) {
+    walk(g.node(), imports, path);
+  }
+
+  void walk(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const std::set<std::string>& imports,
+            const std::vector<std::string>& path) {
+    for (const auto& n : nodes) {
+      auto here = path;
+      here.push_back(node_label(n));
+      const std::string domain = canonical_domain(n.domain());
+      // Once per scope and domain: a model missing an import misses it for every node.
+      if (!imports.count(domain) && reported_imports_.insert({path.front(), domain}).second)
+        report(here, "domain '" + n.domain() + "' is used without an opset import");
+      if (!is_onnx_domain(domain) && function_domains_.count(domain) &&
+          !functions_.count(std::make_tuple(domain, n.op_type(), n.overload())))
+        report(here, "calls function " + function_label(n.domain(), n.op_type(), n.overload()) +
+                         ", which the model does not define");
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) walk(a.g(), imports, with(here, "attribute '" + a.name() + "'"));
+        for (const auto& g : a.graphs()) walk(g, imports, with(here, "attribute '" + a.name() + "'"));
+      }
+    }
+  }
+
+  static std::vector<std::string> with(std::vector<std::string> path, std::string item) {
+    path.push_back(std::move(item));
+    return path;
+  }
+};
+
+}  // namespace
+
+Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin) {
+  try {
+    // ONNX's checker requires a type on every output and value_info entry of the main
+    // graph. Entries without one carry nothing to check, so the checker sees the model
+    // without them.
+    const onnx::ModelProto* checked = &model;
+    onnx::ModelProto typed_only;
+    auto untyped = [](const onnx::ValueInfoProto& vi) { return !has_type(vi); };
+    const auto& g = model.graph();
+    if (std::any_of(g.output().begin(), g.output().end(), untyped) ||
+        std::any_of(g.value_info().begin(), g.value_info().end(), untyped)) {
+      typed_only = model;
+      auto drop = [&](auto* list) {
+        list->erase(std::remove_if(list->begin(), list->end(), untyped), list->end());
+      };
+      drop(typed_only.mutable_graph()->mutable_output());
+      drop(typed_only.mutable_graph()->mutable_value_info());
+      checked = &typed_only;
+    }
+    onnx::checker::check_model(*checked, full_check);
+    return {};
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    // ONNX appends "\n\n==> Context: ..." and the node text on further lines; the first
+    // line carries the cause.
+    if (auto ctx = what.find("\n\n==> Context:"); ctx != std::string::npos) what.resize(ctx);
+    return {Diagnostic::error("ONNX checker: " + what).in_file(std::string(origin))};
+  }
+}
+
+Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin) {
+  return StructureValidator(model, origin).run();
+}
+
+Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin) {
+  Diagnostics all = validate_structure(model, origin);
+  if (has_errors(all)) return all;
+  return run_onnx_checker(model, /*full_check=*/false, origin);
+}
+
+}  // namespace shapeprop

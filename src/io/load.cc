@@ -1,0 +1,196 @@
+// Loading models from binary protobuf or ONNX text.
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "onnx/defs/parser.h"
+#include "shapeprop/io.h"
+#include "text_internal.h"
+
+namespace shapeprop {
+
+namespace fs = std::filesystem;
+
+std::optional<Format> format_for_path(const fs::path& path) {
+  const std::string ext = path.extension().string();
+  if (ext == ".onnx" || ext == ".pb") return Format::Binary;
+  if (ext == ".onnxtxt" || ext == ".onnxtext" || ext == ".txt") return Format::Text;
+  return std::nullopt;
+}
+
+namespace {
+
+// Turns ONNX's "[ParseError at position (line: L column: C)]\nError context: X\nMessage"
+// into a one-line diagnostic at file:L:C.
+Diagnostic parse_error(const std::string& onnx_message, std::string_view origin) {
+  Diagnostic d = Diagnostic::error("");
+  d.file = std::string(origin);
+  static const std::regex where(R"(\(line: (\d+) column: (\d+)\))");
+  std::smatch m;
+  if (std::regex_search(onnx_message, m, where)) {
+    d.line = std::stoi(m[1]);
+    d.column = std::stoi(m[2]);
+  }
+  std::string context, message;
+  std::istringstream lines(onnx_message);
+  for (std::string l; std::getline(lines, l);) {
+    if (l.rfind("[ParseError", 0) == 0) continue;
+    if (l.rfind("Error context:", 0) == 0)
+      context = l.substr(14);
+    else if (!l.empty())
+      message += (message.empty() ? "" : " ") + l;
+  }
+  auto trim = [](std::string s) {
+    s.erase(0, s.find_first_not_of(" \t"));
+    s.erase(s.find_last_not_of(" \t") + 1);
+    return s;
+  };
+  d.message = "syntax error: " + (message.empty() ? std::string("cannot parse") : trim(message));
+  if (!trim(context).empty()) d.message += " (in \"" + trim(context) + "\")";
+  return d;
+}
+
+std::pair<int, int> line_column(std::string_view text, size_t offset) {
+  int line = 1, column = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+}  // namespace
+
+Result<onnx::ModelProto> parse_model_text(std::string_view text, std::string_view origin) {
+  std::string rewritten;
+  text_detail::QuotedNames names;
+  size_t bad_quote = 0;
+  if (!text_detail::rewrite_quoted_names(text, rewritten, names, bad_quote)) {
+    auto [line, column] = line_column(text, bad_quote);
+    return Diagnostic::error("syntax error: quoted name is not closed").in_file(std::string(origin), line, column);
+  }
+  if (rewritten.find_first_not_of(" \t\r\n") == std::string::npos)
+    return Diagnostic::error("empty file: no model").in_file(std::string(origin));
+  onnx::ModelProto model;
+  try {
+    onnx::OnnxParser parser(rewritten.c_str());
+    auto status = parser.Parse(model);
+    if (!status.IsOK()) return parse_error(status.ErrorMessage(), origin);
+  } catch (const std::exception& e) {  // the parser's std::stoi/stof throw on bad literals
+    return Diagnostic::error(std::string("syntax error: bad literal (") + e.what() + ")").in_file(std::string(origin));
+  }
+  text_detail::restore_quoted_names(model, names);
+  return model;
+}
+
+Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_view origin) {
+  const std::string file(origin);
+  if (bytes.empty()) return Diagnostic::error("empty file: no model").in_file(file);
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return Diagnostic::error("model is larger than 2 GiB; protobuf cannot read it as one message "
+                             "(store the weights as external data)")
+        .in_file(file);
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return Diagnostic::error("not an ONNX model: the protobuf is malformed or truncated").in_file(file);
+  if (!model.has_graph())
+    return Diagnostic::error("not an ONNX model: it has no graph").in_file(file);
+  if (!model.has_ir_version() || model.ir_version() <= 0)
+    return Diagnostic::error("not an ONNX model: ir_version is missing").in_file(file);
+  return model;
+}
+
+Result<onnx::ModelProto> load_model(const fs::path& path) {
+  const std::string origin = path.string();
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return Diagnostic::error("is a folder, not a model file").in_file(origin);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Diagnostic::error(std::string("cannot read: ") + std::strerror(errno)).in_file(origin);
+  const auto size = fs::file_size(path, ec);
+  if (!ec && size > static_cast<uintmax_t>(INT_MAX))
+    return Diagnostic::error("model is larger than 2 GiB; protobuf cannot read it as one message "
+                             "(store the weights as external data)")
+        .in_file(origin);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return Diagnostic::error(std::string("cannot read: ") + std::strerror(errno)).in_file(origin);
+
+  auto format = format_for_path(path);
+  if (!format) {
+    const auto first = bytes.find_first_not_of(" \t\r\n");
+    format = (first != std::string::npos && (bytes[first] == '<' || bytes[first] == '#')) ? Format::Text : Format::Binary;
+  }
+  auto model = *format == Format::Text ? parse_model_text(bytes, origin) : parse_model_binary(bytes, origin);
+  if (!model) return model;
+  fs::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  if (auto ext = check_external_data(*model, dir, origin); !ext) return ext.error();
+  return model;
+}
+
+namespace {
+
+// Visits every tensor a model holds: initializers and attribute tensors, in subgraphs
+// and function bodies.
+template <class Fn>
+void for_each_tensor(const onnx::GraphProto& g, Fn& fn);
+
+template <class Fn>
+void for_each_tensor(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, Fn& fn) {
+  for (const auto& n : nodes)
+    for (const auto& a : n.attribute()) {
+      if (a.has_t()) fn(a.t());
+      for (const auto& t : a.tensors()) fn(t);
+      if (a.has_g()) for_each_tensor(a.g(), fn);
+      for (const auto& g : a.graphs()) for_each_tensor(g, fn);
+    }
+}
+
+template <class Fn>
+void for_each_tensor(const onnx::GraphProto& g, Fn& fn) {
+  for (const auto& t : g.initializer()) fn(t);
+  for (const auto& s : g.sparse_initializer()) {
+    fn(s.values());
+    fn(s.indices());
+  }
+  for_each_tensor(g.node(), fn);
+}
+
+}  // namespace
+
+Status check_external_data(const onnx::ModelProto& model, const fs::path& model_dir, std::string_view origin) {
+  std::optional<Diagnostic> error;
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(fs::absolute(model_dir, ec), ec);
+  auto check = [&](const onnx::TensorProto& t) {
+    if (error || t.data_location() != onnx::TensorProto::EXTERNAL) return;
+    std::string location;
+    for (const auto& kv : t.external_data())
+      if (kv.key() == "location") location = kv.value();
+    auto fail = [&](const std::string& why) {
+      error = Diagnostic::error("tensor '" + t.name() + "': external data location '" + location + "' " + why)
+                  .in_file(std::string(origin));
+    };
+    const fs::path loc(location);
+    if (location.empty()) return fail("is empty");
+    if (loc.is_absolute() || loc.has_root_name() || loc.has_root_directory()) return fail("is absolute; it must be relative to the model's folder");
+    for (const auto& part : loc)
+      if (part == "..") return fail("leaves the model's folder ('..')");
+    // Symbolic links may still lead out of the folder; compare the resolved paths.
+    const fs::path resolved = fs::weakly_canonical(root / loc, ec);
+    auto [r, _] = std::mismatch(root.begin(), root.end(), resolved.begin(), resolved.end());
+    if (r != root.end()) return fail("leaves the model's folder through a symbolic link");
+  };
+  if (model.has_graph()) for_each_tensor(model.graph(), check);
+  for (const auto& f : model.functions()) for_each_tensor(f.node(), check);
+  if (error) return *error;
+  return Ok{};
+}
+
+}  // namespace shapeprop

@@ -1,0 +1,171 @@
+// What ONNX text can hold of a model, and the print -> parse round-trip check.
+#include <cstring>
+
+#include <google/protobuf/util/field_comparator.h>
+#include <google/protobuf/util/message_differencer.h>
+
+#include "shapeprop/io.h"
+#include "shapeprop/text.h"
+#include "text_internal.h"
+
+namespace shapeprop {
+namespace text_detail {
+namespace {
+
+template <class Element, class Field, class Add>
+void decode_raw(const std::string& raw, Field* field, Add add) {
+  const size_t n = raw.size() / sizeof(Element);
+  field->Reserve(static_cast<int>(n));
+  for (size_t i = 0; i < n; ++i) {
+    Element e;
+    std::memcpy(&e, raw.data() + i * sizeof(Element), sizeof(Element));  // little-endian, as ONNX stores it
+    add(field, e);
+  }
+}
+
+}  // namespace
+
+onnx::TensorProto typed_tensor(const onnx::TensorProto& tensor) {
+  using onnx::TensorProto;
+  TensorProto out = tensor;
+  if (!tensor.has_raw_data()) return out;
+  out.clear_raw_data();
+  const std::string& raw = tensor.raw_data();
+  auto to_i32 = [](auto* f, auto v) { f->Add(static_cast<int32_t>(v)); };
+  auto to_i64 = [](auto* f, auto v) { f->Add(static_cast<int64_t>(v)); };
+  auto to_u64 = [](auto* f, auto v) { f->Add(static_cast<uint64_t>(v)); };
+  auto same = [](auto* f, auto v) { f->Add(v); };
+  switch (tensor.data_type()) {
+    case TensorProto::FLOAT:
+    case TensorProto::COMPLEX64: decode_raw<float>(raw, out.mutable_float_data(), same); break;
+    case TensorProto::DOUBLE:
+    case TensorProto::COMPLEX128: decode_raw<double>(raw, out.mutable_double_data(), same); break;
+    case TensorProto::INT64: decode_raw<int64_t>(raw, out.mutable_int64_data(), to_i64); break;
+    case TensorProto::UINT64: decode_raw<uint64_t>(raw, out.mutable_uint64_data(), to_u64); break;
+    case TensorProto::UINT32: decode_raw<uint32_t>(raw, out.mutable_uint64_data(), to_u64); break;
+    case TensorProto::INT32: decode_raw<int32_t>(raw, out.mutable_int32_data(), to_i32); break;
+    case TensorProto::INT16: decode_raw<int16_t>(raw, out.mutable_int32_data(), to_i32); break;
+    case TensorProto::INT8: decode_raw<int8_t>(raw, out.mutable_int32_data(), to_i32); break;
+    case TensorProto::UINT16:
+    case TensorProto::FLOAT16:
+    case TensorProto::BFLOAT16: decode_raw<uint16_t>(raw, out.mutable_int32_data(), to_i32); break;
+    default:  // uint8, bool, float8 variants, and int4/uint4 (two per byte, kept packed)
+      decode_raw<uint8_t>(raw, out.mutable_int32_data(), to_i32);
+      break;
+  }
+  return out;
+}
+
+namespace {
+
+struct Projector {
+  void tensor(onnx::TensorProto* t) const {
+    if (t->has_raw_data()) *t = typed_tensor(*t);
+    t->clear_doc_string();
+    t->clear_segment();
+    t->clear_metadata_props();
+    if (t->data_location() != onnx::TensorProto::EXTERNAL) t->clear_data_location();
+  }
+  void type(onnx::TypeProto* t) const {
+    t->clear_denotation();
+    auto dims = [](onnx::TensorShapeProto* shape) {
+      for (auto& d : *shape->mutable_dim()) d.clear_denotation();
+    };
+    switch (t->value_case()) {
+      case onnx::TypeProto::kTensorType:
+        if (t->tensor_type().has_shape()) dims(t->mutable_tensor_type()->mutable_shape());
+        break;
+      case onnx::TypeProto::kSparseTensorType:
+        if (t->sparse_tensor_type().has_shape()) dims(t->mutable_sparse_tensor_type()->mutable_shape());
+        break;
+      case onnx::TypeProto::kSequenceType: type(t->mutable_sequence_type()->mutable_elem_type()); break;
+      case onnx::TypeProto::kOptionalType: type(t->mutable_optional_type()->mutable_elem_type()); break;
+      case onnx::TypeProto::kMapType: type(t->mutable_map_type()->mutable_value_type()); break;
+      default: break;
+    }
+  }
+  void value_infos(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list) const {
+    for (auto& vi : *list) {
+      vi.clear_doc_string();
+      vi.clear_metadata_props();
+      if (vi.has_type() && vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) vi.clear_type();
+      if (vi.has_type()) type(vi.mutable_type());
+    }
+  }
+  void attribute(onnx::AttributeProto* a) const {
+    a->clear_doc_string();
+    if (a->has_ref_attr_name()) {  // a reference holds no value; text has no place for one
+      const auto name = a->name();
+      const auto ref = a->ref_attr_name();
+      const auto type = a->type();
+      a->Clear();
+      a->set_name(name);
+      a->set_ref_attr_name(ref);
+      a->set_type(type);
+      return;
+    }
+    if (a->has_t()) tensor(a->mutable_t());
+    for (auto& t : *a->mutable_tensors()) tensor(&t);
+    if (a->has_tp()) type(a->mutable_tp());
+    for (auto& t : *a->mutable_type_protos()) type(&t);
+    if (a->has_g()) graph(a->mutable_g());
+    for (auto& g : *a->mutable_graphs()) graph(&g);
+  }
+  void nodes(google::protobuf::RepeatedPtrField<onnx::NodeProto>* list) const {
+    for (auto& n : *list) {
+      n.clear_name();
+      n.clear_doc_string();
+      n.clear_metadata_props();
+      for (auto& a : *n.mutable_attribute()) attribute(&a);
+    }
+  }
+  void graph(onnx::GraphProto* g) const {
+    g->clear_doc_string();
+    g->clear_metadata_props();
+    g->clear_quantization_annotation();
+    g->clear_sparse_initializer();
+    value_infos(g->mutable_input());
+    value_infos(g->mutable_output());
+    value_infos(g->mutable_value_info());
+    for (auto& t : *g->mutable_initializer()) tensor(&t);
+    nodes(g->mutable_node());
+  }
+  void function(onnx::FunctionProto* f) const {
+    f->clear_metadata_props();
+    for (auto& a : *f->mutable_attribute_proto()) attribute(&a);
+    value_infos(f->mutable_value_info());
+    nodes(f->mutable_node());
+  }
+};
+
+}  // namespace
+}  // namespace text_detail
+
+onnx::ModelProto text_projection(const onnx::ModelProto& model) {
+  onnx::ModelProto out = model;
+  text_detail::Projector p;
+  out.clear_training_info();
+  if (out.has_graph()) p.graph(out.mutable_graph());
+  for (auto& f : *out.mutable_functions()) p.function(&f);
+  return out;
+}
+
+Status verify_text_roundtrip(const onnx::ModelProto& model) {
+  const std::string text = print_model(model);
+  auto reparsed = parse_model_text(text, "<printed model>");
+  if (!reparsed) return Diagnostic::error("printed text does not parse back: " + reparsed.error().str());
+
+  google::protobuf::util::DefaultFieldComparator comparator;
+  comparator.set_treat_nan_as_equal(true);
+  google::protobuf::util::MessageDifferencer differ;
+  differ.set_field_comparator(&comparator);
+  // Presence is not text's business: an unset field equals one set to its default.
+  differ.set_message_field_comparison(google::protobuf::util::MessageDifferencer::EQUIVALENT);
+  std::string report;
+  differ.ReportDifferencesToString(&report);
+  if (differ.Compare(text_projection(model), *reparsed)) return Ok{};
+  if (auto nl = report.find('\n'); nl != std::string::npos) report.resize(nl);
+  return Diagnostic::error("printing and re-parsing changes the model: " + report);
+}
+
+}  // namespace shapeprop

@@ -1,0 +1,688 @@
+#!/usr/bin/env node
+'use strict';
+// Numerical-equivalence oracle: runs two ONNX models on ONNX Runtime (CPU) with the same
+// seeded random inputs and compares their outputs. Used to check that a model rewritten
+// by shapeprop (annotated, specialized, inlined) still computes what the original did.
+//
+//   node tools/equiv/equiv.js A.onnx B.onnx [--seeds 1,2,3] [--bind N=2,5 ...]
+//        [--default-dim 2] [--rtol R] [--atol A] [--int-range 0,4] [--float-range -1,1]
+//        [--threads 1] [--quiet]
+//
+// Exit status: 0 all runs agree, 1 some run differs (or the signatures differ),
+// 2 usage error, or a model cannot be loaded or run.
+//
+// Runs: one per (seed, binding). `--bind NAME=v1,v2,...` lists sizes for the symbolic
+// dim NAME; several --bind lists are zipped (run i uses the i-th value of each), and a
+// one-value list applies to every run. Zipping rather than a cartesian product keeps
+// the run count linear and lets related dims (batch, seq) move together. Symbolic dims
+// that are not bound, and unknown dims, get --default-dim. A dim that is static in one
+// model and symbolic in the other takes the static size.
+
+const fs = require('node:fs');
+const { decodeModel } = require('./onnx_proto');
+
+// Default tolerances per dtype: |a - b| <= atol + rtol * max(|a|, |b|). Symmetric in a
+// and b, so swapping the two models never changes the verdict.
+const TOLERANCES = {
+  float32: { rtol: 1e-4, atol: 1e-5 },
+  float16: { rtol: 1e-2, atol: 1e-3 },
+  float64: { rtol: 1e-9, atol: 1e-12 },
+};
+
+const DEFAULTS = {
+  seeds: [1, 2, 3],
+  bind: {},
+  defaultDim: 2,
+  rtol: undefined, // when set, overrides the per-dtype value for every float dtype
+  atol: undefined,
+  intRange: [0, 4], // [lo, hi): small non-negative, so index-like inputs stay valid
+  floatRange: [-1, 1],
+  threads: 1, // one thread: deterministic reductions, and polite on shared machines
+  quiet: false,
+};
+
+const USAGE = `usage: node equiv.js A.onnx B.onnx [options]
+  --seeds 1,2,3         seeds for the random inputs (default 1,2,3)
+  --bind NAME=v1,v2     sizes for symbolic dim NAME, one per run; repeatable, lists are
+                        zipped (run i takes the i-th value of each; a single value applies
+                        to all runs)
+  --default-dim N       size for unbound symbolic and unknown dims (default 2)
+  --rtol R, --atol A    tolerance for every float dtype (default per dtype: float32
+                        1e-4/1e-5, float16 1e-2/1e-3, float64 1e-9/1e-12); ints/bools exact
+  --int-range LO,HI     integer inputs uniform in [LO, HI) (default 0,4)
+  --float-range LO,HI   float inputs uniform in [LO, HI) (default -1,1)
+  --threads N           ONNX Runtime intra-op threads (default 1)
+  --quiet               print only the final line
+exit status: 0 equivalent, 1 mismatch, 2 usage error or a model failed to load/run`;
+
+// An error that makes the CLI exit 2: bad usage, or a model that cannot be read, loaded
+// or run. `file` names the model involved, when there is one.
+class EquivError extends Error {
+  constructor(message, file) {
+    super(message);
+    this.name = 'EquivError';
+    this.file = file;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Seeded random numbers.
+
+// mulberry32: tiny, fast, good enough for test inputs. Returns floats in [0, 1).
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return function next() {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// FNV-1a over the seed and the input name: each input gets its own stream, so the data
+// of one input does not depend on which other inputs a model has or their order.
+function streamSeed(seed, name) {
+  let h = 0x811c9dc5;
+  const mix = (byte) => {
+    h ^= byte & 0xff;
+    h = Math.imul(h, 0x01000193);
+  };
+  for (let i = 0; i < 4; i++) mix(seed >>> (8 * i));
+  for (const b of Buffer.from(name, 'utf8')) mix(b);
+  return h >>> 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// float16 bits <-> number.
+
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+
+// IEEE binary32 -> binary16 bits, round to nearest even, with subnormals, overflow to
+// infinity, and NaN kept NaN (quiet).
+function floatToHalf(value) {
+  f32[0] = value;
+  const x = u32[0];
+  const sign = (x >>> 16) & 0x8000;
+  const exp = (x >>> 23) & 0xff;
+  const mant = x & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0); // Inf or NaN
+  const e = exp - 127 + 15; // rebias
+  if (e >= 0x1f) return sign | 0x7c00; // too large: Inf
+  if (e <= 0) {
+    // Subnormal half (or zero): shift the mantissa with its implicit 1 into place.
+    if (e < -10) return sign; // below half the smallest subnormal: signed zero
+    const m = mant | 0x800000;
+    const shift = 14 - e;
+    let half = m >>> shift;
+    const rem = m & ((1 << shift) - 1);
+    const mid = 1 << (shift - 1);
+    if (rem > mid || (rem === mid && (half & 1))) half++;
+    return sign | half;
+  }
+  let half = sign | (e << 10) | (mant >>> 13);
+  const rem = mant & 0x1fff;
+  // Round to nearest even; a carry out of the mantissa correctly bumps the exponent
+  // (and reaches Inf at the top).
+  if (rem > 0x1000 || (rem === 0x1000 && (half & 1))) half++;
+  return half;
+}
+
+function halfToFloat(h) {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >>> 10) & 0x1f;
+  const mant = h & 0x3ff;
+  if (exp === 0) return sign * mant * 2 ** -24;
+  if (exp === 0x1f) return mant ? NaN : sign * Infinity;
+  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
+}
+
+// ---------------------------------------------------------------------------------------
+// Inputs.
+
+const INT_RANGES = {
+  int8: [-(2 ** 7), 2 ** 7 - 1],
+  uint8: [0, 2 ** 8 - 1],
+  int16: [-(2 ** 15), 2 ** 15 - 1],
+  uint16: [0, 2 ** 16 - 1],
+  int32: [-(2 ** 31), 2 ** 31 - 1],
+  uint32: [0, 2 ** 32 - 1],
+  int64: [-(2 ** 53), 2 ** 53],
+  uint64: [0, 2 ** 53],
+};
+const INT_ARRAYS = {
+  int8: Int8Array,
+  uint8: Uint8Array,
+  int16: Int16Array,
+  uint16: Uint16Array,
+  int32: Int32Array,
+  uint32: Uint32Array,
+  int64: BigInt64Array,
+  uint64: BigUint64Array,
+};
+
+// Random data for one input tensor: {dtype, dims, data} with `data` in the layout
+// onnxruntime-node expects (float16 as Uint16Array bits, bool as Uint8Array 0/1,
+// 64-bit ints as BigInt arrays, string as string[]).
+function randomTensor(dtype, dims, rng, opts) {
+  const n = dims.reduce((a, b) => a * b, 1);
+  const [flo, fhi] = opts.floatRange;
+  const randFloat = () => flo + (fhi - flo) * rng();
+  const [ilo, ihi] = opts.intRange;
+  const randInt = () => ilo + Math.floor((ihi - ilo) * rng());
+  let data;
+  switch (dtype) {
+    case 'float32':
+    case 'float64':
+      data = new (dtype === 'float32' ? Float32Array : Float64Array)(n);
+      for (let i = 0; i < n; i++) data[i] = randFloat();
+      break;
+    case 'float16':
+      data = new Uint16Array(n);
+      for (let i = 0; i < n; i++) data[i] = floatToHalf(randFloat());
+      break;
+    case 'bool':
+      data = new Uint8Array(n);
+      for (let i = 0; i < n; i++) data[i] = rng() < 0.5 ? 1 : 0;
+      break;
+    case 'string':
+      data = Array.from({ length: n }, () => `s${randInt()}`);
+      break;
+    default: {
+      const Arr = INT_ARRAYS[dtype];
+      if (!Arr) throw new EquivError(`input dtype ${dtype} is not supported`);
+      // Out-of-range requests are clamped to the dtype rather than wrapped, so e.g.
+      // --int-range -2,2 gives uint8 inputs in {0, 1}.
+      const [tlo, thi] = INT_RANGES[dtype];
+      const clamp = (v) => Math.min(thi, Math.max(tlo, v));
+      const big = Arr === BigInt64Array || Arr === BigUint64Array;
+      data = new Arr(n);
+      for (let i = 0; i < n; i++) data[i] = big ? BigInt(clamp(randInt())) : clamp(randInt());
+    }
+  }
+  return { dtype, dims, data };
+}
+
+// ---------------------------------------------------------------------------------------
+// Signatures and bindings.
+
+function describeShape(shape) {
+  if (!shape) return '?';
+  return `[${shape.map((d) => (d.value !== undefined ? d.value : d.param !== undefined ? d.param : '?')).join(',')}]`;
+}
+
+// Checks that the two models take the same inputs (by name, dtype, rank, static dims) and
+// return the same outputs (names, in order). Returns a list of differences (text).
+function signatureDifferences(sigA, sigB) {
+  const diffs = [];
+  const byNameB = new Map(sigB.inputs.map((vi) => [vi.name, vi]));
+  const namesA = new Set(sigA.inputs.map((vi) => vi.name));
+  for (const a of sigA.inputs) {
+    const b = byNameB.get(a.name);
+    if (!b) {
+      diffs.push(`input ${a.name} only in A`);
+      continue;
+    }
+    const ta = a.type;
+    const tb = b.type;
+    if (ta.kind === 'tensor' && tb.kind === 'tensor') {
+      if (ta.elemType !== tb.elemType) diffs.push(`input ${a.name} dtype ${ta.dtype} vs ${tb.dtype}`);
+      if (ta.shape && tb.shape) {
+        if (ta.shape.length !== tb.shape.length) {
+          diffs.push(`input ${a.name} shape ${describeShape(ta.shape)} vs ${describeShape(tb.shape)}`);
+        } else {
+          ta.shape.forEach((da, i) => {
+            const db = tb.shape[i];
+            if (da.value !== undefined && db.value !== undefined && da.value !== db.value) {
+              diffs.push(`input ${a.name} shape ${describeShape(ta.shape)} vs ${describeShape(tb.shape)}`);
+            }
+          });
+        }
+      }
+    } else if (ta.kind !== tb.kind) {
+      diffs.push(`input ${a.name} kind ${ta.kind} vs ${tb.kind}`);
+    }
+  }
+  for (const b of sigB.inputs) if (!namesA.has(b.name)) diffs.push(`input ${b.name} only in B`);
+  const outA = sigA.outputs.map((vi) => vi.name);
+  const outB = sigB.outputs.map((vi) => vi.name);
+  if (outA.join('\0') !== outB.join('\0')) {
+    diffs.push(`outputs (${outA.join(', ')}) vs (${outB.join(', ')})`);
+  }
+  return diffs;
+}
+
+// Splits the --bind lists into one {name: size} map per run (zipped, see the header).
+function expandBindings(bind) {
+  const names = Object.keys(bind);
+  if (names.length === 0) return [{}];
+  const runs = Math.max(...names.map((n) => bind[n].length));
+  for (const n of names) {
+    if (bind[n].length !== 1 && bind[n].length !== runs) {
+      throw new EquivError(
+        `--bind ${n} has ${bind[n].length} values; every list needs ${runs} values or 1 (lists are zipped)`,
+      );
+    }
+  }
+  return Array.from({ length: runs }, (_, i) =>
+    Object.fromEntries(names.map((n) => [n, bind[n].length === 1 ? bind[n][0] : bind[n][i]])),
+  );
+}
+
+// Concrete dims for every fed input of A (the inputs are fed to both models by name).
+// Returns {shapes: Map(name -> dims), symbols: {param: size}} where symbols lists the
+// symbolic dims that occurred, with the size they got.
+function resolveShapes(sigA, sigB, binding, defaultDim) {
+  const byNameB = new Map(sigB.inputs.map((vi) => [vi.name, vi]));
+  const shapes = new Map();
+  const symbols = {};
+  const sizeOf = (param) => {
+    if (!(param in symbols)) symbols[param] = param in binding ? binding[param] : defaultDim;
+    return symbols[param];
+  };
+  for (const a of sigA.inputs) {
+    if (a.type.kind !== 'tensor') {
+      throw new EquivError(`input ${a.name} is a ${a.type.kind}, only tensor inputs are supported`);
+    }
+    const b = byNameB.get(a.name);
+    const shapeA = a.type.shape;
+    const shapeB = b && b.type.kind === 'tensor' ? b.type.shape : null;
+    const rankSource = shapeA || shapeB;
+    if (!rankSource) throw new EquivError(`input ${a.name} has no shape (unknown rank); cannot make data for it`);
+    const dims = rankSource.map((_, i) => {
+      const da = shapeA ? shapeA[i] : {};
+      const db = shapeB && shapeB.length === rankSource.length ? shapeB[i] : {};
+      if (da.value !== undefined) return da.value;
+      if (db.value !== undefined) return db.value;
+      if (da.param !== undefined) return sizeOf(da.param);
+      if (db.param !== undefined) return sizeOf(db.param);
+      return defaultDim;
+    });
+    shapes.set(a.name, dims);
+  }
+  return { shapes, symbols };
+}
+
+// ---------------------------------------------------------------------------------------
+// Comparison.
+
+// Reads element i of an output tensor as something comparable: a number for floats
+// (float16 bits decoded), a BigInt for 64-bit ints, a number/string/0-1 otherwise.
+function elementReader(tensor) {
+  const { type, data } = tensor;
+  if (type === 'float16' && data instanceof Uint16Array) return (i) => halfToFloat(data[i]);
+  if (type === 'bool') return (i) => (data[i] ? 1 : 0);
+  return (i) => data[i];
+}
+
+function unflatten(flat, dims) {
+  const index = new Array(dims.length);
+  for (let k = dims.length - 1; k >= 0; k--) {
+    index[k] = dims[k] === 0 ? 0 : flat % dims[k];
+    flat = Math.floor(flat / (dims[k] || 1));
+  }
+  return index;
+}
+
+function formatValue(v, dtype) {
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (dtype === 'float32') return String(Number(v.toPrecision(9)));
+  if (dtype === 'float16') return String(Number(v.toPrecision(5)));
+  return String(v);
+}
+
+// Compares one output of A with the same output of B. `tensorA`/`tensorB` are
+// onnxruntime-node tensors (or anything with {type, dims, data}). Returns
+//   {ok, detail, maxAbsDiff, mismatches, first: {flat, index, a, b} | undefined}
+// where detail is a one-line description of the difference ('' when ok).
+function compareTensors(tensorA, tensorB, tol = {}) {
+  const dtype = tensorA.type;
+  if (false) {
+    return { ok: false, detail: `dtype ${dtype} vs ${tensorB.type}`, maxAbsDiff: NaN, mismatches: NaN };
+  }
+  const dimsA = Array.from(tensorA.dims, Number);
+  const dimsB = Array.from(tensorB.dims, Number);
+  if (dimsA.join(',') !== dimsB.join(',')) {
+    return { ok: false, detail: `shape [${dimsA}] vs [${dimsB}]`, maxAbsDiff: NaN, mismatches: NaN };
+  }
+  const isFloat = dtype in TOLERANCES;
+  const rtol = isFloat ? (tol.rtol !== undefined ? tol.rtol : TOLERANCES[dtype].rtol) : 0;
+  const atol = isFloat ? (tol.atol !== undefined ? tol.atol : TOLERANCES[dtype].atol) : 0;
+  const getA = elementReader(tensorA);
+  const getB = elementReader(tensorB);
+  const n = dimsA.reduce((x, y) => x * y, 1);
+  let mismatches = 0;
+  let first;
+  let maxAbsDiff = 0;
+  for (let i = 0; i < n; i++) {
+    const a = getA(i);
+    const b = getB(i);
+    let same;
+    if (!isFloat) {
+      same = a === b;
+    } else if (Number.isFinite(a) && Number.isFinite(b)) {
+      const d = Math.abs(a - b);
+      if (d > maxAbsDiff) maxAbsDiff = d;
+      same = d <= atol + rtol * Math.max(Math.abs(a), Math.abs(b));
+    } else {
+      // NaN matches NaN; an infinity matches only the same infinity.
+      same = (Number.isNaN(a) && Number.isNaN(b)) || a === b;
+      if (!same) maxAbsDiff = Infinity;
+    }
+    if (!same) {
+      if (mismatches === 0) first = { flat: i, index: unflatten(i, dimsA), a, b };
+      mismatches++;
+    }
+  }
+  if (!isFloat && mismatches > 0) maxAbsDiff = NaN; // not meaningful for ints/strings
+  let detail = '';
+  if (mismatches > 0) {
+    detail =
+      `${mismatches}/${n} elements differ, first at [${first.index}]: ` +
+      `A=${formatValue(first.a, dtype)} B=${formatValue(first.b, dtype)}`;
+    if (isFloat) detail += ` (max |diff| ${formatValue(maxAbsDiff, 'float32')}, rtol ${rtol} atol ${atol})`;
+  }
+  return { ok: mismatches === 0, detail, maxAbsDiff, mismatches, first };
+}
+
+// ---------------------------------------------------------------------------------------
+// Running.
+
+let ortModule;
+function ort() {
+  if (!ortModule) {
+    try {
+      ortModule = require('onnxruntime-node');
+    } catch (e) {
+      throw new EquivError(
+        `cannot load onnxruntime-node (run 'npm ci --ignore-scripts' in ${__dirname}): ${e.message}`,
+      );
+    }
+  }
+  return ortModule;
+}
+
+function oneLine(text) {
+  return String(text).replace(/\s+/g, ' ').trim();
+}
+
+// Loads a model into ONNX Runtime and decodes its signature from the file. ORT goes
+// first so that a broken file is reported with ORT's own message.
+async function loadModel(file, opts = {}) {
+  let session;
+  try {
+    session = await ort().InferenceSession.create(file, {
+      intraOpNumThreads: opts.threads || DEFAULTS.threads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      // Only fatal messages: errors come back as exceptions and are printed on one line.
+      logSeverityLevel: 4,
+    });
+  } catch (e) {
+    throw new EquivError(oneLine(e.message), file);
+  }
+  let model;
+  try {
+    model = decodeModel(fs.readFileSync(file));
+  } catch (e) {
+    await session.release();
+    throw new EquivError(`cannot decode the model: ${oneLine(e.message)}`, file);
+  }
+  return {
+    file,
+    session,
+    model,
+    signature: { inputs: model.feedInputs, outputs: model.graph.outputs },
+  };
+}
+
+function describeRun(seed, symbols) {
+  return [`seed=${seed}`, ...Object.entries(symbols).map(([k, v]) => `${k}=${v}`)].join(' ');
+}
+
+// Runs A and B for every (seed, binding) and compares. Options are those of DEFAULTS;
+// `onRun(run)` is called after each run. Returns
+//   {ok, runs: [{seed, symbols, label, ok, detail, outputs: [{name, ...compareTensors}]}],
+//    signatureDiffs: [...]}
+// Throws EquivError when a model cannot be loaded or run, or options are invalid.
+async function compareModels(fileA, fileB, options = {}) {
+  const opts = { ...DEFAULTS, ...options };
+  const bindings = expandBindings(opts.bind);
+  const A = await loadModel(fileA, opts);
+  let B;
+  try {
+    B = await loadModel(fileB, opts);
+  } catch (e) {
+    await A.session.release();
+    throw e;
+  }
+  try {
+    const signatureDiffs = signatureDifferences(A.signature, B.signature);
+    const result = { ok: true, runs: [], signatureDiffs, unusedBindings: [] };
+    // Different inputs leave nothing sensible to feed; still a verdict, not an error.
+    if (signatureDiffs.some((d) => d.startsWith('input '))) {
+      result.ok = false;
+      return result;
+    }
+    const outputNames = A.signature.outputs.map((vi) => vi.name);
+    const namesB = new Set(B.signature.outputs.map((vi) => vi.name));
+    for (const binding of bindings) {
+      const { shapes, symbols } = resolveShapes(A.signature, B.signature, binding, opts.defaultDim);
+      for (const seed of opts.seeds) {
+        const feeds = {};
+        for (const vi of A.signature.inputs) {
+          const t = randomTensor(vi.type.dtype, shapes.get(vi.name), mulberry32(streamSeed(seed, vi.name)), opts);
+          feeds[vi.name] = new (ort().Tensor)(t.dtype, t.data, t.dims);
+        }
+        const label = describeRun(seed, symbols);
+        const outA = await runSession(A, feeds, label);
+        const outB = await runSession(B, feeds, label);
+        const run = { seed, symbols, label, ok: true, detail: '', outputs: [] };
+        const problems = signatureDiffs.slice();
+        for (const name of outputNames) {
+          if (!namesB.has(name)) continue; // already in signatureDiffs
+          const cmp = compareTensors(outA[name], outB[name], opts);
+          run.outputs.push({ name, ...cmp });
+          if (!cmp.ok) problems.push(`${name}: ${cmp.detail}`);
+        }
+        run.ok = problems.length === 0;
+        run.detail = problems.join('; ');
+        result.runs.push(run);
+        if (!run.ok) result.ok = false;
+        if (opts.onRun) opts.onRun(run);
+      }
+    }
+    // A --bind name that no input dim carries is most likely a typo.
+    const seen = new Set(result.runs.flatMap((r) => Object.keys(r.symbols)));
+    result.unusedBindings = Object.keys(opts.bind).filter((n) => !seen.has(n));
+    return result;
+  } finally {
+    await A.session.release();
+    await B.session.release();
+  }
+}
+
+async function runSession(model, feeds, label) {
+  try {
+    return await model.session.run(feeds, { logSeverityLevel: 4 });
+  } catch (e) {
+    throw new EquivError(`run failed (${label}): ${oneLine(e.message)}`, model.file);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Command line.
+
+function parseNumberList(flag, text, { integer = false, count } = {}) {
+  const values = String(text)
+    .split(',')
+    .map((s) => s.trim());
+  const nums = values.map(Number);
+  if (
+    values.some((s) => s === '') ||
+    nums.some((v) => !Number.isFinite(v) || (integer && !Number.isInteger(v))) ||
+    (count !== undefined && nums.length !== count)
+  ) {
+    const what = count !== undefined ? `${count} comma-separated ` : 'a comma-separated list of ';
+    throw new EquivError(`${flag} expects ${what}${integer ? 'integers' : 'numbers'}, got '${text}'`);
+  }
+  return nums;
+}
+
+// Parses argv (without 'node equiv.js'). Returns {files: [A, B], options} or {help: true}.
+function parseArgs(argv) {
+  const files = [];
+  const options = { bind: {} };
+  for (let i = 0; i < argv.length; i++) {
+    let arg = argv[i];
+    let value;
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    if (eq > 0) {
+      value = arg.slice(eq + 1);
+      arg = arg.slice(0, eq);
+    }
+    const takeValue = () => {
+      if (value !== undefined) return value;
+      if (i + 1 >= argv.length) throw new EquivError(`${arg} needs a value`);
+      return argv[++i];
+    };
+    switch (arg) {
+      case '-h':
+      case '--help':
+        return { help: true };
+      case '--quiet':
+      case '-q':
+        options.quiet = true;
+        break;
+      case '--seeds':
+        options.seeds = parseNumberList(arg, takeValue(), { integer: true });
+        break;
+      case '--bind': {
+        const spec = takeValue();
+        const m = /^([^=]+)=(.+)$/.exec(spec);
+        if (!m) throw new EquivError(`--bind expects NAME=v1,v2,..., got '${spec}'`);
+        const sizes = parseNumberList(`--bind ${m[1]}`, m[2], { integer: true });
+        if (sizes.some((s) => s < 0)) throw new EquivError(`--bind ${m[1]}: sizes must be >= 0`);
+        options.bind[m[1]] = sizes;
+        break;
+      }
+      case '--default-dim': {
+        const [d] = parseNumberList(arg, takeValue(), { integer: true, count: 1 });
+        if (d < 0) throw new EquivError('--default-dim must be >= 0');
+        options.defaultDim = d;
+        break;
+      }
+      case '--rtol':
+      case '--atol': {
+        const [t] = parseNumberList(arg, takeValue(), { count: 1 });
+        if (t < 0) throw new EquivError(`${arg} must be >= 0`);
+        options[arg.slice(2)] = t;
+        break;
+      }
+      case '--int-range': {
+        const r = parseNumberList(arg, takeValue(), { integer: true, count: 2 });
+        if (r[1] <= r[0]) throw new EquivError(`--int-range LO,HI needs LO < HI`);
+        options.intRange = r;
+        break;
+      }
+      case '--float-range': {
+        const r = parseNumberList(arg, takeValue(), { count: 2 });
+        if (r[1] < r[0]) throw new EquivError(`--float-range LO,HI needs LO <= HI`);
+        options.floatRange = r;
+        break;
+      }
+      case '--threads': {
+        const [t] = parseNumberList(arg, takeValue(), { integer: true, count: 1 });
+        if (t < 1) throw new EquivError('--threads must be >= 1');
+        options.threads = t;
+        break;
+      }
+      default:
+        if (arg.startsWith('-') && arg !== '-') throw new EquivError(`unknown option ${arg}`);
+        files.push(arg);
+    }
+  }
+  if (files.length !== 2) throw new EquivError(`expected two model files, got ${files.length}`);
+  return { files, options };
+}
+
+// The CLI. Returns the exit status; writes to the given streams (for tests).
+async function main(argv, out = process.stdout, err = process.stderr) {
+  let parsed;
+  try {
+    parsed = parseArgs(argv);
+  } catch (e) {
+    err.write(`equiv: ${e.message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (parsed.help) {
+    out.write(`${USAGE}\n`);
+    return 0;
+  }
+  const [fileA, fileB] = parsed.files;
+  const { options } = parsed;
+  const pair = `${fileA} vs ${fileB}`;
+  if (!options.quiet) {
+    options.onRun = (run) => out.write(`${run.label}: ${run.ok ? 'OK' : `MISMATCH ${run.detail}`}\n`);
+  }
+  let result;
+  try {
+    result = await compareModels(fileA, fileB, options);
+  } catch (e) {
+    if (!(e instanceof EquivError)) throw e;
+    err.write(`equiv: error: ${e.file ? `${e.file}: ` : ''}${e.message}\n`);
+    return 2;
+  }
+  if (result.unusedBindings.length > 0 && !options.quiet) {
+    err.write(`equiv: warning: no input dim is named ${result.unusedBindings.join(', ')} (--bind ignored)\n`);
+  }
+  if (result.runs.length === 0 && !result.ok) {
+    // The signatures differ in their inputs, so nothing was run.
+    out.write(`equiv: MISMATCH ${pair}: ${result.signatureDiffs.join('; ')}\n`);
+    return 1;
+  }
+  const failed = result.runs.filter((r) => !r.ok);
+  if (failed.length === 0) {
+    const n = result.runs.length;
+    out.write(`equiv: OK ${pair}: ${n === 1 ? '1 run agrees' : `${n} runs agree`}\n`);
+    return 0;
+  }
+  out.write(
+    `equiv: MISMATCH ${pair}: ${failed.length} of ${result.runs.length} runs differ; ` +
+      `first: ${failed[0].label}: ${failed[0].detail}\n`,
+  );
+  return 1;
+}
+
+module.exports = {
+  compareModels,
+  compareTensors,
+  loadModel,
+  parseArgs,
+  expandBindings,
+  resolveShapes,
+  signatureDifferences,
+  randomTensor,
+  mulberry32,
+  streamSeed,
+  floatToHalf,
+  halfToFloat,
+  main,
+  EquivError,
+  TOLERANCES,
+  DEFAULTS,
+};
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e) => {
+      process.stderr.write(`equiv: internal error: ${oneLine(e && e.stack ? e.stack : e)}\n`);
+      process.exitCode = 2;
+    },
+  );
+}

@@ -1,0 +1,304 @@
+'use strict';
+// Minimal protobuf wire-format decoder for the part of onnx.proto that the equivalence
+// oracle needs: the graph's input/output signatures and the initializer names (a graph
+// input that has an initializer is optional and is not fed).
+//
+// Deliberately not a general protobuf library: it knows a handful of field numbers and
+// skips everything else, so it keeps working on models written by newer ONNX versions.
+// It throws an Error (message says what and where) on malformed or truncated data.
+
+// ONNX TensorProto.DataType -> ONNX Runtime (JS) tensor type name. `null` marks types
+// that exist in ONNX but that onnxruntime-node cannot feed from JS.
+const ELEM_TYPES = {
+  0: 'undefined',
+  1: 'float32',
+  2: 'uint8',
+  3: 'int8',
+  4: 'uint16',
+  5: 'int16',
+  6: 'int32',
+  7: 'int64',
+  8: 'string',
+  9: 'bool',
+  10: 'float16',
+  11: 'float64',
+  12: 'uint32',
+  13: 'uint64',
+  14: 'complex64',
+  15: 'complex128',
+  16: 'bfloat16',
+  17: 'float8e4m3fn',
+  18: 'float8e4m3fnuz',
+  19: 'float8e5m2',
+  20: 'float8e5m2fnuz',
+  21: 'uint4',
+  22: 'int4',
+  23: 'float4e2m1',
+};
+
+// Wire types (https://protobuf.dev/programming-guides/encoding/).
+const VARINT = 0;
+const FIXED64 = 1;
+const LEN = 2;
+const SGROUP = 3;
+const EGROUP = 4;
+const FIXED32 = 5;
+
+class Reader {
+  constructor(buf, start = 0, end = buf.length) {
+    this.buf = buf;
+    this.pos = start;
+    this.end = end;
+  }
+
+  done() {
+    return this.pos >= this.end;
+  }
+
+  // Varints are decoded as BigInt: int64 fields (dim_value, ir_version) can use all
+  // 64 bits, and negative int64 values take 10 bytes.
+  varint() {
+    let result = 0n;
+    let shift = 0n;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= this.end) throw new Error(`truncated varint at byte ${this.pos}`);
+      const b = this.buf[this.pos++];
+      result |= BigInt(b & 0x7f) << shift;
+      if ((b & 0x80) === 0) return BigInt.asUintN(64, result);
+      shift += 7n;
+    }
+    throw new Error(`varint longer than 10 bytes at byte ${this.pos}`);
+  }
+
+  // Returns [fieldNumber, wireType], or throws on a malformed key.
+  key() {
+    const k = this.varint();
+    const field = Number(k >> 3n);
+    const wire = Number(k & 7n);
+    if (field === 0) throw new Error(`invalid field number 0 at byte ${this.pos}`);
+    return [field, wire];
+  }
+
+  // A length-delimited payload as [start, end) into `buf`.
+  bytes() {
+    const len = this.varint();
+    const start = this.pos;
+    if (len > BigInt(this.end - start)) {
+      throw new Error(`length ${len} at byte ${start} runs past the end of its message`);
+    }
+    this.pos = start + Number(len);
+    return [start, this.pos];
+  }
+
+  // Skips a value of the given wire type whose key has just been read. A start-group
+  // skips everything up to its matching end-group (groups nest).
+  skip(field, wire) {
+    switch (wire) {
+      case VARINT:
+        this.varint();
+        return;
+      case FIXED64:
+        this.advance(8);
+        return;
+      case FIXED32:
+        this.advance(4);
+        return;
+      case LEN:
+        this.bytes();
+        return;
+      case SGROUP:
+        for (;;) {
+          if (this.done()) throw new Error(`unterminated group (field ${field})`);
+          const [f, w] = this.key();
+          if (w === EGROUP) {
+            if (f !== field) throw new Error(`group ${field} closed by end-group ${f}`);
+            return;
+          }
+          this.skip(f, w);
+        }
+      case EGROUP:
+        throw new Error(`unexpected end-group (field ${field}) at byte ${this.pos}`);
+      default:
+        throw new Error(`unknown wire type ${wire} (field ${field}) at byte ${this.pos}`);
+    }
+  }
+
+  advance(n) {
+    if (this.pos + n > this.end) throw new Error(`truncated fixed-width value at byte ${this.pos}`);
+    this.pos += n;
+  }
+}
+
+// Calls handler(field, wire, reader) for each field of the message in buf[start, end).
+// The handler must consume the value (reader.varint()/bytes()/...) and return true, or
+// return false to have it skipped.
+function forEachField(buf, start, end, handler) {
+  const r = new Reader(buf, start, end);
+  while (!r.done()) {
+    const [field, wire] = r.key();
+    if (wire === EGROUP) throw new Error(`unexpected end-group (field ${field}) at byte ${r.pos}`);
+    if (!handler(field, wire, r)) r.skip(field, wire);
+  }
+}
+
+const textDecoder = new TextDecoder('utf-8');
+function str(buf, [start, end]) {
+  return textDecoder.decode(buf.subarray(start, end));
+}
+
+// A repeated integer field arrives either one varint per key (unpacked, wire type 0) or
+// as one length-delimited run of varints (packed, wire type 2); parsers must accept both.
+function readRepeatedVarint(wire, r, out) {
+  if (wire === VARINT) {
+    out.push(r.varint());
+  } else if (wire === LEN) {
+    const [s, e] = r.bytes();
+    const inner = new Reader(r.buf, s, e);
+    while (!inner.done()) out.push(inner.varint());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// int64 as a JS number (exact for anything a tensor dimension can be).
+function toInt64Number(u) {
+  return Number(BigInt.asIntN(64, u));
+}
+
+// TensorShapeProto.Dimension: {value: number} | {param: string} | {} (unknown).
+function decodeDim(buf, start, end) {
+  const dim = {};
+  forEachField(buf, start, end, (f, w, r) => {
+    if (f === 1 && w === VARINT) dim.value = toInt64Number(r.varint());
+    else if (f === 2 && w === LEN) dim.param = str(buf, r.bytes());
+    else return false;
+    return true;
+  });
+  return dim;
+}
+
+function decodeShape(buf, start, end) {
+  const dims = [];
+  forEachField(buf, start, end, (f, w, r) => {
+    if (f !== 1 || w !== LEN) return false;
+    const [s, e] = r.bytes();
+    dims.push(decodeDim(buf, s, e));
+    return true;
+  });
+  return dims;
+}
+
+// TypeProto -> {kind: 'tensor', elemType, dtype, shape} where shape is null when the
+// rank is unknown; other kinds (sequence, map, optional, sparse) are only named.
+function decodeType(buf, start, end) {
+  let type = { kind: 'none' };
+  const otherKinds = { 4: 'sequence', 5: 'map', 8: 'sparse_tensor', 9: 'optional' };
+  forEachField(buf, start, end, (f, w, r) => {
+    if (w !== LEN) return false;
+    if (f === 1) {
+      const [s, e] = r.bytes();
+      type = { kind: 'tensor', elemType: 0, dtype: ELEM_TYPES[0], shape: null };
+      forEachField(buf, s, e, (f2, w2, r2) => {
+        if (f2 === 1 && w2 === VARINT) {
+          type.elemType = Number(r2.varint());
+          type.dtype = ELEM_TYPES[type.elemType] || `elem_type ${type.elemType}`;
+        } else if (f2 === 2 && w2 === LEN) {
+          const [s2, e2] = r2.bytes();
+          type.shape = decodeShape(buf, s2, e2);
+        } else {
+          return false;
+        }
+        return true;
+      });
+      return true;
+    }
+    if (otherKinds[f]) {
+      r.bytes();
+      type = { kind: otherKinds[f] };
+      return true;
+    }
+    return false;
+  });
+  return type;
+}
+
+function decodeValueInfo(buf, start, end) {
+  const vi = { name: '', type: { kind: 'none' } };
+  forEachField(buf, start, end, (f, w, r) => {
+    if (w !== LEN) return false;
+    if (f === 1) vi.name = str(buf, r.bytes());
+    else if (f === 2) vi.type = decodeType(buf, ...r.bytes());
+    else return false;
+    return true;
+  });
+  return vi;
+}
+
+// TensorProto: only what identifies it (name, data_type, dims); data is skipped.
+function decodeTensorHeader(buf, start, end) {
+  const t = { name: '', elemType: 0, dtype: ELEM_TYPES[0], dims: [] };
+  const dims = [];
+  forEachField(buf, start, end, (f, w, r) => {
+    if (f === 1) return readRepeatedVarint(w, r, dims);
+    if (f === 2 && w === VARINT) {
+      t.elemType = Number(r.varint());
+      t.dtype = ELEM_TYPES[t.elemType] || `elem_type ${t.elemType}`;
+      return true;
+    }
+    if (f === 8 && w === LEN) {
+      t.name = str(buf, r.bytes());
+      return true;
+    }
+    return false;
+  });
+  t.dims = dims.map(toInt64Number);
+  return t;
+}
+
+function decodeGraph(buf, start, end) {
+  const g = { name: '', inputs: [], outputs: [], initializers: [] };
+  forEachField(buf, start, end, (f, w, r) => {
+    if (w !== LEN) return false;
+    if (f === 2) g.name = str(buf, r.bytes());
+    else if (f === 5) g.initializers.push(decodeTensorHeader(buf, ...r.bytes()));
+    else if (f === 11) g.inputs.push(decodeValueInfo(buf, ...r.bytes()));
+    else if (f === 12) g.outputs.push(decodeValueInfo(buf, ...r.bytes()));
+    else return false;
+    return true;
+  });
+  return g;
+}
+
+function decodeOpsetId(buf, start, end) {
+  const op = { domain: '', version: 0 };
+  forEachField(buf, start, end, (f, w, r) => {
+    if (f === 1 && w === LEN) op.domain = str(buf, r.bytes());
+    else if (f === 2 && w === VARINT) op.version = toInt64Number(r.varint());
+    else return false;
+    return true;
+  });
+  return op;
+}
+
+// Decodes a serialized ModelProto (Uint8Array/Buffer). Result:
+//   {irVersion, opsetImports: [{domain, version}], graph: {name, inputs, outputs,
+//    initializers}, feedInputs}
+// where inputs/outputs are {name, type} and feedInputs are the inputs without an
+// initializer (the ones a caller must supply). Throws if there is no graph.
+function decodeModel(buf) {
+  const model = { irVersion: 0, opsetImports: [], graph: null };
+  forEachField(buf, 0, buf.length, (f, w, r) => {
+    if (f === 1 && w === VARINT) model.irVersion = toInt64Number(r.varint());
+    else if (f === 7 && w === LEN) model.graph = decodeGraph(buf, ...r.bytes());
+    else if (f === 8 && w === LEN) model.opsetImports.push(decodeOpsetId(buf, ...r.bytes()));
+    else return false;
+    return true;
+  });
+  if (!model.graph) throw new Error('not an ONNX model: no graph (ModelProto field 7)');
+  const initialized = new Set(model.graph.initializers.map((t) => t.name));
+  model.feedInputs = model.graph.inputs.filter((vi) => !initialized.has(vi.name));
+  return model;
+}
+
+module.exports = { decodeModel, decodeType, decodeShape, ELEM_TYPES, Reader, forEachField };

@@ -1,0 +1,183 @@
+// onnx-infer-shapes: the command-line driver over the shapeprop library.
+//
+// Loads a model (binary or text), validates it, and writes it (binary or text).
+// Exit codes: 0 ok, 1 problems found by a check, 2 bad usage or unreadable input.
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shapeprop/io.h"
+#include "shapeprop/text.h"
+#include "shapeprop/validate.h"
+#include "shapeprop/version.h"
+
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kCheckFailed = 1;
+constexpr int kBadInput = 2;
+
+const char* const kUsage = R"(usage: onnx-infer-shapes [options] INPUT
+
+Loads an ONNX model (binary .onnx or text .onnxtxt), validates it and writes it.
+
+options:
+  -o, --output PATH      write the result to PATH (atomically); default: text on stdout
+  --emit text|binary     output format; default from the output's extension
+                         (.onnx binary, .onnxtxt text), text when writing to stdout
+  --verify-roundtrip     check that the output prints as text and parses back unchanged
+  --verify-full-check    check the output with ONNX's full checker (strict inference)
+  -q, --quiet            print nothing but errors
+  --version              print the version and exit
+  -h, --help             print this help and exit
+
+exit status: 0 ok, 1 a check found problems, 2 bad usage or unreadable input
+)";
+
+struct Options {
+  std::string input;
+  std::string output;
+  std::optional<shapeprop::Format> emit;
+  bool verify_roundtrip = false;
+  bool verify_full_check = false;
+  bool quiet = false;
+};
+
+void error(const std::string& message) { std::cerr << "onnx-infer-shapes: error: " << message << '\n'; }
+
+void report(const shapeprop::Diagnostics& diagnostics) {
+  for (const auto& d : diagnostics) std::cerr << d.str() << '\n';
+}
+
+shapeprop::Diagnostics with_severity(const shapeprop::Diagnostics& all, shapeprop::Severity severity) {
+  shapeprop::Diagnostics out;
+  for (const auto& d : all)
+    if (d.severity == severity) out.push_back(d);
+  return out;
+}
+shapeprop::Diagnostics errors_only(const shapeprop::Diagnostics& all) {
+  return with_severity(all, shapeprop::Severity::Error);
+}
+shapeprop::Diagnostics warnings_only(const shapeprop::Diagnostics& all) {
+  return with_severity(all, shapeprop::Severity::Warning);
+}
+
+// Returns the exit code when the command line ends the run (help, version, bad usage).
+std::optional<int> parse_args(int argc, char** argv, Options& o) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* flag) -> std::optional<std::string> {
+      if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) return a.substr(eq + 1);
+      if (i + 1 >= args.size()) {
+        error(std::string("option ") + flag + " needs a value");
+        return std::nullopt;
+      }
+      return args[++i];
+    };
+    auto is = [&](const char* name) { return a == name || a.rfind(std::string(name) + "=", 0) == 0; };
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      return kOk;
+    } else if (a == "--version") {
+      std::cout << "onnx-infer-shapes (shapeprop) " << shapeprop::version() << ", ONNX " << shapeprop::onnx_version()
+                << '\n';
+      return kOk;
+    } else if (a == "-o" || is("--output")) {
+      auto v = value("--output");
+      if (!v) return kBadInput;
+      o.output = *v;
+    } else if (is("--emit")) {
+      auto v = value("--emit");
+      if (!v) return kBadInput;
+      if (*v == "text")
+        o.emit = shapeprop::Format::Text;
+      else if (*v == "binary")
+        o.emit = shapeprop::Format::Binary;
+      else {
+        error("--emit takes 'text' or 'binary', not '" + *v + "'");
+        return kBadInput;
+      }
+    } else if (a == "--verify-roundtrip") {
+      o.verify_roundtrip = true;
+    } else if (a == "--verify-full-check") {
+      o.verify_full_check = true;
+    } else if (a == "-q" || a == "--quiet") {
+      o.quiet = true;
+    } else if (a.size() > 1 && a[0] == '-') {
+      error("unknown option '" + a + "' (see --help)");
+      return kBadInput;
+    } else if (o.input.empty()) {
+      o.input = a;
+    } else {
+      error("more than one input given ('" + o.input + "' and '" + a + "')");
+      return kBadInput;
+    }
+  }
+  if (o.input.empty()) {
+    error("no input model given (see --help)");
+    return kBadInput;
+  }
+  return std::nullopt;
+}
+
+int run(const Options& o) {
+  auto model = shapeprop::load_model(o.input);
+  if (!model) {
+    report({model.error()});
+    return kBadInput;
+  }
+  auto problems = shapeprop::validate_model(*model, o.input);
+  if (shapeprop::has_errors(problems)) {
+    report(errors_only(problems));
+    return kBadInput;
+  }
+  if (!o.quiet) report(warnings_only(problems));
+
+  shapeprop::Diagnostics checks;
+  if (o.verify_roundtrip)
+    if (auto rt = shapeprop::verify_text_roundtrip(*model); !rt) checks.push_back(rt.error());
+  if (o.verify_full_check)
+    for (auto& d : shapeprop::run_onnx_checker(*model, /*full_check=*/true, "<output>")) checks.push_back(d);
+  if (!checks.empty()) {
+    report(checks);
+    return kCheckFailed;
+  }
+
+  if (o.output.empty()) {
+    if (o.emit == shapeprop::Format::Binary) {
+      auto bytes = shapeprop::serialize_model(*model);
+      if (!bytes) {
+        report({bytes.error()});
+        return kBadInput;
+      }
+      std::fwrite(bytes->data(), 1, bytes->size(), stdout);
+    } else {
+      shapeprop::print_model(std::cout, *model);
+    }
+    return kOk;
+  }
+  const auto format = o.emit ? *o.emit : shapeprop::format_for_path(o.output).value_or(shapeprop::Format::Binary);
+  if (auto saved = shapeprop::save_model(*model, o.output, format); !saved) {
+    report({saved.error()});
+    return kBadInput;
+  }
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  Options options;
+  if (auto done = parse_args(argc, argv, options)) return *done;
+  try {
+    return run(options);
+  } catch (const std::exception& e) {  // a bug of ours: still one clear line, never a crash
+    error(std::string("internal error: ") + e.what());
+    return kBadInput;
+  }
+}
