@@ -3,6 +3,7 @@
 // define, domains used without an opset import inside function bodies).
 #pragma once
 
+#include <filesystem>
 #include <string_view>
 
 #include "onnx/onnx_pb.h"
@@ -11,8 +12,10 @@
 namespace shapeprop {
 
 // ONNX's checker. With `full_check` it also runs ONNX's strict shape inference, which
-// rejects some valid models (it infers both branches of every If).
-Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin);
+// rejects some valid models (it infers both branches of every If). External data is
+// looked up in `model_dir` (the model file's folder).
+Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin,
+                             const std::filesystem::path& model_dir);
 
 // Rules every model must keep for shapeprop to analyse it:
 //  - each node's domain has an opset import where the node stands (the model's for the
@@ -23,6 +26,7 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
 Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin);
 
 // Both of the above, ours first (its messages name the place more precisely).
-Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin);
+Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
+                           const std::filesystem::path& model_dir);
 
 }  // namespace shapeprop

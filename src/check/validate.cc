@@ -6,6 +6,16 @@
 #include <tuple>
 
 #include "onnx/checker.h"
+#include "onnx/shape_inference/implementation.h"
+
+#if SHAPEPROP_HAVE_CHECK_MODEL_WITH_CONTEXT
+// Defined and exported by ONNX's checker.cc, though checker.h does not declare it; it is
+// the only entry point that takes the model's folder for an in-memory model.
+// CMakeLists.txt checks that it links.
+namespace onnx::checker {
+void check_model(const ModelProto& model, CheckerContext& ctx);
+}
+#endif
 
 namespace shapeprop {
 
@@ -120,7 +130,8 @@ class StructureValidator {
 
 }  // namespace
 
-Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin) {
+Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin,
+                             const std::filesystem::path& model_dir) {
   try {
     // ONNX's checker requires a type on every output and value_info entry of the main
     // graph. Entries without one carry nothing to check, so the checker sees the model
@@ -139,7 +150,21 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
       drop(typed_only.mutable_graph()->mutable_value_info());
       checked = &typed_only;
     }
+    // As check_model(path) does, but with the folder we were given: external data is
+    // looked up there (its existence only; the data is not read).
+#if SHAPEPROP_HAVE_CHECK_MODEL_WITH_CONTEXT
+    onnx::checker::CheckerContext ctx;
+    if (!model_dir.empty()) ctx.set_model_dir(model_dir.string() + "/");
+    onnx::checker::check_model(*checked, ctx);
+    if (full_check) {  // what check_model(model, full_check=true) adds
+      onnx::ModelProto copy = *checked;
+      onnx::ShapeInferenceOptions strict{/*check_type=*/true, /*error_mode=*/1, /*enable_data_propagation=*/false};
+      onnx::shape_inference::InferShapes(copy, ctx.get_schema_registry(), strict);
+    }
+#else  // external data is then looked up relative to the working folder
+    (void)model_dir;
     onnx::checker::check_model(*checked, full_check);
+#endif
     return {};
   } catch (const std::exception& e) {
     std::string what = e.what();
@@ -154,10 +179,12 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
   return StructureValidator(model, origin).run();
 }
 
-Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin) {
+Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
+                           const std::filesystem::path& model_dir) {
   Diagnostics all = validate_structure(model, origin);
   if (has_errors(all)) return all;
-  return run_onnx_checker(model, /*full_check=*/false, origin);
+  for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, model_dir)) all.push_back(std::move(d));
+  return all;
 }
 
 }  // namespace shapeprop

@@ -118,9 +118,10 @@ class Printer {
         value_info(vi);
         sep = ", ";
       }
-      os_ << '>';
+      os_ << ">\n";
+    } else {
+      os_ << ' ';
     }
-    os_ << '\n';
     nodes(g.node());
   }
 
@@ -421,7 +422,6 @@ class Printer {
   }
 
   void nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& list) {
-    if (depth_ > 1) indent_outer();
     os_ << "{\n";
     for (const auto& n : list) node(n);
     if (depth_ > 1) indent_outer();

@@ -88,6 +88,24 @@ describe('CLI verdicts', () => {
     assert.equal(r.lines.length, 4);
   });
 
+  test('the module API reports the same verdicts', async () => {
+    const a = write('add.onnx', binary('Add'));
+    const b = write('sub.onnx', binary('Sub'));
+    const bad = await equiv.compareModels(a, b, { seeds: [1, 2] });
+    assert.equal(bad.ok, false);
+    assert.deepEqual(
+      bad.runs.map((r) => [r.label, r.ok, r.outputs.map((o) => o.name)]),
+      [
+        ['seed=1', false, ['Y']],
+        ['seed=2', false, ['Y']],
+      ],
+    );
+    assert.ok(bad.runs[0].outputs[0].mismatches > 0);
+    const good = await equiv.compareModels(a, a, { seeds: [1, 2] });
+    assert.equal(good.ok, true);
+    assert.equal(good.runs.length, 2);
+  });
+
   test('Add vs Sub is a MISMATCH (exit 1) naming the output, element and both values', () => {
     const a = write('add.onnx', binary('Add'));
     const b = write('sub.onnx', binary('Sub'));
@@ -192,16 +210,40 @@ describe('symbolic dims', () => {
     const b = write('static.onnx', binaryWithConstant('Add', 1.0, { dims: [4, 3] }));
     const r = runCli(a, b, '--seeds', '1', '--bind', 'N=2');
     assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.equal(r.lines[0], 'seed=1 N=4: OK');
+    // ...everywhere the symbol occurs: Y [N] is static in neither model.
+    const two = (d0) =>
+      onnx.model({
+        nodes: [onnx.node('Add', ['X', 'Y'], ['Z'])],
+        inputs: [
+          ['X', DT.FLOAT, [d0]],
+          ['Y', DT.FLOAT, ['N']],
+        ],
+        outputs: [['Z', DT.FLOAT, ['N']]],
+      });
+    const r2 = runCli(write('two_dyn.onnx', two('N')), write('two_static.onnx', two(5)), '--seeds', '1');
+    assert.equal(r2.status, 0, r2.stdout + r2.stderr);
+    assert.equal(r2.lines[0], 'seed=1 N=5: OK');
+    const { shapes } = equiv.resolveShapes(
+      decodeModel(two('N')).feedInputs.length && { inputs: decodeModel(two('N')).feedInputs },
+      { inputs: decodeModel(two(5)).feedInputs },
+      {},
+      2,
+    );
+    assert.deepEqual([...shapes], [
+      ['X', [5]],
+      ['Y', [5]],
+    ]);
   });
 });
 
 // ---------------------------------------------------------------------------------------
 describe('dtypes', () => {
   // h: float16 [N,3], i: int64 [N], m: bool [N,3] -> four outputs of those dtypes.
-  function mixed({ intOp = 'Add', boolOp = 'Not' } = {}) {
+  function mixed({ halfOp = 'Neg', intOp = 'Add', boolOp = 'Not' } = {}) {
     return onnx.model({
       nodes: [
-        onnx.node('Neg', ['h'], ['hn']),
+        onnx.node(halfOp, ['h'], ['hn']),
         onnx.node(intOp, ['i', 'i'], ['i2']),
         onnx.node(boolOp, ['m'], ['mn']),
         onnx.node('Where', ['m', 'h', 'hn'], ['w']),
@@ -238,6 +280,15 @@ describe('dtypes', () => {
     assert.doesNotMatch(r.lines[0], /hn:|mn:|w:/);
   });
 
+  test('float16 inputs carry random data: Neg vs Identity differs', () => {
+    const a = write('mixed_a.onnx', mixed());
+    const b = write('mixed_idh.onnx', mixed({ halfOp: 'Identity' }));
+    const r = runCli(a, b, '--seeds', '1', '--bind', 'N=2');
+    assert.equal(r.status, 1);
+    // hn differs everywhere; w = Where(m, h, hn) also differs wherever m is false.
+    assert.match(r.lines[0], /MISMATCH hn: 6\/6 elements differ, first at \[0,0\]: A=-?[\d.e-]+ B=-?[\d.e-]+/);
+  });
+
   test('bool outputs are compared exactly', () => {
     const a = write('mixed_a.onnx', mixed());
     const b = write('mixed_id.onnx', mixed({ boolOp: 'Identity' }));
@@ -272,7 +323,9 @@ describe('dtypes', () => {
     assert.ok(fl.every((v) => v >= 10 && v <= 11));
     const h = equiv.randomTensor('float16', [1000], rng, equiv.DEFAULTS).data;
     assert.ok(h instanceof Uint16Array);
-    assert.ok(Array.from(h, equiv.halfToFloat).every((v) => v >= -1 && v <= 1));
+    const hv = Array.from(h, equiv.halfToFloat);
+    assert.ok(hv.every((v) => v >= -1 && v <= 1));
+    assert.ok(new Set(hv).size > 500 && hv.some((v) => v < -0.5) && hv.some((v) => v > 0.5));
     const b = equiv.randomTensor('bool', [1000], rng, equiv.DEFAULTS).data;
     assert.deepEqual([...new Set(b)].sort(), [0, 1]);
   });

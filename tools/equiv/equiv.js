@@ -272,34 +272,55 @@ function expandBindings(bind) {
 
 // Concrete dims for every fed input of A (the inputs are fed to both models by name).
 // Returns {shapes: Map(name -> dims), symbols: {param: size}} where symbols lists the
-// symbolic dims that occurred, with the size they got.
+// symbolic dims that occurred, with the size they got. A symbol that sits where the
+// other model has a static size is pinned to that size everywhere it occurs, so that
+// e.g. A: X[N], Y[N] vs B: X[4], Y[N] feeds Y with 4 rows too.
 function resolveShapes(sigA, sigB, binding, defaultDim) {
   const byNameB = new Map(sigB.inputs.map((vi) => [vi.name, vi]));
-  const shapes = new Map();
-  const symbols = {};
-  const sizeOf = (param) => {
-    if (!(param in symbols)) symbols[param] = param in binding ? binding[param] : defaultDim;
-    return symbols[param];
-  };
+  const pairs = []; // [name, rank, shapeA | null, shapeB | null]
   for (const a of sigA.inputs) {
     if (a.type.kind !== 'tensor') {
       throw new EquivError(`input ${a.name} is a ${a.type.kind}, only tensor inputs are supported`);
     }
     const b = byNameB.get(a.name);
-    const shapeA = a.type.shape;
-    const shapeB = b && b.type.kind === 'tensor' ? b.type.shape : null;
-    const rankSource = shapeA || shapeB;
-    if (!rankSource) throw new EquivError(`input ${a.name} has no shape (unknown rank); cannot make data for it`);
-    const dims = rankSource.map((_, i) => {
-      const da = shapeA ? shapeA[i] : {};
-      const db = shapeB && shapeB.length === rankSource.length ? shapeB[i] : {};
-      if (da.value !== undefined) return da.value;
-      if (db.value !== undefined) return db.value;
-      if (da.param !== undefined) return sizeOf(da.param);
-      if (db.param !== undefined) return sizeOf(db.param);
-      return defaultDim;
-    });
-    shapes.set(a.name, dims);
+    let shapeA = a.type.shape;
+    let shapeB = b && b.type.kind === 'tensor' ? b.type.shape : null;
+    if (!shapeA && !shapeB) {
+      throw new EquivError(`input ${a.name} has no shape (unknown rank); cannot make data for it`);
+    }
+    const rank = (shapeA || shapeB).length;
+    if (shapeB && shapeB.length !== rank) shapeB = null; // reported by signatureDifferences
+    pairs.push([a.name, rank, shapeA || [], shapeB || []]);
+  }
+  const pinned = {};
+  for (const [, rank, shapeA, shapeB] of pairs) {
+    for (let i = 0; i < rank; i++) {
+      const da = shapeA[i] || {};
+      const db = shapeB[i] || {};
+      if (da.param !== undefined && db.value !== undefined && !(da.param in pinned)) pinned[da.param] = db.value;
+      if (db.param !== undefined && da.value !== undefined && !(db.param in pinned)) pinned[db.param] = da.value;
+    }
+  }
+  const symbols = {};
+  const sizeOf = (param) => {
+    if (!(param in symbols)) {
+      symbols[param] = param in pinned ? pinned[param] : param in binding ? binding[param] : defaultDim;
+    }
+    return symbols[param];
+  };
+  const shapes = new Map();
+  for (const [name, rank, shapeA, shapeB] of pairs) {
+    const dims = [];
+    for (let i = 0; i < rank; i++) {
+      const da = shapeA[i] || {};
+      const db = shapeB[i] || {};
+      if (da.value !== undefined) dims.push(da.value);
+      else if (db.value !== undefined) dims.push(db.value);
+      else if (da.param !== undefined) dims.push(sizeOf(da.param));
+      else if (db.param !== undefined) dims.push(sizeOf(db.param));
+      else dims.push(defaultDim);
+    }
+    shapes.set(name, dims);
   }
   return { shapes, symbols };
 }
@@ -339,7 +360,7 @@ function formatValue(v, dtype) {
 // where detail is a one-line description of the difference ('' when ok).
 function compareTensors(tensorA, tensorB, tol = {}) {
   const dtype = tensorA.type;
-  if (false) {
+  if (dtype !== tensorB.type) {
     return { ok: false, detail: `dtype ${dtype} vs ${tensorB.type}`, maxAbsDiff: NaN, mismatches: NaN };
   }
   const dimsA = Array.from(tensorA.dims, Number);

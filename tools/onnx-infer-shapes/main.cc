@@ -130,7 +130,8 @@ int run(const Options& o) {
     report({model.error()});
     return kBadInput;
   }
-  auto problems = shapeprop::validate_model(*model, o.input);
+  const auto input_dir = std::filesystem::path(o.input).parent_path();
+  auto problems = shapeprop::validate_model(*model, o.input, input_dir);
   if (shapeprop::has_errors(problems)) {
     report(errors_only(problems));
     return kBadInput;
@@ -141,7 +142,7 @@ int run(const Options& o) {
   if (o.verify_roundtrip)
     if (auto rt = shapeprop::verify_text_roundtrip(*model); !rt) checks.push_back(rt.error());
   if (o.verify_full_check)
-    for (auto& d : shapeprop::run_onnx_checker(*model, /*full_check=*/true, "<output>")) checks.push_back(d);
+    for (auto& d : shapeprop::run_onnx_checker(*model, /*full_check=*/true, "<output>", input_dir)) checks.push_back(d);
   if (!checks.empty()) {
     report(checks);
     return kCheckFailed;

@@ -1,0 +1,28 @@
+# lit configuration for shapeprop's golden tests.
+#
+# Substitutions:
+#   %infer     onnx-infer-shapes, checking every output it writes: the output passes
+#              ONNX's full checker and prints as text that parses back unchanged
+#   %infer-raw onnx-infer-shapes without those checks (for bad-input cases)
+#   %FileCheck FileCheck from llvm-14-tools
+#   %shared    the shared/ folder beside the clone (the corpus)
+#   %exit N -- CMD   runs CMD and fails unless it exits with status N
+#   %bad-input OUT -- CMD   CMD must exit 2 with one line on stderr and leave no OUT
+import os
+import lit.formats
+
+config.name = "shapeprop-golden"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".onnxtxt", ".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.shapeprop_tools_dir, "..", "tests", "golden")
+
+infer = os.path.join(config.shapeprop_tools_dir, "onnx-infer-shapes")
+config.substitutions.append(("%infer-raw", infer))
+config.substitutions.append(("%infer", infer + " --verify-roundtrip --verify-full-check"))
+config.substitutions.append(("%FileCheck", config.filecheck + " --dump-input=fail"))
+config.substitutions.append(("%shared", config.shapeprop_shared_dir))
+config.substitutions.append(("%bad-input", os.path.join(config.test_source_root, "bad_input.sh")))
+config.substitutions.append(("%exit", os.path.join(config.test_source_root, "expect_exit.sh")))
+config.environment["LC_ALL"] = "C"
