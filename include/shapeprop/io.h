@@ -22,6 +22,9 @@ std::optional<Format> format_for_path(const std::filesystem::path& path);
 // Parses ONNX text syntax. `origin` names the source in diagnostics.
 Result<onnx::ModelProto> parse_model_text(std::string_view text, std::string_view origin = "<text>");
 
+// Parses one function in ONNX text syntax (as torchlib's function library is written).
+Result<onnx::FunctionProto> parse_function_text(std::string_view text, std::string_view origin = "<text>");
+
 // Parses a serialized ModelProto. Rejects what protobuf accepts but is no model
 // (an empty file, random bytes that happen to decode, a model without a graph).
 Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_view origin = "<bytes>");

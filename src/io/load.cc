@@ -68,7 +68,12 @@ std::pair<int, int> line_column(std::string_view text, size_t offset) {
 
 }  // namespace
 
-Result<onnx::ModelProto> parse_model_text(std::string_view text, std::string_view origin) {
+namespace {
+
+// Parses text into a ModelProto or FunctionProto with ONNX's parser, after rewriting
+// quoted names (see text.h) into identifiers ONNX's parser reads.
+template <class Proto>
+Result<Proto> parse_text(std::string_view text, std::string_view origin, const char* what) {
   std::string rewritten;
   text_detail::QuotedNames names;
   size_t bad_quote = 0;
@@ -77,17 +82,27 @@ Result<onnx::ModelProto> parse_model_text(std::string_view text, std::string_vie
     return Diagnostic::error("syntax error: quoted name is not closed").in_file(std::string(origin), line, column);
   }
   if (rewritten.find_first_not_of(" \t\r\n") == std::string::npos)
-    return Diagnostic::error("empty file: no model").in_file(std::string(origin));
-  onnx::ModelProto model;
+    return Diagnostic::error(std::string("empty file: no ") + what).in_file(std::string(origin));
+  Proto proto;
   try {
     onnx::OnnxParser parser(rewritten.c_str());
-    auto status = parser.Parse(model);
+    auto status = parser.Parse(proto);
     if (!status.IsOK()) return parse_error(status.ErrorMessage(), origin);
   } catch (const std::exception& e) {  // the parser's std::stoi/stof throw on bad literals
     return Diagnostic::error(std::string("syntax error: bad literal (") + e.what() + ")").in_file(std::string(origin));
   }
-  text_detail::restore_quoted_names(model, names);
-  return model;
+  text_detail::restore_quoted_names(proto, names);
+  return proto;
+}
+
+}  // namespace
+
+Result<onnx::ModelProto> parse_model_text(std::string_view text, std::string_view origin) {
+  return parse_text<onnx::ModelProto>(text, origin, "model");
+}
+
+Result<onnx::FunctionProto> parse_function_text(std::string_view text, std::string_view origin) {
+  return parse_text<onnx::FunctionProto>(text, origin, "function");
 }
 
 Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_view origin) {

@@ -29,5 +29,6 @@ bool rewrite_quoted_names(std::string_view text, std::string& out, QuotedNames& 
 
 // Puts the quoted names back into every name field of the model.
 void restore_quoted_names(onnx::ModelProto& model, const QuotedNames& names);
+void restore_quoted_names(onnx::FunctionProto& function, const QuotedNames& names);
 
 }  // namespace shapeprop::text_detail

@@ -57,6 +57,28 @@ std::string printable_domain(const std::string& domain) {
   }
 }
 
+namespace {
+
+char previous_significant(const std::string& text) {
+  for (auto it = text.rbegin(); it != text.rend(); ++it)
+    if (!std::isspace(static_cast<unsigned char>(*it))) return *it;
+  return '\0';
+}
+
+std::string token_for_name(std::unordered_map<std::string, std::string>& token_for, QuotedNames& names,
+                           const std::string& prefix, const std::string& name) {
+  auto [it, fresh] = token_for.try_emplace(name, prefix + std::to_string(token_for.size()));
+  if (fresh) names.emplace(it->second, name);
+  return it->second;
+}
+
+std::string empty_token(std::unordered_map<std::string, std::string>& token_for, QuotedNames& names,
+                        const std::string& prefix) {
+  return token_for_name(token_for, names, prefix, "");
+}
+
+}  // namespace
+
 bool rewrite_quoted_names(std::string_view text, std::string& out, QuotedNames& names, size_t& error_offset) {
   // A prefix that the text does not contain, so that no identifier of the text is taken
   // for a quoted name.
@@ -80,6 +102,12 @@ bool rewrite_quoted_names(std::string_view text, std::string& out, QuotedNames& 
       j = std::min(j + 1, text.size());
       out.append(text.substr(i, j - i));
       i = j;
+    } else if (c == ',' && previous_significant(out) == '(') {
+      // "(, x)": a leading omitted input, as ONNX's own printer writes it (torchlib's
+      // Loop nodes); ONNX's parser reads a leading empty name as the end of the list.
+      out += empty_token(token_for, names, prefix);
+      out += c;
+      ++i;
     } else if (c == '\'') {
       std::string name;
       size_t j = i + 1;
@@ -91,9 +119,7 @@ bool rewrite_quoted_names(std::string_view text, std::string& out, QuotedNames& 
         error_offset = i;
         return false;
       }
-      auto [it, fresh] = token_for.try_emplace(name, prefix + std::to_string(token_for.size()));
-      if (fresh) names.emplace(it->second, name);
-      out += it->second;
+      out += token_for_name(token_for, names, prefix, name);
       i = j + 1;
     } else {
       out += c;
@@ -183,6 +209,10 @@ void restore_quoted_names(onnx::ModelProto& model, const QuotedNames& names) {
   Restorer r{names};
   if (model.has_graph()) r.graph(model.mutable_graph());
   for (auto& f : *model.mutable_functions()) r.function(&f);
+}
+
+void restore_quoted_names(onnx::FunctionProto& function, const QuotedNames& names) {
+  if (!names.empty()) Restorer{names}.function(&function);
 }
 
 }  // namespace text_detail

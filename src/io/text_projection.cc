@@ -104,6 +104,7 @@ struct Projector {
       a->set_type(type);
       return;
     }
+    keep_only_typed_value(a);
     if (a->has_t()) tensor(a->mutable_t());
     for (auto& t : *a->mutable_tensors()) tensor(&t);
     if (a->has_tp()) type(a->mutable_tp());
@@ -111,6 +112,27 @@ struct Projector {
     if (a->has_g()) graph(a->mutable_g());
     for (auto& g : *a->mutable_graphs()) graph(&g);
   }
+  // Text holds the one value field the attribute's type names. (ONNX's own parser sets
+  // both .i and .f for "x: float = 1"; torchlib's function defaults carry that.)
+  static void keep_only_typed_value(onnx::AttributeProto* a) {
+    using A = onnx::AttributeProto;
+    if (a->type() == A::UNDEFINED) return;
+    if (a->type() != A::INT) a->clear_i();
+    if (a->type() != A::FLOAT) a->clear_f();
+    if (a->type() != A::STRING) a->clear_s();
+    if (a->type() != A::TENSOR) a->clear_t();
+    if (a->type() != A::GRAPH) a->clear_g();
+    if (a->type() != A::TYPE_PROTO) a->clear_tp();
+    if (a->type() != A::SPARSE_TENSOR) a->clear_sparse_tensor();
+    if (a->type() != A::INTS) a->clear_ints();
+    if (a->type() != A::FLOATS) a->clear_floats();
+    if (a->type() != A::STRINGS) a->clear_strings();
+    if (a->type() != A::TENSORS) a->clear_tensors();
+    if (a->type() != A::GRAPHS) a->clear_graphs();
+    if (a->type() != A::TYPE_PROTOS) a->clear_type_protos();
+    if (a->type() != A::SPARSE_TENSORS) a->clear_sparse_tensors();
+  }
+
   void nodes(google::protobuf::RepeatedPtrField<onnx::NodeProto>* list) const {
     for (auto& n : *list) {
       n.clear_name();

@@ -36,7 +36,7 @@ const DEFAULTS = {
   rtol: undefined, // when set, overrides the per-dtype value for every float dtype
   atol: undefined,
   intRange: [0, 4], // [lo, hi): small non-negative, so index-like inputs stay valid
-  floatRange: [-1, 1],
+  floatRange: [-1, 1], // uniform between the two (rounding to float16/32 may reach hi)
   threads: 1, // one thread: deterministic reductions, and polite on shared machines
   quiet: false,
 };
@@ -50,7 +50,7 @@ const USAGE = `usage: node equiv.js A.onnx B.onnx [options]
   --rtol R, --atol A    tolerance for every float dtype (default per dtype: float32
                         1e-4/1e-5, float16 1e-2/1e-3, float64 1e-9/1e-12); ints/bools exact
   --int-range LO,HI     integer inputs uniform in [LO, HI) (default 0,4)
-  --float-range LO,HI   float inputs uniform in [LO, HI) (default -1,1)
+  --float-range LO,HI   float inputs uniform between LO and HI (default -1,1)
   --threads N           ONNX Runtime intra-op threads (default 1)
   --quiet               print only the final line
 exit status: 0 equivalent, 1 mismatch, 2 usage error or a model failed to load/run`;
@@ -314,10 +314,13 @@ function resolveShapes(sigA, sigB, binding, defaultDim) {
     for (let i = 0; i < rank; i++) {
       const da = shapeA[i] || {};
       const db = shapeB[i] || {};
+      // Size every symbol, even one overridden by a static dim, so the run label shows it.
+      const sa = da.param !== undefined ? sizeOf(da.param) : undefined;
+      const sb = db.param !== undefined ? sizeOf(db.param) : undefined;
       if (da.value !== undefined) dims.push(da.value);
       else if (db.value !== undefined) dims.push(db.value);
-      else if (da.param !== undefined) dims.push(sizeOf(da.param));
-      else if (db.param !== undefined) dims.push(sizeOf(db.param));
+      else if (sa !== undefined) dims.push(sa);
+      else if (sb !== undefined) dims.push(sb);
       else dims.push(defaultDim);
     }
     shapes.set(name, dims);
@@ -466,7 +469,9 @@ function describeRun(seed, symbols) {
 // Runs A and B for every (seed, binding) and compares. Options are those of DEFAULTS;
 // `onRun(run)` is called after each run. Returns
 //   {ok, runs: [{seed, symbols, label, ok, detail, outputs: [{name, ...compareTensors}]}],
-//    signatureDiffs: [...]}
+//    signatureDiffs: [text], unusedBindings: [--bind names no input dim carries]}
+// When the inputs differ (names, dtypes, ranks, static dims) nothing is run: ok is false,
+// runs is empty and signatureDiffs says why.
 // Throws EquivError when a model cannot be loaded or run, or options are invalid.
 async function compareModels(fileA, fileB, options = {}) {
   const opts = { ...DEFAULTS, ...options };

@@ -1,0 +1,58 @@
+// Helpers shared by the unit tests.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "shapeprop/io.h"
+
+namespace shapeprop::testing {
+
+// The shared/ folder beside the clone (set by CMake; overridable by SHAPEPROP_SHARED_DIR).
+inline std::filesystem::path shared_dir() {
+  if (const char* env = std::getenv("SHAPEPROP_SHARED_DIR")) return env;
+  return SHAPEPROP_SHARED_DIR;
+}
+
+// Every file below `dir` with extension `ext`, sorted.
+inline std::vector<std::filesystem::path> files_under(const std::filesystem::path& dir, const std::string& ext) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != std::filesystem::end(it);
+       it.increment(ec))
+    if (it->is_regular_file() && it->path().extension() == ext) out.push_back(it->path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Parses ONNX text that the test itself wrote; fails the test on a syntax error.
+inline onnx::ModelProto parse_or_fail(std::string_view text) {
+  auto model = parse_model_text(text, "<test>");
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().str());
+  return model.ok() ? *model : onnx::ModelProto();
+}
+
+// A fresh, empty folder for one test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "shapeprop-test-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace shapeprop::testing

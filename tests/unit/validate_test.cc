@@ -1,0 +1,137 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "shapeprop/validate.h"
+#include "test_util.h"
+
+namespace shapeprop {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ValidateStructure, ValidModelHasNoErrors) {
+  auto m = testing::parse_or_fail(R"ONNX(
+<ir_version: 8, opset_import: ["" : 18, "local" : 1]>
+g (float[2] x) => (float[2] y) {
+   y = local.f (x)
+}
+<domain: "local", opset_import: ["" : 18]>
+f (x) => (y) {
+   y = Abs (x)
+}
+)ONNX");
+  EXPECT_FALSE(has_errors(validate_model(m, "m", "")));
+}
+
+TEST(ValidateStructure, OverloadsAreDistinctFunctions) {
+  auto m = testing::parse_or_fail(R"ONNX(
+<ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+g (float[2] x) => (float[2] y) {
+   t = local.f:abs (x)
+   y = local.f:neg (t)
+}
+<domain: "local", overload: "abs", opset_import: ["" : 18]>
+f (x) => (y) {
+   y = Abs (x)
+}
+<domain: "local", overload: "neg", opset_import: ["" : 18]>
+f (x) => (y) {
+   y = Neg (x)
+}
+)ONNX");
+  EXPECT_FALSE(has_errors(validate_model(m, "m", "")));
+  m.mutable_graph()->mutable_node(1)->set_overload("sqrt");
+  auto d = validate_structure(m, "m");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_THAT(d[0].message, HasSubstr("calls function local.f:sqrt, which the model does not define"));
+}
+
+TEST(ValidateStructure, DuplicateFunction) {
+  auto m = testing::parse_or_fail(R"ONNX(
+<ir_version: 8, opset_import: ["" : 18, "local" : 1]>
+g (float[2] x) => (float[2] y) {
+   y = local.f (x)
+}
+<domain: "local", opset_import: ["" : 18]>
+f (x) => (y) {
+   y = Abs (x)
+}
+<domain: "local", opset_import: ["" : 18]>
+f (x) => (y) {
+   y = Neg (x)
+}
+)ONNX");
+  auto d = validate_structure(m, "m");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].str(), "m: error: model-local function is defined more than once [at function local.f]");
+}
+
+TEST(ValidateStructure, MissingImportInsideSubgraphNamesThePath) {
+  auto m = testing::parse_or_fail(R"ONNX(
+<ir_version: 8, opset_import: ["" : 18]>
+g (bool c, float[2] x) => (float[2] y) {
+   y = If (c) <then_branch: graph = t () => (float[2] a) {
+      a = custom.Op (x)
+   }, else_branch: graph = e () => (float[2] b) {
+      b = Identity (x)
+   }>
+}
+)ONNX");
+  auto d = validate_structure(m, "m");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].str(),
+            "m: error: domain 'custom' is used without an opset import "
+            "[at graph 'g' > node 'y' (If) > attribute 'then_branch' > node 'a' (custom.Op)]");
+}
+
+TEST(ValidateModel, UntypedOutputIsANoteAndTheCheckerStillRuns) {
+  auto m = testing::parse_or_fail(R"ONNX(
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[2] x) => (y) {
+   y = Abs (x)
+}
+)ONNX");
+  auto d = validate_model(m, "m", "");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].severity, Severity::Note);
+  // ...and the checker did run: a real problem is still found.
+  m.mutable_graph()->mutable_node(0)->set_op_type("NoSuchOp");
+  EXPECT_TRUE(has_errors(validate_model(m, "m", "")));
+}
+
+TEST(RunOnnxChecker, OneLineWithoutOnnxContext) {
+  auto m = testing::parse_or_fail(R"ONNX(
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[2] x) => (float[2] y) {
+   y = NoSuchOp (x)
+}
+)ONNX");
+  auto d = run_onnx_checker(m, false, "m.onnx", "");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_THAT(d[0].str(), ::testing::StartsWith("m.onnx: error: ONNX checker: No Op registered for NoSuchOp"));
+  EXPECT_EQ(d[0].str().find('\n'), std::string::npos);
+}
+
+TEST(RunOnnxChecker, FullCheckRejectsTheNeverTakenBranch) {
+  // Why shapeprop exists: aten_t on a rank-1 input is valid, yet ONNX's full check infers
+  // the Transpose<perm=[1,0]> branch that never runs, and fails.
+  auto m = testing::parse_or_fail(R"ONNX(
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[7] x) => (float[7] y) {
+   s = Shape (x)
+   r = Size (s)
+   two = Constant <value: tensor = int64 {2}> ()
+   c = Equal (r, two)
+   y = If (c) <then_branch: graph = t () => (a) {
+      a = Transpose <perm: ints = [1, 0]> (x)
+   }, else_branch: graph = e () => (b) {
+      b = Identity (x)
+   }>
+}
+)ONNX");
+  EXPECT_TRUE(run_onnx_checker(m, false, "m", "").empty());
+  EXPECT_FALSE(run_onnx_checker(m, true, "m", "").empty());
+}
+
+}  // namespace
+}  // namespace shapeprop
