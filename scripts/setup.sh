@@ -5,7 +5,8 @@
 #   - ONNX >= 1.16 C++: an installed one if CMake can find it, otherwise ONNX 1.17.0 built
 #     from Debian 13's source package into a machine-level cache that later clones reuse;
 #   - onnxruntime-node (npm) for the numerical-equivalence oracle.
-# A second run installs nothing. Environment:
+# A second run installs nothing; `setup.sh --dry-run` says what a run would install and
+# exits 1 if anything. Environment:
 #   SHAPEPROP_CACHE   machine-level cache folder (default /var/cache/shapeprop)
 #   SHAPEPROP_JOBS    parallel build jobs (default: number of cores)
 set -euo pipefail
@@ -16,6 +17,10 @@ jobs=${SHAPEPROP_JOBS:-$(nproc)}
 onnx_version=1.17.0
 onnx_sha256=8d5e983c36037003615e5a02d36b18fc286541bf52de1a78f6cf9f32005a820e
 onnx_prefix=$cache/onnx-$onnx_version
+
+dry_run=
+[ "${1:-}" = "--dry-run" ] && dry_run=1
+would=()
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -35,7 +40,9 @@ for p in "${debian_packages[@]}"; do
 done
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
-if [ ${#missing[@]} -gt 0 ]; then
+if [ ${#missing[@]} -gt 0 ] && [ -n "$dry_run" ]; then
+  would+=("Debian packages: ${missing[*]}")
+elif [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}"
@@ -102,18 +109,28 @@ build_onnx() {
   rm -rf "$work"
 }
 
-mkdir -p "$cache"
+[ -n "$dry_run" ] || mkdir -p "$cache"
 if [ -f "$onnx_prefix/lib/cmake/ONNX/ONNXConfig.cmake" ] || [ -f "$onnx_prefix/lib64/cmake/ONNX/ONNXConfig.cmake" ]; then
   :
 elif [ -z "${SHAPEPROP_BUILD_ONNX:-}" ] && onnx_found_elsewhere; then
-  say "using the ONNX that CMake finds"
+  [ -n "$dry_run" ] || say "using the ONNX that CMake finds"
+elif [ -n "$dry_run" ]; then
+  would+=("ONNX $onnx_version into $onnx_prefix")
 else
   build_onnx
 fi
 
 # ---------------------------------------------------------------- onnxruntime-node
 # Its install script downloads extras and fails here; the CPU library is in the package.
-if [ ! -d "$here/tools/equiv/node_modules/onnxruntime-node" ]; then
+if [ ! -d "$here/tools/equiv/node_modules/onnxruntime-node" ] && [ -n "$dry_run" ]; then
+  would+=("onnxruntime-node (npm)")
+elif [ ! -d "$here/tools/equiv/node_modules/onnxruntime-node" ]; then
   say "installing onnxruntime-node"
   (cd "$here/tools/equiv" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+fi
+
+if [ -n "$dry_run" ]; then
+  if [ ${#would[@]} -eq 0 ]; then echo "setup: nothing to install"; exit 0; fi
+  printf 'setup: would install %s\n' "${would[@]}"
+  exit 1
 fi
