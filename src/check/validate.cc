@@ -51,7 +51,7 @@ class StructureValidator {
   StructureValidator(const onnx::ModelProto& model, std::string_view origin) : model_(model), origin_(origin) {
     for (const auto& f : model.functions()) {
       auto id = std::make_tuple(canonical_domain(f.domain()), f.name(), f.overload());
-      if (!functions_.insert(id).second)
+      if (!functions_.emplace(id, &f).second)
         report({"function " + function_label(f.domain(), f.name(), f.overload())},
                "model-local function is defined more than once");
       function_domains_.insert(canonical_domain(f.domain()));
@@ -75,7 +75,7 @@ class StructureValidator {
  private:
   const onnx::ModelProto& model_;
   std::string origin_;
-  std::set<std::tuple<std::string, std::string, std::string>> functions_;
+  std::map<std::tuple<std::string, std::string, std::string>, const onnx::FunctionProto*> functions_;
   std::set<std::string> function_domains_;
   std::set<std::pair<std::string, std::string>> reported_imports_;  // (scope, domain)
   Diagnostics diagnostics_;
@@ -98,6 +98,14 @@ class StructureValidator {
     check(g.value_info(), "value_info entry");
   }
 
+  // A call may leave out trailing optional inputs and unused outputs, never add any.
+  void check_arity(const onnx::NodeProto& n, const onnx::FunctionProto& f, const std::vector<std::string>& path) {
+    if (n.input_size() > f.input_size() || n.output_size() > f.output_size())
+      report(path, "call has " + std::to_string(n.input_size()) + " inputs and " + std::to_string(n.output_size()) +
+                       " outputs; function " + function_label(f.domain(), f.name(), f.overload()) + " takes " +
+                       std::to_string(f.input_size()) + " inputs and " + std::to_string(f.output_size()) + " outputs");
+  }
+
   void walk(const onnx::GraphProto& g, const std::set<std::string>& imports, const std::vector<std::string>& path) {
     walk(g.node(), imports, path);
   }
@@ -111,10 +119,11 @@ class StructureValidator {
       // Once per scope and domain: a model missing an import misses it for every node.
       if (!imports.count(domain) && reported_imports_.insert({path.front(), domain}).second)
         report(here, "domain '" + n.domain() + "' is used without an opset import");
-      if (!is_onnx_domain(domain) && function_domains_.count(domain) &&
-          !functions_.count(std::make_tuple(domain, n.op_type(), n.overload())))
+      auto callee = functions_.find(std::make_tuple(domain, n.op_type(), n.overload()));
+      if (!is_onnx_domain(domain) && function_domains_.count(domain) && callee == functions_.end())
         report(here, "calls function " + function_label(n.domain(), n.op_type(), n.overload()) +
                          ", which the model does not define");
+      if (callee != functions_.end()) check_arity(n, *callee->second, here);
       for (const auto& a : n.attribute()) {
         if (a.has_g()) walk(a.g(), imports, with(here, "attribute '" + a.name() + "'"));
         for (const auto& g : a.graphs()) walk(g, imports, with(here, "attribute '" + a.name() + "'"));

@@ -16,9 +16,6 @@ std::string printable_name(const std::string& name);
 // A node domain: bare when every dot-separated part is a bare name, else quoted whole.
 std::string printable_domain(const std::string& domain);
 
-// The tensor with raw_data decoded into the typed field ONNX's parser fills.
-onnx::TensorProto typed_tensor(const onnx::TensorProto& tensor);
-
 // Maps the identifiers that stand for quoted names back to the names.
 using QuotedNames = std::unordered_map<std::string, std::string>;
 

@@ -12,6 +12,7 @@
 
 #include "onnx/defs/parser.h"
 #include "shapeprop/text.h"
+#include "support/tensor_data.h"
 #include "text_internal.h"
 
 namespace shapeprop {
@@ -308,7 +309,7 @@ class Printer {
       return;
     }
     // Raw data is printed through the typed form ONNX's parser produces.
-    const TensorProto typed = t.has_raw_data() ? text_detail::typed_tensor(t) : TensorProto();
+    const TensorProto typed = t.has_raw_data() ? typed_tensor(t) : TensorProto();
     const TensorProto& d = t.has_raw_data() ? typed : t;
     switch (d.data_type()) {
       case TensorProto::INT64: list(d.int64_data(), [&](int64_t v) { os_ << v; }); break;

@@ -6,61 +6,16 @@
 
 #include "shapeprop/io.h"
 #include "shapeprop/text.h"
+#include "support/tensor_data.h"
 #include "text_internal.h"
 
 namespace shapeprop {
 namespace text_detail {
 namespace {
 
-template <class Element, class Field, class Add>
-void decode_raw(const std::string& raw, Field* field, Add add) {
-  const size_t n = raw.size() / sizeof(Element);
-  field->Reserve(static_cast<int>(n));
-  for (size_t i = 0; i < n; ++i) {
-    Element e;
-    std::memcpy(&e, raw.data() + i * sizeof(Element), sizeof(Element));  // little-endian, as ONNX stores it
-    add(field, e);
-  }
-}
-
-}  // namespace
-
-onnx::TensorProto typed_tensor(const onnx::TensorProto& tensor) {
-  using onnx::TensorProto;
-  TensorProto out = tensor;
-  if (!tensor.has_raw_data()) return out;
-  out.clear_raw_data();
-  const std::string& raw = tensor.raw_data();
-  auto to_i32 = [](auto* f, auto v) { f->Add(static_cast<int32_t>(v)); };
-  auto to_i64 = [](auto* f, auto v) { f->Add(static_cast<int64_t>(v)); };
-  auto to_u64 = [](auto* f, auto v) { f->Add(static_cast<uint64_t>(v)); };
-  auto same = [](auto* f, auto v) { f->Add(v); };
-  switch (tensor.data_type()) {
-    case TensorProto::FLOAT:
-    case TensorProto::COMPLEX64: decode_raw<float>(raw, out.mutable_float_data(), same); break;
-    case TensorProto::DOUBLE:
-    case TensorProto::COMPLEX128: decode_raw<double>(raw, out.mutable_double_data(), same); break;
-    case TensorProto::INT64: decode_raw<int64_t>(raw, out.mutable_int64_data(), to_i64); break;
-    case TensorProto::UINT64: decode_raw<uint64_t>(raw, out.mutable_uint64_data(), to_u64); break;
-    case TensorProto::UINT32: decode_raw<uint32_t>(raw, out.mutable_uint64_data(), to_u64); break;
-    case TensorProto::INT32: decode_raw<int32_t>(raw, out.mutable_int32_data(), to_i32); break;
-    case TensorProto::INT16: decode_raw<int16_t>(raw, out.mutable_int32_data(), to_i32); break;
-    case TensorProto::INT8: decode_raw<int8_t>(raw, out.mutable_int32_data(), to_i32); break;
-    case TensorProto::UINT16:
-    case TensorProto::FLOAT16:
-    case TensorProto::BFLOAT16: decode_raw<uint16_t>(raw, out.mutable_int32_data(), to_i32); break;
-    default:  // uint8, bool, float8 variants, and int4/uint4 (two per byte, kept packed)
-      decode_raw<uint8_t>(raw, out.mutable_int32_data(), to_i32);
-      break;
-  }
-  return out;
-}
-
-namespace {
-
 struct Projector {
   void tensor(onnx::TensorProto* t) const {
-    if (t->has_raw_data()) *t = typed_tensor(*t);
+    if (t->has_raw_data()) *t = shapeprop::typed_tensor(*t);
     t->clear_doc_string();
     t->clear_segment();
     t->clear_metadata_props();

@@ -29,6 +29,9 @@ class Engine {
 // ONNX's own onnx::shape_inference::InferShapes, the baseline other engines are measured against.
 std::unique_ptr<Engine> make_onnx_engine();
 
+// shapeprop's own inference (shapeprop::infer_shapes), the engine under test.
+std::unique_ptr<Engine> make_shapeprop_engine();
+
 // The engines `--engine NAME` can select. The table lives in engines.cc: to add an
 // engine, write its factory and add one row there.
 struct EngineEntry {

@@ -10,6 +10,7 @@ namespace {
 // dropped by the linker when an engine's object file sits unreferenced in a static library.
 constexpr EngineEntry kEngines[] = {
     {"onnx", &make_onnx_engine},
+    {"shapeprop", &make_shapeprop_engine},
 };
 }  // namespace
 

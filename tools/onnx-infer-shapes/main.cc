@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "shapeprop/infer.h"
 #include "shapeprop/io.h"
 #include "shapeprop/text.h"
 #include "shapeprop/validate.h"
@@ -22,12 +23,19 @@ constexpr int kBadInput = 2;
 
 const char* const kUsage = R"(usage: onnx-infer-shapes [options] INPUT
 
-Loads an ONNX model (binary .onnx or text .onnxtxt), validates it and writes it.
+Infers types and shapes through the model's functions, per call site, and writes them
+as graph value_info and FunctionProto.value_info.
 
 options:
   -o, --output PATH      write the result to PATH (atomically); default: text on stdout
   --emit text|binary     output format; default from the output's extension
                          (.onnx binary, .onnxtxt text), text when writing to stdout
+  --strict               conflicts, ops without a schema and failed inference are errors
+  --keep-ir-version      write nothing inside functions, so that the IR version stays
+                         (FunctionProto.value_info needs IR 10; otherwise it is raised)
+  --no-infer             only load, validate and write
+  --debug-analysis       print the call graph and the contexts analysed per function
+                         (on stderr)
   --verify-roundtrip     check that the output prints as text and parses back unchanged
   --verify-full-check    check the output with ONNX's full checker (strict inference)
   -q, --quiet            print nothing but errors
@@ -41,6 +49,9 @@ struct Options {
   std::string input;
   std::string output;
   std::optional<shapeprop::Format> emit;
+  bool infer = true;
+  bool debug_analysis = false;
+  shapeprop::InferOptions infer_options;
   bool verify_roundtrip = false;
   bool verify_full_check = false;
   bool quiet = false;
@@ -101,6 +112,14 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         error("--emit takes 'text' or 'binary', not '" + *v + "'");
         return kBadInput;
       }
+    } else if (a == "--strict") {
+      o.infer_options.strict = true;
+    } else if (a == "--keep-ir-version") {
+      o.infer_options.annotate_functions = false;
+    } else if (a == "--no-infer") {
+      o.infer = false;
+    } else if (a == "--debug-analysis") {
+      o.infer_options.debug = true;
     } else if (a == "--verify-roundtrip") {
       o.verify_roundtrip = true;
     } else if (a == "--verify-full-check") {
@@ -137,6 +156,26 @@ int run(const Options& o) {
     return kBadInput;
   }
   if (!o.quiet) report(warnings_only(problems));
+
+  if (o.infer) {
+    auto inferred = shapeprop::infer_shapes(*model, o.infer_options);
+    if (!inferred) {
+      report({shapeprop::Diagnostic(inferred.error()).in_file(o.input)});
+      return kBadInput;
+    }
+    if (!inferred->debug.empty()) std::cerr << inferred->debug;
+    for (auto& d : inferred->diagnostics)
+      if (d.file.empty()) d.file = o.input;
+    const bool failed = shapeprop::has_errors(inferred->diagnostics);
+    report(o.quiet && !failed ? errors_only(inferred->diagnostics) : inferred->diagnostics);
+    if (!o.quiet) {
+      if (auto from = inferred->stats.ir_version_raised_from)
+        std::cerr << "onnx-infer-shapes: note: ir_version raised from " << from
+                  << " to 10 to hold FunctionProto.value_info (--keep-ir-version keeps it)\n";
+      std::cerr << "onnx-infer-shapes: " << shapeprop::summary_line(*inferred) << '\n';
+    }
+    if (failed) return kCheckFailed;
+  }
 
   shapeprop::Diagnostics checks;
   if (o.verify_roundtrip)

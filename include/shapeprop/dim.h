@@ -1,0 +1,105 @@
+// Dim: one dimension of a shape, or one element of a shape value.
+//
+// A Dim is a known integer, a named symbol (an ONNX dim_param such as "batch"), a bounded
+// polynomial over symbols with integer coefficients ("2*N", "N+M", "N*M+1"), or unknown.
+// Canonical form makes structurally equal Dims compare and hash equal, and str() gives a
+// stable dim_param text that parse() reads back to the same Dim.
+//
+// Symbols are identifiers ([A-Za-z_][A-Za-z0-9_]*) or *opaque*: a dim_param outside the
+// expression grammar ("batch size") is kept whole as one symbol. An opaque symbol can only
+// stand alone, because inside a larger expression its text could not be parsed back;
+// arithmetic that would build such an expression gives unknown instead.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shapeprop {
+
+class Dim {
+ public:
+  // Bounds beyond which arithmetic gives an unknown Dim instead of a larger expression.
+  static constexpr size_t kMaxTerms = 8;   // monomials, not counting the constant
+  static constexpr size_t kMaxDegree = 4;  // symbols in one monomial (with repetition)
+
+  Dim() = default;  // unknown
+  static Dim unknown() { return Dim(); }
+  static Dim constant(int64_t value);
+  // An identifier is a symbol. Any other name means what parse(name) gives: symbol("a-b")
+  // is the expression a-b, symbol("batch size") an opaque symbol, symbol("") unknown.
+  static Dim symbol(std::string name);
+
+  // The Dim an ONNX dim_param stands for: parse("2*N") is 2*N, parse("batch") the symbol
+  // batch. Text is read as an expression only when it is exactly what str() writes for a
+  // non-constant expression (terms joined by '+' or '-', only the first with a leading
+  // '-', a term an integer or an optional "integer*" then identifiers joined by '*', in
+  // canonical order, no spaces); anything else ("batch size", "seq-len", "1+N", "7") is
+  // one opaque symbol spelled as it was, so that a model's own dim_params are kept.
+  // "" and "?" are unknown. parse(d.str()) == d for every Dim d but constants (which
+  // ONNX writes as dim_value, never as a dim_param), and parse(s).str() == s for every s.
+  static Dim parse(std::string_view dim_param);
+
+  bool is_unknown() const { return unknown_; }
+  bool is_constant() const { return !unknown_ && terms_.empty(); }
+  std::optional<int64_t> as_constant() const;
+  bool is_symbol() const;                  // exactly one symbol, coefficient 1, no constant
+  std::optional<std::string> as_symbol() const;
+
+  // Canonical text: "3", "N", "2*N", "M+N", "M*N", N+(-1) is written "N-1", -1*N as "-N",
+  // N squared as "N*N". Monomials are sorted by degree, highest first, then
+  // lexicographically by their (sorted) symbol names; the constant comes last. Unknown is
+  // "?". An opaque symbol prints as its text ("batch size").
+  std::string str() const;
+
+  // Arithmetic. Unknown in, unknown out; overflow or a result beyond the bounds is unknown.
+  friend Dim operator+(const Dim& a, const Dim& b);
+  friend Dim operator-(const Dim& a, const Dim& b);
+  friend Dim operator*(const Dim& a, const Dim& b);
+  Dim operator-() const;
+  // Division rounding toward negative infinity (ONNX's integer Div truncates toward zero
+  // instead; callers choose). Exact results only: constants, or a polynomial whose every
+  // coefficient is divisible by a constant divisor (2*N / 2 = N). Otherwise unknown.
+  static Dim floor_div(const Dim& a, const Dim& b);
+  static Dim trunc_div(const Dim& a, const Dim& b);
+  // Remainder with the sign of the divisor (Python/ONNX Mod fmod=0); constants only,
+  // or 0 when the polynomial's coefficients are all divisible by a constant divisor.
+  static Dim mod(const Dim& a, const Dim& b);
+  // Known when a-b is a constant (both constants, equal, or max(N, N+1) = N+1); else unknown.
+  static Dim min(const Dim& a, const Dim& b);
+  static Dim max(const Dim& a, const Dim& b);
+
+  // What is known about equality: true when canonically equal (and not unknown), false
+  // when the difference is a nonzero constant, nullopt otherwise.
+  std::optional<bool> equals(const Dim& other) const;
+
+  // Structural equality and order (unknown == unknown here): for hashing and canonical
+  // contexts, not for deciding equality of values (use equals()).
+  bool operator==(const Dim& other) const { return unknown_ == other.unknown_ && terms_ == other.terms_ && constant_ == other.constant_; }
+  bool operator!=(const Dim& other) const { return !(*this == other); }
+  bool operator<(const Dim& other) const;  // unknown first, then constants, then by terms
+  size_t hash() const;
+
+ private:
+  using Monomial = std::vector<std::string>;  // sorted symbol names, with repetition
+  bool unknown_ = true;
+  std::map<Monomial, int64_t> terms_;         // nonzero coefficients only; excludes the constant
+  int64_t constant_ = 0;
+
+  // The canonical Dim for these terms: drops zero coefficients; unknown beyond the bounds
+  // or when an opaque symbol would not stand alone.
+  static Dim from_terms(std::map<Monomial, int64_t> terms, int64_t constant);
+  static Dim divide(const Dim& a, const Dim& b, bool floor);
+};
+
+std::ostream& operator<<(std::ostream& os, const Dim& d);  // writes str()
+
+struct DimHash {
+  size_t operator()(const Dim& d) const { return d.hash(); }
+};
+
+}  // namespace shapeprop

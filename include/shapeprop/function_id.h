@@ -1,0 +1,59 @@
+// FunctionId: how a node names a model-local function, (domain, name, overload).
+//
+// ONNX spells its default domain both "" and "ai.onnx"; a FunctionId always holds the
+// canonical spelling "", so that ids compare and hash equal however the model wrote them.
+#pragma once
+
+#include <compare>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "onnx/onnx_pb.h"
+
+namespace shapeprop {
+
+struct FunctionId {
+  std::string domain;    // canonical: never "ai.onnx"
+  std::string name;      // FunctionProto.name, or the calling node's op_type
+  std::string overload;  // empty when the function is not overloaded
+
+  FunctionId() = default;
+  FunctionId(std::string domain_, std::string name_, std::string overload_ = {})
+      : domain(canonical_domain(std::move(domain_))), name(std::move(name_)), overload(std::move(overload_)) {}
+
+  // The function a node calls (if the model defines it), and the id a function defines.
+  static FunctionId of(const onnx::NodeProto& node) { return {node.domain(), node.op_type(), node.overload()}; }
+  static FunctionId of(const onnx::FunctionProto& function) {
+    return {function.domain(), function.name(), function.overload()};
+  }
+
+  // "" and "ai.onnx" name the same domain; "" is the canonical spelling.
+  static std::string canonical_domain(std::string domain) { return domain == "ai.onnx" ? std::string() : domain; }
+
+  // "domain.name", "domain.name:overload", or "name" in the default domain: how
+  // diagnostics, dumps and call paths name a function.
+  std::string str() const {
+    std::string s = domain.empty() ? name : domain + "." + name;
+    if (!overload.empty()) s += ":" + overload;
+    return s;
+  }
+
+  // Lexicographic on (domain, name, overload): the order every deterministic listing uses.
+  friend auto operator<=>(const FunctionId&, const FunctionId&) = default;
+  friend bool operator==(const FunctionId&, const FunctionId&) = default;
+
+  struct Hash {
+    std::size_t operator()(const FunctionId& id) const {
+      std::hash<std::string_view> h;
+      std::size_t seed = h(id.domain);
+      for (const std::string* part : {&id.name, &id.overload})  // boost::hash_combine's mixing
+        seed ^= h(*part) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+      return seed;
+    }
+  };
+};
+
+}  // namespace shapeprop

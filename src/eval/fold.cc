@@ -1,0 +1,89 @@
+// The table of folding rules, from ONNX op type to rule. The rules themselves live in
+// fold_elementwise.cc, fold_shape.cc and fold_index.cc; fold_support.h says what they
+// share and the conventions they keep.
+#include "eval/fold.h"
+
+#include <exception>
+#include <string_view>
+#include <unordered_map>
+
+#include "eval/fold_support.h"
+
+namespace shapeprop::eval {
+
+const onnx::AttributeProto* FoldInput::attribute(std::string_view name) const {
+  for (const auto* a : attributes)
+    if (a && a->name() == name) return a;
+  return nullptr;
+}
+
+namespace {
+
+using detail::Rule;
+
+const std::unordered_map<std::string_view, Rule>& rules() {
+  using namespace detail;
+  static const std::unordered_map<std::string_view, Rule> table = {
+      // shapes as values
+      {"Shape", fold_shape},
+      {"Size", fold_size},
+      {"Constant", fold_constant},
+      {"ConstantOfShape", fold_constant_of_shape},
+      {"Range", fold_range},
+      {"Reshape", fold_reshape},
+      {"Expand", fold_expand},
+      {"Squeeze", fold_squeeze},
+      {"Unsqueeze", fold_unsqueeze},
+      // selecting and combining along axes
+      {"Concat", fold_concat},
+      {"Gather", fold_gather},
+      {"Slice", fold_slice},
+      {"Split", fold_split},
+      {"ReduceSum", fold_reduce_sum},
+      {"ReduceProd", fold_reduce_prod},
+      // elementwise
+      {"Identity", fold_identity},
+      {"Cast", fold_cast},
+      {"CastLike", fold_cast_like},
+      {"Equal", fold_equal},
+      {"Less", fold_less},
+      {"LessOrEqual", fold_less_or_equal},
+      {"Greater", fold_greater},
+      {"GreaterOrEqual", fold_greater_or_equal},
+      {"Not", fold_not},
+      {"And", fold_and},
+      {"Or", fold_or},
+      {"Where", fold_where},
+      {"Add", fold_add},
+      {"Sub", fold_sub},
+      {"Mul", fold_mul},
+      {"Div", fold_div},
+      {"Mod", fold_mod},
+      {"Neg", fold_neg},
+      {"Abs", fold_abs},
+      {"Min", fold_min},
+      {"Max", fold_max},
+  };
+  return table;
+}
+
+}  // namespace
+
+bool has_rule(std::string_view op) { return rules().count(op) != 0; }
+
+std::vector<Fact> fold(const FoldInput& node) {
+  auto it = rules().find(node.op);
+  if (it == rules().end()) return {};
+  std::vector<Fact> out;
+  try {
+    out = it->second(node);
+  } catch (const std::exception&) {
+    // A rule that fails (a malformed attribute, an allocation) knows nothing; the node's
+    // ONNX inference still reports what is wrong with it.
+    out.clear();
+  }
+  out.resize(node.num_outputs);
+  return out;
+}
+
+}  // namespace shapeprop::eval

@@ -1,0 +1,41 @@
+// Symbolic evaluation of shape arithmetic: per-op folding rules on Facts.
+//
+// ONNX's inference functions give types and shapes; these rules add what they cannot:
+// the elements of small tensors (constants, and shape values whose elements are symbolic
+// Dims, as Shape produces), and shapes that depend on such values (Reshape to a symbolic
+// target, Expand, ConstantOfShape, Range). Size(Shape(x)) is the rank whenever the rank
+// is known, even if every dim is a symbol.
+//
+// A rule is a pure function of its inputs: it never touches the graph.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+#include "shapeprop/fact.h"
+
+namespace shapeprop::eval {
+
+struct FoldInput {
+  std::string_view op;      // op_type, in the ONNX domain ("" / "ai.onnx")
+  int opset = 0;            // the ONNX opset version in force where the node stands
+  // Input facts in order; nullptr for an omitted optional input.
+  std::vector<const Fact*> inputs;
+  // Attributes with references already resolved (ref_attr_name replaced by the value).
+  std::vector<const onnx::AttributeProto*> attributes;
+  size_t num_outputs = 1;
+
+  const onnx::AttributeProto* attribute(std::string_view name) const;
+  const Fact* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
+};
+
+// Facts for the node's outputs (one per output; a default Fact where the rule knows
+// nothing), or an empty vector when no rule applies. The result never contradicts a
+// correct ONNX inference; it is combined with it by Fact::refine.
+std::vector<Fact> fold(const FoldInput& node);
+
+// The ops that have a rule.
+bool has_rule(std::string_view op);
+
+}  // namespace shapeprop::eval

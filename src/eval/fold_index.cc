@@ -1,0 +1,409 @@
+// Folding rules for ops that select or combine elements along axes: Concat, Gather,
+// Slice, Split, ReduceSum, ReduceProd.
+//
+// The common case is a shape value: Concat of Shape slices and constants, Gather of one
+// dim with a (possibly negative) index, Slice of a shape. Elements are moved with index
+// maps, so the same code serves symbolic Dims and floating values.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "eval/fold_support.h"
+
+namespace shapeprop::eval::detail {
+namespace {
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
+
+int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
+  int64_t n = 1;
+  for (size_t i = from; i < to; ++i) n *= dims[i];
+  return n;
+}
+
+// For an output of static shape `out` whose axis k takes the input's indices picks[k]
+// (input of static shape `in`), the input element behind each output element.
+std::vector<size_t> selection_map(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+                                  const std::vector<std::vector<int64_t>>& picks) {
+  const size_t rank = in.size();
+  std::vector<size_t> stride(rank, 1);
+  for (size_t k = rank; k-- > 1;) stride[k - 1] = stride[k] * static_cast<size_t>(in[k]);
+  const auto total = static_cast<size_t>(element_count(out).value_or(0));
+  std::vector<size_t> map;
+  map.reserve(total);
+  std::vector<size_t> index(rank, 0);
+  for (size_t n = 0; n < total; ++n) {
+    size_t at = 0;
+    for (size_t k = 0; k < rank; ++k) at += static_cast<size_t>(picks[k][index[k]]) * stride[k];
+    map.push_back(at);
+    for (size_t k = rank; k-- > 0;) {
+      if (static_cast<int64_t>(++index[k]) < out[k]) break;
+      index[k] = 0;
+    }
+  }
+  return map;
+}
+
+std::vector<int64_t> iota(int64_t n) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), int64_t{0});
+  return v;
+}
+
+// ---- Slice -----------------------------------------------------------------------------
+
+// One axis of a Slice: the output length, and when the dim is a constant the first
+// input index taken (the others follow by `step`).
+struct AxisSlice {
+  Dim length;
+  std::optional<int64_t> first;
+  int64_t step = 1;
+};
+
+// ONNX's rules for a constant dim: negative start/end count from the back; then start is
+// clamped to [0, d] ([0, d-1] for negative steps) and end to [0, d] ([-1, d-1]).
+AxisSlice slice_constant(int64_t d, int64_t start, int64_t end, int64_t step) {
+  if (start < 0) start += d;
+  if (end < 0) end += d;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, d);
+    end = std::clamp<int64_t>(end, 0, d);
+  } else {
+    start = std::clamp<int64_t>(start, 0, d - 1);
+    end = std::clamp<int64_t>(end, -1, d - 1);
+  }
+  // Both now lie in [-1, d], so the differences cannot overflow.
+  const int64_t span = step > 0 ? end - start : start - end;
+  const uint64_t magnitude = step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+  const int64_t n = span <= 0 ? 0 : static_cast<int64_t>(1 + (static_cast<uint64_t>(span) - 1) / magnitude);
+  return {Dim::constant(n), start, step};
+}
+
+// A symbolic (or unknown) dim: only the whole-axis forms are decided, x[0:INT64_MAX] or
+// x[0:d] forward and x[-1:INT64_MIN:-1] (or from INT64_MAX) backward, which torch
+// exports for x[:] and flip. Other bounds depend on d's value.
+AxisSlice slice_symbolic(const Dim& d, const Dim& start, const Dim& end, int64_t step) {
+  auto s = start.as_constant(), e = end.as_constant();
+  if (step == 1 && s == 0 && (e == kInt64Max || end.equals(d) == true)) return {d, std::nullopt, step};
+  if (step == -1 && (s == -1 || s == kInt64Max) && e == kInt64Min) return {d, std::nullopt, step};
+  return {Dim::unknown(), std::nullopt, step};
+}
+
+AxisSlice slice_axis(const Dim& d, const Dim& start, const Dim& end, int64_t step) {
+  auto dc = d.as_constant(), s = start.as_constant(), e = end.as_constant();
+  if (dc && s && e) return slice_constant(*dc, *s, *e, step);
+  return slice_symbolic(d, start, end, step);
+}
+
+struct SliceArgs {
+  std::optional<std::vector<Dim>> starts, ends;
+  std::optional<std::vector<int64_t>> axes, steps;
+  bool axes_known = true, steps_known = true;
+};
+
+// Before opset 10 starts/ends/axes are attributes (no steps); from 10 they are inputs
+// 1-4, axes and steps optional. Starts and ends keep symbolic elements (x[0:N]).
+SliceArgs slice_args(const FoldInput& node) {
+  SliceArgs args;
+  if (!since(node, 10)) {
+    if (auto s = attr_ints(node, "starts")) args.starts = to_dims(*s);
+    if (auto e = attr_ints(node, "ends")) args.ends = to_dims(*e);
+    args.axes = attr_ints(node, "axes");
+    return args;
+  }
+  if (const Fact* s = node.input(1); s && s->ints) args.starts = *s->ints;
+  if (const Fact* e = node.input(2); e && e->ints) args.ends = *e->ints;
+  if (const Fact* a = node.input(3)) {
+    args.axes = constant_ints(a);
+    args.axes_known = args.axes.has_value();
+  }
+  if (const Fact* st = node.input(4)) {
+    args.steps = constant_ints(st);
+    args.steps_known = args.steps.has_value();
+  }
+  return args;
+}
+
+// ---- Reduce ----------------------------------------------------------------------------
+
+// A floating sum or product is exact in any order (so equal to what any runtime computes)
+// when every value is an integer and the magnitudes stay below 2^mantissa bits.
+std::optional<double> exact_limit(int32_t elem_type) {
+  if (elem_type == TensorProto::FLOAT) return 16777216.0;           // 2^24
+  if (elem_type == TensorProto::DOUBLE) return 9007199254740992.0;  // 2^53
+  return std::nullopt;
+}
+
+// Reduces `x` over `axes` (normalised) by sum or product.
+Fact reduce_elements(const Fact& x, const std::vector<int64_t>& in, const std::vector<int64_t>& axes,
+                     std::vector<Dim> out_shape, bool sum) {
+  // The output index of each input element: reduced axes contribute nothing.
+  std::vector<int64_t> kept_shape = in;
+  for (int64_t a : axes) kept_shape[static_cast<size_t>(a)] = 1;
+  const auto out_count = static_cast<size_t>(element_count(kept_shape).value_or(0));
+  std::vector<size_t> target = broadcast_map(kept_shape, in);  // in-element -> out-element
+  if (x.ints) {
+    std::vector<Dim> acc(out_count, Dim::constant(sum ? 0 : 1));
+    for (size_t i = 0; i < target.size(); ++i) {
+      Dim& a = acc[target[i]];
+      a = sum ? a + (*x.ints)[i] : a * (*x.ints)[i];
+    }
+    return int_result(x.elem_type, std::move(out_shape), std::move(acc));
+  }
+  auto limit = exact_limit(x.elem_type);
+  if (!x.reals || !limit) return Fact::tensor(x.elem_type, std::move(out_shape));
+  std::vector<double> acc(out_count, sum ? 0.0 : 1.0), bound(out_count, sum ? 0.0 : 1.0);
+  for (size_t i = 0; i < target.size(); ++i) {
+    const double v = (*x.reals)[i];
+    if (v != std::trunc(v)) return Fact::tensor(x.elem_type, std::move(out_shape));  // also NaN, inf
+    const size_t o = target[i];
+    bound[o] = sum ? bound[o] + std::fabs(v) : bound[o] * std::fabs(v);
+    acc[o] = sum ? acc[o] + v : acc[o] * v;
+    if (bound[o] >= *limit) return Fact::tensor(x.elem_type, std::move(out_shape));
+  }
+  return Fact::real_tensor(x.elem_type, std::move(out_shape), std::move(acc));
+}
+
+// ReduceSum / ReduceProd: axes as attribute before `axes_input_since`, as optional input
+// 1 from it; keepdims (default 1); no axes means all, or nothing with
+// noop_with_empty_axes=1.
+Fact reduce(const FoldInput& node, int axes_input_since, bool sum) {
+  const Fact* x = node.input(0);
+  const int32_t type = x ? x->elem_type : 0;
+  const bool keepdims = attr_int(node, "keepdims", 1) != 0;
+  std::optional<std::vector<int64_t>> axes;
+  if (since(node, axes_input_since)) {
+    if (const Fact* a = node.input(1)) {
+      axes = constant_ints(a);
+      if (!axes) {
+        // Which axes go is unknown; with keepdims the rank still stays.
+        if (keepdims && x && x->shape) return typed(type, std::vector<Dim>(x->shape->size(), Dim::unknown()));
+        return typed(type, std::nullopt);
+      }
+    }
+  } else {
+    axes = attr_ints(node, "axes");
+  }
+  if (!x || !x->shape) return typed(type, std::nullopt);
+  const int64_t rank = static_cast<int64_t>(x->shape->size());
+  if (!axes || axes->empty()) {
+    if (attr_int(node, "noop_with_empty_axes", 0) != 0) return *x;
+    axes = iota(rank);
+  }
+  auto reduced = normalize_axes(*axes, rank);
+  if (!reduced) return typed(type, std::nullopt);
+  std::vector<Dim> out;
+  for (int64_t i = 0; i < rank; ++i) {
+    const bool gone = std::find(reduced->begin(), reduced->end(), i) != reduced->end();
+    if (!gone) out.push_back((*x->shape)[static_cast<size_t>(i)]);
+    else if (keepdims) out.push_back(Dim::constant(1));
+  }
+  auto in = shape_with_elements(x);
+  if (!in) return Fact::tensor(type, std::move(out));
+  return reduce_elements(*x, *in, *reduced, std::move(out), sum);
+}
+
+// ---- Split -----------------------------------------------------------------------------
+
+// The sizes of Split's parts: the `split` input (opset 13+) or attribute (before; opset
+// 1 also took an input), else equal parts of the axis's dim. From opset 18 equal parts
+// come from `num_outputs`, and an uneven dim gives ceil-sized parts and a smaller last
+// one (sized as ONNX's inference sizes it).
+std::optional<std::vector<Dim>> split_sizes(const FoldInput& node, const Dim& d, size_t parts) {
+  if (!since(node, 13))
+    if (auto s = attr_ints(node, "split")) return to_dims(*s);
+  if (const Fact* s = node.input(1)) {
+    if (!s->ints) return std::nullopt;
+    return *s->ints;
+  }
+  if (auto n = attr_int(node, "num_outputs"); n && *n != static_cast<int64_t>(parts)) return std::nullopt;
+  if (parts == 0) return std::nullopt;
+  const auto n = static_cast<int64_t>(parts);
+  auto c = d.as_constant();
+  if (c && *c % n != 0) {
+    if (!attr_int(node, "num_outputs")) return std::nullopt;  // uneven before opset 18: invalid
+    const int64_t chunk = *c / n + 1, last = *c - chunk * (n - 1);
+    if (last <= 0) return std::vector<Dim>(parts, Dim::unknown());
+    std::vector<Dim> sizes(parts, Dim::constant(chunk));
+    sizes.back() = Dim::constant(last);
+    return sizes;
+  }
+  return std::vector<Dim>(parts, Dim::floor_div(d, Dim::constant(n)));  // exact or unknown
+}
+
+}  // namespace
+
+// Concat(inputs...; axis): dims off the axis are the inputs' (a constant where any input
+// has one, else the first symbol); the axis's dim is the sum. Elements are concatenated
+// when every input has them.
+std::vector<Fact> fold_concat(const FoldInput& node) {
+  const int32_t type = common_type(node.inputs);
+  auto axis_attr = attr_int(node, "axis");
+  const std::vector<Dim>* first = nullptr;
+  for (const Fact* f : node.inputs)
+    if (f && f->shape) {
+      if (first && f->shape->size() != first->size()) return {typed(type, std::nullopt)};  // invalid
+      if (!first) first = &*f->shape;
+    }
+  if (!first || !axis_attr || node.inputs.empty()) return {typed(type, std::nullopt)};
+  const int64_t rank = static_cast<int64_t>(first->size());
+  auto axis = normalize_axis(*axis_attr, rank);
+  if (!axis) return {typed(type, std::nullopt)};
+  const auto ax = static_cast<size_t>(*axis);
+  std::vector<Dim> out(first->size(), Dim::unknown());
+  out[ax] = Dim::constant(0);
+  for (const Fact* f : node.inputs) {
+    if (!f || !f->shape) {
+      out[ax] = Dim::unknown();
+      continue;
+    }
+    for (size_t k = 0; k < out.size(); ++k) {
+      const Dim& d = (*f->shape)[k];
+      if (k == ax)
+        out[k] = out[k] + d;
+      else if (out[k].is_unknown() || (!out[k].is_constant() && d.is_constant()))
+        out[k] = d;
+    }
+  }
+  // Elements: for each index before the axis, each input's block in turn.
+  auto out_static = static_dims(out);
+  if (!fits_cap(type, static_count(out_static))) return {Fact::tensor(type, std::move(out))};
+  std::vector<std::vector<Elem>> parts;
+  std::vector<int64_t> blocks;
+  for (const Fact* f : node.inputs) {
+    auto s = shape_with_elements(f);
+    if (!s) return {Fact::tensor(type, std::move(out))};
+    parts.push_back(*elems_of(*f));
+    blocks.push_back(product(*s, ax, s->size()));
+  }
+  std::vector<std::optional<Elem>> values;
+  const int64_t outer = product(*out_static, 0, ax);
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t i = 0; i < parts.size(); ++i)
+      for (int64_t b = 0; b < blocks[i]; ++b) values.push_back(parts[i][static_cast<size_t>(o * blocks[i] + b)]);
+  return {result_of(type, std::move(out), values)};
+}
+
+// Gather(data, indices; axis): output shape data[:axis] + indices + data[axis+1:]; with
+// constant indices (negative ones count from the back) and known data elements, the
+// picked elements. Gather(Shape(x), -1) is x's last dim.
+std::vector<Fact> fold_gather(const FoldInput& node) {
+  const Fact *data = node.input(0), *indices = node.input(1);
+  const int32_t type = data ? data->elem_type : 0;
+  if (!data || !data->shape || !indices || !indices->shape) return {typed(type, std::nullopt)};
+  const std::vector<Dim>& ds = *data->shape;
+  auto axis = normalize_axis(attr_int(node, "axis", 0), static_cast<int64_t>(ds.size()));
+  if (!axis) return {typed(type, std::nullopt)};
+  const auto ax = static_cast<size_t>(*axis);
+  std::vector<Dim> out(ds.begin(), ds.begin() + *axis);
+  out.insert(out.end(), indices->shape->begin(), indices->shape->end());
+  out.insert(out.end(), ds.begin() + *axis + 1, ds.end());
+  auto in = shape_with_elements(data);
+  auto picks = constant_ints(indices);
+  auto out_static = static_dims(out);
+  if (!in || !picks || !fits_cap(type, static_count(out_static))) return {Fact::tensor(type, std::move(out))};
+  const int64_t d = (*in)[ax], inner = product(*in, ax + 1, in->size()), outer = product(*in, 0, ax);
+  for (int64_t& i : *picks) {
+    if (i < -d || i >= d) return {Fact::tensor(type, std::move(out))};  // out of range: invalid
+    if (i < 0) i += d;
+  }
+  std::vector<size_t> map;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i : *picks)
+      for (int64_t k = 0; k < inner; ++k) map.push_back(static_cast<size_t>((o * d + i) * inner + k));
+  return {gather_elements(*data, std::move(out), map)};
+}
+
+// Slice(data, starts, ends[, axes, steps]): per ONNX's clamping rules on constant dims
+// (INT64_MAX ends, negative starts/ends, negative steps); whole-axis slices of symbolic
+// dims (slice_symbolic). Unsliced axes keep their dims; elements when every axis's
+// indices are known.
+std::vector<Fact> fold_slice(const FoldInput& node) {
+  const Fact* data = node.input(0);
+  const int32_t type = data ? data->elem_type : 0;
+  if (!data || !data->shape) return {typed(type, std::nullopt)};
+  const std::vector<Dim>& ds = *data->shape;
+  const auto rank = static_cast<int64_t>(ds.size());
+  SliceArgs args = slice_args(node);
+  // Which axes are sliced, when known: the given axes, or 0..n-1 for n starts.
+  std::optional<std::vector<int64_t>> axes = args.axes;
+  if (!args.axes_known) axes.reset();
+  else if (!axes && args.starts) axes = iota(static_cast<int64_t>(args.starts->size()));
+  if (axes) {
+    axes = normalize_axes(*axes, rank);
+    if (!axes) return {typed(type, std::nullopt)};  // invalid
+  }
+  std::vector<Dim> out = ds;
+  const bool bounds_known = args.starts && args.ends && args.steps_known && axes;
+  const size_t n = axes ? axes->size() : 0;
+  if (!bounds_known || args.starts->size() != n || args.ends->size() != n || (args.steps && args.steps->size() != n)) {
+    // The rank stays; sliced axes (all, when the axes are not known) become unknown.
+    for (size_t k = 0; k < out.size(); ++k)
+      if (!axes || std::find(axes->begin(), axes->end(), static_cast<int64_t>(k)) != axes->end()) out[k] = Dim::unknown();
+    return {Fact::tensor(type, std::move(out))};
+  }
+  std::vector<std::optional<AxisSlice>> sliced(ds.size());
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t step = args.steps ? (*args.steps)[i] : 1;
+    if (step == 0) return {typed(type, std::nullopt)};  // invalid
+    const auto k = static_cast<size_t>((*axes)[i]);
+    sliced[k] = slice_axis(ds[k], (*args.starts)[i], (*args.ends)[i], step);
+    out[k] = sliced[k]->length;
+  }
+  auto in = shape_with_elements(data);
+  auto out_static = static_dims(out);
+  if (!in || !fits_cap(type, static_count(out_static))) return {Fact::tensor(type, std::move(out))};
+  std::vector<std::vector<int64_t>> picks;
+  for (size_t k = 0; k < ds.size(); ++k) {
+    std::vector<int64_t> p = iota((*out_static)[k]);
+    if (sliced[k] && !sliced[k]->first) return {Fact::tensor(type, std::move(out))};
+    if (sliced[k])
+      for (int64_t& i : p) i = *sliced[k]->first + i * sliced[k]->step;
+    picks.push_back(std::move(p));
+  }
+  return {gather_elements(*data, std::move(out), selection_map(*in, *out_static, picks))};
+}
+
+// Split(data[, split]; axis): one fact per output, the axis's dim replaced by each
+// part's size (split_sizes); elements when the data's are known.
+std::vector<Fact> fold_split(const FoldInput& node) {
+  const Fact* data = node.input(0);
+  const int32_t type = data ? data->elem_type : 0;
+  const size_t parts = node.num_outputs;
+  std::vector<Fact> unknown(parts, typed(type, std::nullopt));
+  if (!data || !data->shape) return unknown;
+  const std::vector<Dim>& ds = *data->shape;
+  auto axis = normalize_axis(attr_int(node, "axis", 0), static_cast<int64_t>(ds.size()));
+  if (!axis) return unknown;
+  const auto ax = static_cast<size_t>(*axis);
+  auto sizes = split_sizes(node, ds[ax], parts);
+  if (sizes && sizes->size() != parts) return unknown;  // invalid
+  auto in = shape_with_elements(data);
+  std::vector<Fact> out;
+  int64_t offset = 0;  // where the part starts along the axis, while known
+  for (size_t p = 0; p < parts; ++p) {
+    std::vector<Dim> shape = ds;
+    shape[ax] = sizes ? (*sizes)[p] : Dim::unknown();
+    auto len = shape[ax].as_constant();
+    if (!in || !len || *len < 0 || offset < 0 || offset + *len > (*in)[ax]) {
+      offset = -1;
+      out.push_back(Fact::tensor(type, std::move(shape)));
+      continue;
+    }
+    std::vector<std::vector<int64_t>> picks;
+    for (size_t k = 0; k < in->size(); ++k) picks.push_back(k == ax ? iota(*len) : iota((*in)[k]));
+    for (int64_t& i : picks[ax]) i += offset;
+    offset += *len;
+    std::vector<int64_t> part_shape = *in;
+    part_shape[ax] = *len;
+    out.push_back(gather_elements(*data, std::move(shape), selection_map(*in, part_shape, picks)));
+  }
+  return out;
+}
+
+std::vector<Fact> fold_reduce_sum(const FoldInput& node) { return {reduce(node, 13, true)}; }
+std::vector<Fact> fold_reduce_prod(const FoldInput& node) { return {reduce(node, 18, false)}; }
+
+}  // namespace shapeprop::eval::detail

@@ -1,0 +1,786 @@
+// The inter-procedural analysis.
+//
+// The main graph is walked node by node in a chain of scopes (one per subgraph). A call
+// of a model-local function is analysed in its CallContext, once per distinct context
+// (memo); an If whose condition is a known constant analyses only the taken branch;
+// Loop and Scan bodies are analysed with loop-carried facts generalised until stable.
+// Other nodes get ONNX's own inference function (through onnx_bridge), refined by the
+// folding rules of src/eval, and by declared value_info.
+#include "analyzer.h"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+#include <sstream>
+#include <unordered_set>
+
+#include "eval/fold.h"
+#include "onnx/defs/function.h"
+#include "onnx_bridge.h"
+
+namespace shapeprop::infer {
+
+namespace {
+
+using onnx::AttributeProto;
+using onnx::FunctionProto;
+using onnx::GraphProto;
+using onnx::NodeProto;
+using OpsetMap = std::unordered_map<std::string, int>;
+using AttrMap = std::unordered_map<std::string, const AttributeProto*>;
+using FactMap = std::unordered_map<std::string, Fact>;
+
+// Loop and Scan: rounds of generalising loop-carried facts before giving up on shapes.
+constexpr int kMaxLoopRounds = 4;
+
+bool is_onnx_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+std::string node_label(const NodeProto& n) {
+  std::string name = !n.name().empty() ? n.name() : (n.output_size() > 0 ? n.output(0) : std::string());
+  return "node '" + name + "' (" + FunctionId::of(n).str() + ")";
+}
+
+OpsetMap opsets_of(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports) {
+  OpsetMap m;
+  for (const auto& o : imports) m[FunctionId::canonical_domain(o.domain())] = static_cast<int>(o.version());
+  return m;
+}
+
+struct Scope {
+  const Scope* parent = nullptr;
+  FactMap facts;
+  std::unordered_set<std::string> absent;  // formal inputs of a function the call omitted
+
+  const Fact* find(const std::string& name) const {
+    for (const Scope* s = this; s; s = s->parent) {
+      auto it = s->facts.find(name);
+      if (it != s->facts.end()) return &it->second;
+      if (s->absent.count(name)) return nullptr;
+    }
+    return nullptr;
+  }
+  bool is_absent(const std::string& name) const {
+    for (const Scope* s = this; s; s = s->parent) {
+      if (s->facts.count(name)) return false;
+      if (s->absent.count(name)) return true;
+    }
+    return false;
+  }
+};
+
+// One body being analysed: the main graph, or a function in one context.
+struct Frame {
+  const OpsetMap* opsets = nullptr;
+  const AttrMap* attributes = nullptr;  // the function's attribute values; nullptr in the main graph
+  const FactMap* declared = nullptr;    // declared value_info for this body
+  std::vector<std::string> path;        // the call path to this body
+  Summary* summary = nullptr;
+  bool speculative = false;             // a loop round that may be generalised: report nothing
+};
+
+// The attributes of a node as its op sees them: references to the enclosing function's
+// attributes replaced by their values (and dropped when the call does not give one).
+struct ResolvedAttributes {
+  std::vector<std::unique_ptr<AttributeProto>> owned;
+  std::vector<const AttributeProto*> list;
+
+  ResolvedAttributes(const NodeProto& n, const AttrMap* function_attributes) {
+    for (const auto& a : n.attribute()) {
+      if (!a.has_ref_attr_name()) {
+        list.push_back(&a);
+        continue;
+      }
+      if (!function_attributes) continue;
+      auto it = function_attributes->find(a.ref_attr_name());
+      if (it == function_attributes->end()) continue;
+      auto copy = std::make_unique<AttributeProto>(*it->second);
+      copy->set_name(a.name());
+      list.push_back(copy.get());
+      owned.push_back(std::move(copy));
+    }
+  }
+  const AttributeProto* find(const std::string& name) const {
+    for (const auto* a : list)
+      if (a->name() == name) return a;
+    return nullptr;
+  }
+};
+
+std::vector<int64_t> ints_attribute(const ResolvedAttributes& attrs, const std::string& name) {
+  const AttributeProto* a = attrs.find(name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>();
+}
+
+Fact without_elements(Fact f) {
+  f.ints.reset();
+  f.reals.reset();
+  return f;
+}
+
+Fact scalar_of(int32_t elem_type) { return Fact::tensor(elem_type, {}); }
+
+}  // namespace
+
+std::string CallContext::str() const {
+  std::string s = "(";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += present[i] ? inputs[i].str() : "<omitted>";
+  }
+  s += ")";
+  if (!attributes.empty()) {
+    s += " <";
+    for (size_t i = 0; i < attributes.size(); ++i) {
+      const auto& a = attributes[i];
+      s += (i ? ", " : "") + a.name() + "=";
+      switch (a.type()) {
+        case AttributeProto::INT: s += std::to_string(a.i()); break;
+        case AttributeProto::FLOAT: {
+          std::ostringstream os;
+          os << a.f();
+          s += os.str();
+          break;
+        }
+        case AttributeProto::STRING: s += "\"" + a.s() + "\""; break;
+        case AttributeProto::INTS: {
+          s += "[";
+          for (int k = 0; k < a.ints_size(); ++k) s += (k ? "," : "") + std::to_string(a.ints(k));
+          s += "]";
+          break;
+        }
+        default: s += "..."; break;
+      }
+    }
+    s += ">";
+  }
+  return s;
+}
+
+struct Analyzer::Impl {
+  const onnx::ModelProto& model;
+  const CallGraph& calls;
+  InferOptions options;
+  Diagnostics diagnostics;
+
+  OpsetMap model_opsets;
+  std::unordered_map<const FunctionProto*, OpsetMap> function_opsets;
+  FactMap declared_graph;
+  std::unordered_map<const FunctionProto*, FactMap> declared_function;
+
+  std::unordered_map<CallContext, std::unique_ptr<Summary>, CallContextHash> memo;
+  std::unordered_map<const CallContext*, const FunctionProto*> function_of;
+  std::deque<FunctionProto> schema_bodies;  // ONNX ops defined by a function body, expanded
+  std::map<std::tuple<std::string, std::string, int>, const FunctionProto*> schema_body_of;
+  Summary root;
+  size_t analyses = 0;
+
+  Impl(const onnx::ModelProto& m, const CallGraph& c, const InferOptions& o) : model(m), calls(c), options(o) {
+    model_opsets = opsets_of(model.opset_import());
+    for (const auto& f : model.functions()) {
+      function_opsets[&f] = opsets_of(f.opset_import());
+      auto& declared = declared_function[&f];
+      for (const auto& vi : f.value_info())
+        if (vi.has_type()) declared[vi.name()] = Fact::of_type(vi.type());
+    }
+    collect_declared(model.graph());
+  }
+
+  // Graph value_info, graph outputs and subgraph inputs/outputs are declared facts of the
+  // main graph. Exporters before IR 10 wrote function-internal types into the graph's
+  // value_info under qualified names, "domain::function/value"; those go to the function.
+  void collect_declared(const GraphProto& main) {
+    std::vector<const GraphProto*> work{&main};
+    while (!work.empty()) {
+      const GraphProto* g = work.back();
+      work.pop_back();
+      auto add = [&](const onnx::ValueInfoProto& vi) {
+        if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
+        if (g == &main && add_legacy(vi)) return;
+        declared_graph[vi.name()] = Fact::of_type(vi.type());
+      };
+      for (const auto& vi : g->value_info()) add(vi);
+      for (const auto& vi : g->output()) add(vi);
+      if (g != &main)
+        for (const auto& vi : g->input()) add(vi);
+      for (const auto& n : g->node())
+        for (const auto& a : n.attribute()) {
+          if (a.has_g()) work.push_back(&a.g());
+          for (const auto& sg : a.graphs()) work.push_back(&sg);
+        }
+    }
+  }
+
+  bool add_legacy(const onnx::ValueInfoProto& vi) {
+    const std::string& name = vi.name();
+    const auto sep = name.find("::");
+    const auto slash = name.find('/', sep == std::string::npos ? 0 : sep + 2);
+    if (sep == std::string::npos || slash == std::string::npos) return false;
+    FunctionId id(name.substr(0, sep), name.substr(sep + 2, slash - sep - 2));
+    const FunctionProto* f = calls.find(id);
+    if (!f) return false;
+    declared_function[f][name.substr(slash + 1)] = Fact::of_type(vi.type());
+    return true;
+  }
+
+  // ------------------------------------------------------------------ diagnostics
+
+  void report(const Frame& frame, std::vector<std::string> path, Severity severity, std::string message) {
+    if (frame.speculative) return;
+    Diagnostic d = Diagnostic::make(severity, std::move(message));
+    d.call_path = std::move(path);
+    diagnostics.push_back(std::move(d));
+  }
+  // What best effort tolerates and --strict does not.
+  void report_soft(const Frame& frame, std::vector<std::string> path, std::string message) {
+    report(frame, std::move(path), options.strict ? Severity::Error : Severity::Warning, std::move(message));
+  }
+
+  static std::vector<std::string> with(std::vector<std::string> path, std::string item) {
+    path.push_back(std::move(item));
+    return path;
+  }
+
+  // ------------------------------------------------------------------ values
+
+  // Records the fact of a value, refined by what the model declares of it.
+  void define(const std::string& name, Fact fact, Scope& scope, Frame& frame, const std::vector<std::string>& path) {
+    if (name.empty()) return;
+    if (frame.declared) {
+      auto it = frame.declared->find(name);
+      if (it != frame.declared->end()) {
+        auto refined = Fact::refine(fact, it->second);
+        if (refined.ok())
+          fact = std::move(*refined);
+        else
+          report_soft(frame, with(path, "value '" + name + "'"),
+                      "declared type " + it->second.str() + " conflicts with inferred " + fact.str() + ": " +
+                          refined.error().message);
+      }
+    }
+    frame.summary->values[name] = fact;
+    scope.facts[name] = std::move(fact);
+  }
+
+  // ------------------------------------------------------------------ walking
+
+  void walk_nodes(const google::protobuf::RepeatedPtrField<NodeProto>& nodes, Scope& scope, Frame& frame) {
+    for (const auto& n : nodes) process(n, scope, frame);
+  }
+
+  // Walks a subgraph in a scope nested in `outer`, with `inputs` bound to its inputs;
+  // returns the facts of its outputs.
+  std::vector<Fact> walk_subgraph(const GraphProto& g, const Scope& outer, Frame& frame, const std::vector<Fact>& inputs,
+                                  const std::vector<std::string>& path) {
+    Scope scope;
+    scope.parent = &outer;
+    for (int i = 0; i < g.input_size(); ++i)
+      define(g.input(i).name(), i < static_cast<int>(inputs.size()) ? inputs[static_cast<size_t>(i)] : Fact(), scope,
+             frame, path);
+    std::unordered_set<std::string> input_names;
+    for (const auto& in : g.input()) input_names.insert(in.name());
+    for (const auto& t : g.initializer())
+      if (!input_names.count(t.name())) define(t.name(), Fact::of_tensor(t), scope, frame, path);
+    Frame inner = frame;
+    inner.path = path;
+    walk_nodes(g.node(), scope, inner);
+    std::vector<Fact> outputs;
+    for (const auto& o : g.output()) {
+      const Fact* f = scope.find(o.name());
+      outputs.push_back(f ? *f : Fact());
+    }
+    return outputs;
+  }
+
+  void process(const NodeProto& n, Scope& scope, Frame& frame) {
+    const auto path = with(frame.path, node_label(n));
+    std::vector<const Fact*> inputs;
+    std::vector<bool> present;
+    for (const auto& name : n.input()) {
+      if (name.empty() || scope.is_absent(name)) {
+        inputs.push_back(nullptr);
+        present.push_back(false);
+        continue;
+      }
+      const Fact* f = scope.find(name);
+      if (!f) report(frame, path, Severity::Error, "input '" + name + "' is not defined before this node");
+      inputs.push_back(f);
+      present.push_back(true);
+    }
+    ResolvedAttributes attrs(n, frame.attributes);
+
+    std::vector<Fact> outputs;
+    const FunctionId id = FunctionId::of(n);
+    if (const FunctionProto* f = calls.find(id)) {
+      outputs = call_function(n, *f, id, inputs, present, attrs, frame, path);
+    } else if (is_onnx_domain(n.domain()) && n.op_type() == "If") {
+      outputs = call_if(n, inputs, attrs, scope, frame, path);
+    } else if (is_onnx_domain(n.domain()) && n.op_type() == "Loop") {
+      outputs = call_loop(n, inputs, attrs, scope, frame, path);
+    } else if (is_onnx_domain(n.domain()) && n.op_type() == "Scan") {
+      outputs = call_scan(n, inputs, attrs, scope, frame, path);
+    } else {
+      outputs = call_op(n, inputs, attrs, frame, path);
+    }
+    outputs.resize(static_cast<size_t>(n.output_size()));
+    for (int i = 0; i < n.output_size(); ++i) define(n.output(i), std::move(outputs[static_cast<size_t>(i)]), scope, frame, path);
+  }
+
+  // ------------------------------------------------------------------ calls
+
+  CallContext make_context(const FunctionId& id, const FunctionProto& f, const std::vector<const Fact*>& inputs,
+                           const std::vector<bool>& present, const ResolvedAttributes& attrs) {
+    CallContext ctx;
+    ctx.function = id;
+    for (int i = 0; i < f.input_size(); ++i) {
+      const size_t k = static_cast<size_t>(i);
+      const bool given = k < present.size() && present[k];
+      ctx.present.push_back(given);
+      ctx.inputs.push_back(given && inputs[k] ? *inputs[k] : Fact());
+    }
+    std::set<std::string> declared(f.attribute().begin(), f.attribute().end());
+    for (const auto& a : f.attribute_proto()) declared.insert(a.name());
+    std::map<std::string, AttributeProto> chosen;
+    for (const auto& a : f.attribute_proto()) chosen[a.name()] = a;  // defaults
+    for (const auto* a : attrs.list)
+      if (declared.count(a->name())) chosen[a->name()] = *a;
+    for (auto& [name, a] : chosen) {
+      a.clear_doc_string();
+      ctx.attribute_key += a.SerializeAsString();
+      ctx.attribute_key += '\0';
+      ctx.attributes.push_back(std::move(a));
+    }
+    size_t h = FunctionId::Hash()(id);
+    auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) mix(ctx.present[i] ? ctx.inputs[i].hash() : 7);
+    mix(std::hash<std::string>()(ctx.attribute_key));
+    ctx.hash_value = h;
+    return ctx;
+  }
+
+  std::vector<Fact> call_function(const NodeProto& n, const FunctionProto& f, const FunctionId& id,
+                                  const std::vector<const Fact*>& inputs, const std::vector<bool>& present,
+                                  const ResolvedAttributes& attrs, Frame& frame, const std::vector<std::string>& path) {
+    if (n.input_size() > f.input_size() || n.output_size() > f.output_size()) {
+      report(frame, path, Severity::Error,
+             "call has " + std::to_string(n.input_size()) + " inputs and " + std::to_string(n.output_size()) +
+                 " outputs; function " + id.str() + " takes " + std::to_string(f.input_size()) + " inputs and " +
+                 std::to_string(f.output_size()) + " outputs");
+      return {};
+    }
+    for (const auto* a : attrs.list) {
+      const bool known = std::count(f.attribute().begin(), f.attribute().end(), a->name()) > 0 ||
+                         std::any_of(f.attribute_proto().begin(), f.attribute_proto().end(),
+                                     [&](const AttributeProto& d) { return d.name() == a->name(); });
+      if (!known) report_soft(frame, path, "attribute '" + a->name() + "' is not an attribute of function " + id.str());
+    }
+    const CallContext ctx = make_context(id, f, inputs, present, attrs);
+    const CallContext* key = nullptr;
+    const Summary& s = analyze(ctx, f, with(path, "function " + id.str()), &key);
+    frame.summary->call_of[&n] = key;
+    if (std::find(frame.summary->callees.begin(), frame.summary->callees.end(), key) == frame.summary->callees.end())
+      frame.summary->callees.push_back(key);
+    return s.outputs;
+  }
+
+  // The summary of `f` in `ctx`, analysing the body on the first request.
+  const Summary& analyze(const CallContext& ctx, const FunctionProto& f, const std::vector<std::string>& path,
+                         const CallContext** key_out) {
+    auto found = memo.find(ctx);
+    if (found != memo.end()) {
+      *key_out = &found->first;
+      return *found->second;
+    }
+    auto [it, _] = memo.emplace(ctx, std::make_unique<Summary>());
+    const CallContext* key = &it->first;
+    *key_out = key;
+    function_of[key] = &f;
+    Summary& s = *it->second;
+    ++analyses;
+
+    AttrMap attributes;
+    for (const auto& a : key->attributes) attributes[a.name()] = &a;
+    auto opsets = function_opsets.find(&f);
+    if (opsets == function_opsets.end()) opsets = function_opsets.emplace(&f, opsets_of(f.opset_import())).first;
+    const auto declared = declared_function.find(&f);
+    Frame frame;
+    frame.opsets = &opsets->second;
+    frame.attributes = &attributes;
+    frame.declared = declared == declared_function.end() ? nullptr : &declared->second;
+    frame.path = path;
+    frame.summary = &s;
+
+    Scope scope;
+    for (int i = 0; i < f.input_size(); ++i) {
+      const size_t k = static_cast<size_t>(i);
+      if (key->present[k])
+        define(f.input(i), key->inputs[k], scope, frame, path);
+      else
+        scope.absent.insert(f.input(i));
+    }
+    walk_nodes(f.node(), scope, frame);
+    for (const auto& o : f.output()) {
+      const Fact* fact = scope.find(o);
+      s.outputs.push_back(fact ? *fact : Fact());
+    }
+    return s;
+  }
+
+  // ------------------------------------------------------------------ control flow
+
+  std::vector<Fact> call_if(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
+                            Scope& scope, Frame& frame, const std::vector<std::string>& path) {
+    const AttributeProto* then_attr = attrs.find("then_branch");
+    const AttributeProto* else_attr = attrs.find("else_branch");
+    if (!then_attr || !else_attr || !then_attr->has_g() || !else_attr->has_g()) {
+      report(frame, path, Severity::Error, "If needs then_branch and else_branch graphs");
+      return {};
+    }
+    std::optional<int64_t> cond = !inputs.empty() && inputs[0] ? inputs[0]->scalar_int() : std::nullopt;
+    if (cond) {
+      const bool take_then = *cond != 0;
+      frame.summary->branch_of[&n] = take_then ? 0 : 1;
+      const GraphProto& g = take_then ? then_attr->g() : else_attr->g();
+      return walk_subgraph(g, scope, frame, {}, with(path, take_then ? "then_branch" : "else_branch"));
+    }
+    auto a = walk_subgraph(then_attr->g(), scope, frame, {}, with(path, "then_branch"));
+    auto b = walk_subgraph(else_attr->g(), scope, frame, {}, with(path, "else_branch"));
+    std::vector<Fact> out;
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) out.push_back(join(a[i], b[i]));
+    return out;
+  }
+
+  // Analyses a loop body until its loop-carried facts are stable: each round joins the
+  // facts carried in with those carried out; after kMaxLoopRounds the shapes of what
+  // still changes are dropped. Only the final round's facts are kept.
+  // `bind(state)` gives the body's inputs; returns the body outputs of the final round
+  // and the stable state.
+  template <class Bind>
+  std::pair<std::vector<Fact>, std::vector<Fact>> fixpoint(const GraphProto& body, Scope& scope, Frame& frame,
+                                                          std::vector<Fact> state, size_t state_offset, Bind bind,
+                                                          const std::vector<std::string>& path) {
+    for (int round = 0;; ++round) {
+      Summary scratch;
+      Frame trial = frame;
+      trial.summary = &scratch;
+      trial.speculative = true;
+      auto out = walk_subgraph(body, scope, trial, bind(state), path);
+      std::vector<Fact> next = state;
+      for (size_t i = 0; i < state.size() && state_offset + i < out.size(); ++i)
+        next[i] = join(state[i], out[state_offset + i]);
+      if (next == state) break;
+      state = std::move(next);
+      if (round + 1 >= kMaxLoopRounds) {
+        for (auto& f : state)
+          if (!f.other) f = Fact::tensor(f.elem_type, {}), f.shape.reset();
+        break;
+      }
+    }
+    auto out = walk_subgraph(body, scope, frame, bind(state), path);
+    return {std::move(out), std::move(state)};
+  }
+
+  std::vector<Fact> call_loop(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
+                              Scope& scope, Frame& frame, const std::vector<std::string>& path) {
+    const AttributeProto* body_attr = attrs.find("body");
+    if (!body_attr || !body_attr->has_g()) {
+      report(frame, path, Severity::Error, "Loop needs a body graph");
+      return {};
+    }
+    const GraphProto& body = body_attr->g();
+    const size_t carried = inputs.size() > 2 ? inputs.size() - 2 : 0;
+    std::vector<Fact> state;
+    for (size_t i = 0; i < carried; ++i) state.push_back(inputs[2 + i] ? *inputs[2 + i] : Fact());
+    auto bind = [](const std::vector<Fact>& s) {
+      std::vector<Fact> in{scalar_of(onnx::TensorProto::INT64), scalar_of(onnx::TensorProto::BOOL)};
+      for (const auto& f : s) in.push_back(without_elements(f));  // values change from one iteration to the next
+      return in;
+    };
+    // The state fed to the body has no elements (bind drops them), so neither does the
+    // state the fixpoint compares.
+    for (auto& f : state) f = without_elements(f);
+    auto [out, stable] = fixpoint(body, scope, frame, state, 1, bind, with(path, "body"));
+
+    // Scan outputs stack one element per iteration: exactly M when a trip count is
+    // given and no condition can stop the loop early.
+    Dim trips = Dim::unknown();
+    const bool has_cond = n.input_size() > 1 && !n.input(1).empty();
+    if (!inputs.empty() && inputs[0] && !has_cond)
+      if (auto m = inputs[0]->scalar_int()) trips = Dim::constant(*m);
+    std::vector<Fact> results = stable;
+    for (size_t k = 1 + carried; k < out.size(); ++k) {
+      Fact f = without_elements(out[k]);
+      if (f.shape) f.shape->insert(f.shape->begin(), trips);
+      results.push_back(std::move(f));
+    }
+    return results;
+  }
+
+  std::vector<Fact> call_scan(const NodeProto&, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
+                              Scope& scope, Frame& frame, const std::vector<std::string>& path) {
+    const AttributeProto* body_attr = attrs.find("body");
+    const AttributeProto* num_attr = attrs.find("num_scan_inputs");
+    const int opset = frame.opsets->count("") ? frame.opsets->at("") : 0;
+    if (!body_attr || !body_attr->has_g() || !num_attr || opset < 9) {
+      report_soft(frame, path, "Scan before opset 9 or without body/num_scan_inputs is not analysed");
+      return {};
+    }
+    const GraphProto& body = body_attr->g();
+    const size_t num_scan = static_cast<size_t>(num_attr->i());
+    const size_t num_state = inputs.size() >= num_scan ? inputs.size() - num_scan : 0;
+    const auto in_axes = ints_attribute(attrs, "scan_input_axes");
+    const auto out_axes = ints_attribute(attrs, "scan_output_axes");
+
+    std::vector<Fact> slices;
+    Dim length = Dim::unknown();
+    for (size_t j = 0; j < num_scan; ++j) {
+      const Fact* f = inputs[num_state + j];
+      Fact slice = f ? without_elements(*f) : Fact();
+      if (slice.shape) {
+        int64_t axis = j < in_axes.size() ? in_axes[j] : 0;
+        const int64_t rank = static_cast<int64_t>(slice.shape->size());
+        if (axis < 0) axis += rank;
+        if (axis >= 0 && axis < rank) {
+          const Dim d = (*slice.shape)[static_cast<size_t>(axis)];
+          if (length.is_unknown()) length = d;
+          slice.shape->erase(slice.shape->begin() + axis);
+        } else {
+          slice.shape.reset();
+        }
+      }
+      slices.push_back(std::move(slice));
+    }
+    std::vector<Fact> state;
+    for (size_t i = 0; i < num_state; ++i) state.push_back(inputs[i] ? without_elements(*inputs[i]) : Fact());
+    auto bind = [&slices](const std::vector<Fact>& s) {
+      std::vector<Fact> in = s;
+      in.insert(in.end(), slices.begin(), slices.end());
+      return in;
+    };
+    auto [out, stable] = fixpoint(body, scope, frame, state, 0, bind, with(path, "body"));
+    std::vector<Fact> results = stable;
+    for (size_t k = num_state; k < out.size(); ++k) {
+      Fact f = without_elements(out[k]);
+      if (f.shape) {
+        const size_t j = k - num_state;
+        int64_t axis = j < out_axes.size() ? out_axes[j] : 0;
+        const int64_t rank = static_cast<int64_t>(f.shape->size()) + 1;
+        if (axis < 0) axis += rank;
+        if (axis >= 0 && axis < rank)
+          f.shape->insert(f.shape->begin() + axis, length);
+        else
+          f.shape.reset();
+      }
+      results.push_back(std::move(f));
+    }
+    return results;
+  }
+
+  // ------------------------------------------------------------------ operators
+
+  std::vector<Fact> call_op(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
+                            Frame& frame, const std::vector<std::string>& path) {
+    const std::string domain = FunctionId::canonical_domain(n.domain());
+    auto v = frame.opsets->find(domain);
+    if (v == frame.opsets->end()) {
+      report(frame, path, Severity::Error, "domain '" + n.domain() + "' is used without an opset import");
+      return {};
+    }
+    const int version = v->second;
+    const onnx::OpSchema* schema = find_schema(n.op_type(), domain, version);
+    std::vector<Fact> outputs(static_cast<size_t>(n.output_size()));
+    if (!schema) {
+      report_soft(frame, path,
+                  "no schema for " + FunctionId::of(n).str() + " at opset " + std::to_string(version) +
+                      " and no model-local function of that name: its outputs are not inferred");
+      return outputs;
+    }
+    if (schema->has_type_and_shape_inference_function()) {
+      auto r = run_onnx_inference(*schema, n, inputs, attrs.list);
+      if (r.error) report_soft(frame, path, "ONNX inference failed: " + *r.error);
+      outputs = std::move(r.outputs);
+    } else if (const FunctionProto* body = schema_body(*schema, n, inputs, version)) {
+      outputs = call_schema_body(n, *body, inputs, attrs, *schema, frame, path);
+    }
+    if (domain.empty()) {
+      eval::FoldInput fi;
+      fi.op = n.op_type();
+      fi.opset = version;
+      fi.inputs = inputs;
+      fi.attributes = attrs.list;
+      fi.num_outputs = static_cast<size_t>(n.output_size());
+      auto folded = eval::fold(fi);
+      for (size_t i = 0; i < folded.size() && i < outputs.size(); ++i) {
+        auto refined = Fact::refine(outputs[i], folded[i]);
+        if (refined.ok())
+          outputs[i] = std::move(*refined);
+        else
+          report_soft(frame, path, "folding contradicts ONNX's inference for output " + std::to_string(i) + ": " +
+                                       refined.error().message);
+      }
+    }
+    return outputs;
+  }
+
+  // An ONNX op without an inference function but defined by a function body (e.g.
+  // GroupNormalization-21): the body, expanded once per op, version and attributes.
+  const FunctionProto* schema_body(const onnx::OpSchema& schema, const NodeProto& n, const std::vector<const Fact*>& inputs,
+                                   int version) {
+    if (schema.HasContextDependentFunction()) {
+      std::vector<onnx::TypeProto> types;
+      for (const Fact* f : inputs) types.push_back(f ? f->type() : onnx::TypeProto());
+      onnx::FunctionBodyBuildContextImpl ctx(n, types);
+      FunctionProto body;
+      try {
+        if (!schema.BuildContextDependentFunction(ctx, body, version)) return nullptr;
+      } catch (const std::exception&) {
+        return nullptr;
+      }
+      schema_bodies.push_back(std::move(body));
+      return &schema_bodies.back();
+    }
+    if (!schema.HasFunction()) return nullptr;
+    auto key = std::make_tuple(schema.domain(), schema.Name(), version);
+    auto it = schema_body_of.find(key);
+    if (it != schema_body_of.end()) return it->second;
+    const FunctionProto* body = schema.GetFunction(version);
+    if (body) {
+      schema_bodies.push_back(*body);
+      body = &schema_bodies.back();
+    }
+    schema_body_of[key] = body;
+    return body;
+  }
+
+  std::vector<Fact> call_schema_body(const NodeProto& n, const FunctionProto& body, const std::vector<const Fact*>& inputs,
+                                     const ResolvedAttributes& attrs, const onnx::OpSchema& schema, Frame& frame,
+                                     const std::vector<std::string>& path) {
+    // The body refers to the op's attributes; those the node leaves out take the
+    // schema's defaults.
+    ResolvedAttributes with_defaults = ResolvedAttributes(n, nullptr);
+    with_defaults.list = attrs.list;
+    for (const auto& [name, attr] : schema.attributes())
+      if (!attrs.find(name) && attr.default_value.type() != AttributeProto::UNDEFINED) {
+        auto copy = std::make_unique<AttributeProto>(attr.default_value);
+        copy->set_name(name);
+        with_defaults.list.push_back(copy.get());
+        with_defaults.owned.push_back(std::move(copy));
+      }
+    FunctionProto declared_attrs = body;  // the context keeps only attributes the body declares
+    for (const auto& [name, attr] : schema.attributes()) {
+      (void)attr;
+      if (std::count(declared_attrs.attribute().begin(), declared_attrs.attribute().end(), name) == 0)
+        declared_attrs.add_attribute(name);
+    }
+    const FunctionId id(schema.domain(), schema.Name(), "onnx-opset-" + std::to_string(schema.SinceVersion()));
+    std::vector<bool> present;
+    for (const Fact* f : inputs) present.push_back(f != nullptr);
+    for (int i = 0; i < n.input_size(); ++i)
+      if (n.input(i).empty()) present[static_cast<size_t>(i)] = false;
+    const CallContext ctx = make_context(id, declared_attrs, inputs, present, with_defaults);
+    const CallContext* key = nullptr;
+    Frame quiet = frame;  // problems inside ONNX's own bodies are ONNX's, not the model's
+    const size_t before = diagnostics.size();
+    const Summary& s = analyze(ctx, body, with(path, "body of " + id.str()), &key);
+    diagnostics.resize(before);
+    (void)quiet;
+    return s.outputs;
+  }
+};
+
+Analyzer::Analyzer(const onnx::ModelProto& model, const CallGraph& calls, const InferOptions& options)
+    : impl_(std::make_unique<Impl>(model, calls, options)) {}
+
+Analyzer::~Analyzer() = default;
+
+void Analyzer::run() {
+  Impl& m = *impl_;
+  const GraphProto& g = m.model.graph();
+  Frame frame;
+  frame.opsets = &m.model_opsets;
+  frame.declared = &m.declared_graph;
+  frame.path = {"graph '" + g.name() + "'"};
+  frame.summary = &m.root;
+  Scope scope;
+  std::unordered_set<std::string> input_names;
+  for (const auto& in : g.input()) {
+    input_names.insert(in.name());
+    Fact f = in.has_type() ? Fact::of_type(in.type()) : Fact();
+    m.root.values[in.name()] = f;
+    scope.facts[in.name()] = std::move(f);
+  }
+  // An initializer that is also a graph input is only a default: its value may be
+  // overridden at run time, so only its type is a fact.
+  for (const auto& t : g.initializer())
+    if (!input_names.count(t.name())) m.define(t.name(), Fact::of_tensor(t), scope, frame, frame.path);
+  m.walk_nodes(g.node(), scope, frame);
+  for (const auto& o : g.output()) {
+    const Fact* f = scope.find(o.name());
+    m.root.outputs.push_back(f ? *f : Fact());
+  }
+}
+
+const Summary& Analyzer::graph() const { return impl_->root; }
+
+std::vector<std::pair<const onnx::FunctionProto*, std::vector<const CallContext*>>> Analyzer::live_contexts() const {
+  // Contexts reached from the main graph's final analysis, transitively.
+  std::unordered_map<const FunctionProto*, std::vector<const CallContext*>> per_function;
+  std::unordered_set<const CallContext*> seen;
+  std::vector<const CallContext*> work(impl_->root.callees.rbegin(), impl_->root.callees.rend());
+  std::vector<const CallContext*> order;
+  while (!work.empty()) {
+    const CallContext* c = work.back();
+    work.pop_back();
+    if (!seen.insert(c).second) continue;
+    order.push_back(c);
+    const Summary& s = *impl_->memo.at(*c);
+    for (auto it = s.callees.rbegin(); it != s.callees.rend(); ++it) work.push_back(*it);
+  }
+  for (const CallContext* c : order) per_function[impl_->function_of.at(c)].push_back(c);
+  std::vector<std::pair<const FunctionProto*, std::vector<const CallContext*>>> out;
+  for (const FunctionProto* f : impl_->calls.bottom_up()) {
+    auto it = per_function.find(f);
+    if (it != per_function.end()) out.emplace_back(f, it->second);
+  }
+  return out;
+}
+
+const Summary& Analyzer::summary(const CallContext& context) const { return *impl_->memo.at(context); }
+
+size_t Analyzer::body_analyses() const {
+  size_t n = 0;
+  for (const auto& [ctx, s] : impl_->memo)
+    if (impl_->calls.find(ctx.function)) ++n;
+  return n;
+}
+
+size_t Analyzer::live_call_sites() const {
+  std::unordered_set<const NodeProto*> nodes;
+  for (const auto& [n, c] : impl_->root.call_of) nodes.insert(n);
+  for (const auto& [f, contexts] : live_contexts())
+    for (const CallContext* c : contexts)
+      for (const auto& [n, callee] : impl_->memo.at(*c)->call_of)
+        if (impl_->calls.find(callee->function)) nodes.insert(n);
+  size_t n = 0;
+  for (const NodeProto* node : nodes)
+    if (impl_->calls.find(FunctionId::of(*node))) ++n;
+  return n;
+}
+
+Diagnostics Analyzer::take_diagnostics() { return std::move(impl_->diagnostics); }
+
+std::string Analyzer::dump() const {
+  std::ostringstream os;
+  os << impl_->calls.print();
+  for (const auto& [f, contexts] : live_contexts()) {
+    os << "contexts of " << FunctionId::of(*f).str() << ": " << contexts.size() << '\n';
+    for (size_t i = 0; i < contexts.size(); ++i) {
+      os << "  #" << i << ' ' << contexts[i]->str() << " -> (";
+      const Summary& s = summary(*contexts[i]);
+      for (size_t k = 0; k < s.outputs.size(); ++k) os << (k ? ", " : "") << s.outputs[k].str();
+      os << ")\n";
+    }
+  }
+  return os.str();
+}
+
+}  // namespace shapeprop::infer

@@ -1,0 +1,253 @@
+// Annotation: writes the analysis into the model. The main graph (one context) gets
+// value_info for every intermediate value, and its outputs the inferred types where they
+// say more than the declared ones. Each reached function gets FunctionProto.value_info
+// for every value, as the join over its live contexts, so that no entry is false for any
+// caller: a dim that differs between contexts becomes a fresh symbol unk__N (one per
+// distinct combination, shared by every value with that combination) or unknown, a rank
+// that differs leaves the shape out, an element type that differs leaves the entry out.
+#include "annotate.h"
+
+#include <map>
+#include <set>
+#include <unordered_set>
+
+namespace shapeprop::infer {
+
+namespace {
+
+using onnx::GraphProto;
+using onnx::ValueInfoProto;
+
+// ONNX's checker wants an element type and a shape on every tensor value_info of the
+// main graph; subgraphs and functions may say less.
+bool writable(const Fact& f, bool main_graph) {
+  if (f.other) return true;
+  if (f.elem_type == 0) return false;
+  return !main_graph || f.shape.has_value();
+}
+
+void collect_dim_params(const onnx::TypeProto& t, std::set<std::string>& out) {
+  switch (t.value_case()) {
+    case onnx::TypeProto::kTensorType:
+      for (const auto& d : t.tensor_type().shape().dim())
+        if (d.has_dim_param()) out.insert(d.dim_param());
+      break;
+    case onnx::TypeProto::kSequenceType: collect_dim_params(t.sequence_type().elem_type(), out); break;
+    case onnx::TypeProto::kOptionalType: collect_dim_params(t.optional_type().elem_type(), out); break;
+    case onnx::TypeProto::kMapType: collect_dim_params(t.map_type().value_type(), out); break;
+    default: break;
+  }
+}
+
+// Rebuilds a value_info list: entries for `names` (in that order) with facts, then the
+// existing entries for names not written, as they were.
+size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* list, const std::vector<std::string>& names,
+                          const std::function<std::optional<onnx::TypeProto>(const std::string&)>& type_of) {
+  google::protobuf::RepeatedPtrField<ValueInfoProto> out;
+  std::unordered_set<std::string> written;
+  for (const auto& name : names) {
+    if (written.count(name)) continue;
+    auto t = type_of(name);
+    if (!t) continue;
+    auto* vi = out.Add();
+    vi->set_name(name);
+    *vi->mutable_type() = std::move(*t);
+    written.insert(name);
+  }
+  const size_t count = written.size();
+  for (auto& vi : *list)
+    if (!written.count(vi.name())) *out.Add() = std::move(vi);
+  list->Swap(&out);
+  return count;
+}
+
+// The values a body defines, in order: inputs, then node outputs, subgraphs in place.
+template <class Visit>
+void for_each_value(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, Visit&& visit) {
+  struct Item {
+    const google::protobuf::RepeatedPtrField<onnx::NodeProto>* nodes;
+    int next;
+  };
+  std::vector<Item> stack{{&nodes, 0}};
+  while (!stack.empty()) {
+    Item& top = stack.back();
+    if (top.next >= top.nodes->size()) {
+      stack.pop_back();
+      continue;
+    }
+    const auto& n = top.nodes->Get(top.next++);
+    std::vector<const GraphProto*> subgraphs;
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) subgraphs.push_back(&a.g());
+      for (const auto& g : a.graphs()) subgraphs.push_back(&g);
+    }
+    for (const auto& o : n.output())
+      if (!o.empty()) visit(o);
+    for (auto it = subgraphs.rbegin(); it != subgraphs.rend(); ++it) {
+      for (const auto& in : (*it)->input()) visit(in.name());
+      stack.push_back({&(*it)->node(), 0});
+    }
+  }
+}
+
+class FunctionJoin {
+ public:
+  explicit FunctionJoin(std::set<std::string> taken) : taken_(std::move(taken)) {}
+
+  // The join of one value's facts over the contexts that computed it; nullopt (with the
+  // reason) when nothing can be written.
+  std::optional<onnx::TypeProto> join(const std::vector<const Fact*>& facts, std::string& why) {
+    const Fact& first = *facts.front();
+    if (first.other) {
+      for (const Fact* f : facts)
+        if (*f != first) {
+          why = "its type differs between contexts";
+          return std::nullopt;
+        }
+      return first.type();
+    }
+    for (const Fact* f : facts) {
+      if (f->elem_type == 0 || f->other) {
+        why = "no element type is inferred in some context";
+        return std::nullopt;
+      }
+      if (f->elem_type != first.elem_type) {
+        why = "its element type differs between contexts (" + elem_type_name(first.elem_type) + ", " +
+              elem_type_name(f->elem_type) + ")";
+        return std::nullopt;
+      }
+    }
+    Fact joined = Fact::tensor(first.elem_type, {});
+    joined.shape.reset();
+    bool same_rank = first.shape.has_value();
+    for (const Fact* f : facts) same_rank = same_rank && f->shape && f->shape->size() == first.shape->size();
+    if (same_rank) {
+      std::vector<Dim> dims;
+      for (size_t i = 0; i < first.shape->size(); ++i) {
+        std::vector<Dim> tuple;
+        bool any_unknown = false, all_equal = true;
+        for (const Fact* f : facts) {
+          const Dim& d = (*f->shape)[i];
+          any_unknown = any_unknown || d.is_unknown();
+          all_equal = all_equal && d == (*first.shape)[i];
+          tuple.push_back(d);
+        }
+        if (any_unknown)
+          dims.push_back(Dim::unknown());
+        else if (all_equal)
+          dims.push_back(tuple.front());
+        else
+          dims.push_back(Dim::symbol(symbol_for(tuple)));
+      }
+      joined.shape = std::move(dims);
+    }
+    return joined.type();
+  }
+
+ private:
+  std::set<std::string> taken_;
+  std::map<std::vector<Dim>, std::string> symbols_;
+  int next_ = 0;
+
+  // One fresh symbol per combination of per-context dims: two values whose dims agree in
+  // every context share it, which is true of them; ONNX's unk__N spelling.
+  const std::string& symbol_for(const std::vector<Dim>& tuple) {
+    auto it = symbols_.find(tuple);
+    if (it != symbols_.end()) return it->second;
+    std::string name;
+    do name = "unk__" + std::to_string(next_++);
+    while (taken_.count(name));
+    return symbols_.emplace(tuple, name).first->second;
+  }
+};
+
+}  // namespace
+
+size_t annotate_graph(onnx::ModelProto& model, const Summary& root) {
+  size_t written = 0;
+  std::vector<std::pair<GraphProto*, bool>> work{{model.mutable_graph(), true}};
+  while (!work.empty()) {
+    auto [g, is_main] = work.back();
+    work.pop_back();
+    std::unordered_set<std::string> boundary;
+    for (const auto& vi : g->input()) boundary.insert(vi.name());
+    for (const auto& vi : g->output()) boundary.insert(vi.name());
+    std::vector<std::string> names;
+    for (auto& n : *g->mutable_node()) {
+      for (const auto& o : n.output())
+        if (!o.empty() && !boundary.count(o)) names.push_back(o);
+      for (auto& a : *n.mutable_attribute()) {
+        if (a.has_g()) work.push_back({a.mutable_g(), false});
+        for (auto& sg : *a.mutable_graphs()) work.push_back({&sg, false});
+      }
+    }
+    const bool main = is_main;
+    written += rewrite_value_info(g->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
+      auto it = root.values.find(name);
+      if (it == root.values.end() || !writable(it->second, main)) return std::nullopt;
+      return it->second.type();
+    });
+    // Outputs (and subgraph inputs) keep their declared type unless ours says more.
+    auto update = [&](ValueInfoProto& vi) {
+      auto it = root.values.find(vi.name());
+      if (it == root.values.end() || !writable(it->second, main)) return;
+      Fact declared = vi.has_type() ? Fact::of_type(vi.type()) : Fact();
+      auto refined = Fact::refine(it->second, declared);
+      if (refined.ok() && *refined != declared) *vi.mutable_type() = refined->type();
+    };
+    for (auto& vi : *g->mutable_output()) update(vi);
+    if (!is_main)
+      for (auto& vi : *g->mutable_input()) update(vi);
+  }
+  return written;
+}
+
+size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, std::string* debug) {
+  // Fresh symbols must not collide with a dim_param the model already uses (outside the
+  // function value_info this rewrites, so that a second run names them the same).
+  std::set<std::string> taken;
+  auto collect_graph = [&taken](const GraphProto& g) {
+    for (const auto& vi : g.input()) collect_dim_params(vi.type(), taken);
+    for (const auto& vi : g.output()) collect_dim_params(vi.type(), taken);
+    for (const auto& vi : g.value_info()) collect_dim_params(vi.type(), taken);
+  };
+  collect_graph(model.graph());
+  auto live = analysis.live_contexts();
+  std::unordered_set<const onnx::FunctionProto*> reached;
+  for (const auto& [f, contexts] : live) reached.insert(f);
+  for (const auto& f : model.functions())
+    if (!reached.count(&f))
+      for (const auto& vi : f.value_info()) collect_dim_params(vi.type(), taken);
+
+  FunctionJoin joiner(std::move(taken));
+  size_t written = 0;
+  for (const auto& [const_f, contexts] : live) {
+    auto* f = const_cast<onnx::FunctionProto*>(const_f);  // the analysis holds const views of `model`
+    std::vector<std::string> names(f->input().begin(), f->input().end());
+    for_each_value(f->node(), [&](const std::string& name) { names.push_back(name); });
+    std::vector<std::string> dropped;
+    written += rewrite_value_info(f->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
+      std::vector<const Fact*> facts;
+      for (const CallContext* c : contexts) {
+        const auto& values = analysis.summary(*c).values;
+        auto it = values.find(name);
+        if (it != values.end()) facts.push_back(&it->second);
+      }
+      std::string why;
+      std::optional<onnx::TypeProto> type;
+      if (facts.empty())
+        why = "not computed in any context (a branch never taken, or an omitted input)";
+      else
+        type = joiner.join(facts, why);
+      if (!type) dropped.push_back("    " + name + ": " + why);
+      return type;
+    });
+    if (debug && !dropped.empty()) {
+      *debug += "no value_info in " + FunctionId::of(*f).str() + " for:\n";
+      for (const auto& line : dropped) *debug += line + "\n";
+    }
+  }
+  return written;
+}
+
+}  // namespace shapeprop::infer

@@ -1,0 +1,17 @@
+// Writing inferred facts into the model (see annotate.cc).
+#pragma once
+
+#include <string>
+
+#include "analyzer.h"
+
+namespace shapeprop::infer {
+
+// value_info of the main graph and its subgraphs; returns the number of entries written.
+size_t annotate_graph(onnx::ModelProto& model, const Summary& root);
+
+// FunctionProto.value_info of every reached function; returns the number of entries
+// written. Appends to `debug` (when given) the values left without an entry and why.
+size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, std::string* debug);
+
+}  // namespace shapeprop::infer

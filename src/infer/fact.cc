@@ -1,0 +1,353 @@
+#include "shapeprop/fact.h"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "onnx/defs/parser.h"
+#include "support/tensor_data.h"
+
+namespace shapeprop {
+
+using onnx::TensorProto;
+
+bool is_integral_type(int32_t t) {
+  switch (t) {
+    case TensorProto::INT8: case TensorProto::INT16: case TensorProto::INT32: case TensorProto::INT64:
+    case TensorProto::UINT8: case TensorProto::UINT16: case TensorProto::UINT32: case TensorProto::UINT64:
+    case TensorProto::BOOL:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_floating_type(int32_t t) {
+  return t == TensorProto::FLOAT || t == TensorProto::DOUBLE || t == TensorProto::FLOAT16 || t == TensorProto::BFLOAT16;
+}
+
+std::string elem_type_name(int32_t t) {
+  if (t == 0) return "?";
+  const std::string& name = onnx::PrimitiveTypeNameMap::ToString(t);
+  return name.empty() ? "type" + std::to_string(t) : name;
+}
+
+namespace {
+
+std::vector<Dim> dims_of(const onnx::TensorShapeProto& shape) {
+  std::vector<Dim> dims;
+  dims.reserve(static_cast<size_t>(shape.dim_size()));
+  for (const auto& d : shape.dim()) {
+    if (d.has_dim_value())
+      dims.push_back(Dim::constant(d.dim_value()));
+    else if (d.has_dim_param())
+      dims.push_back(Dim::parse(d.dim_param()));
+    else
+      dims.push_back(Dim::unknown());
+  }
+  return dims;
+}
+
+void set_dim(onnx::TensorShapeProto_Dimension* out, const Dim& d) {
+  if (auto c = d.as_constant())
+    out->set_dim_value(*c);
+  else if (!d.is_unknown())
+    out->set_dim_param(d.str());
+}
+
+}  // namespace
+
+Fact Fact::tensor(int32_t elem_type, std::vector<Dim> shape) {
+  Fact f;
+  f.elem_type = elem_type;
+  f.shape = std::move(shape);
+  return f;
+}
+
+Fact Fact::int_tensor(int32_t elem_type, std::vector<Dim> shape, std::vector<Dim> elements) {
+  Fact f = tensor(elem_type, std::move(shape));
+  if (elements.size() <= kMaxIntElements) f.ints = std::move(elements);
+  return f;
+}
+
+Fact Fact::real_tensor(int32_t elem_type, std::vector<Dim> shape, std::vector<double> elements) {
+  Fact f = tensor(elem_type, std::move(shape));
+  if (elements.size() <= kMaxRealElements) f.reals = std::move(elements);
+  return f;
+}
+
+Fact Fact::of_type(const onnx::TypeProto& type) {
+  Fact f;
+  if (type.value_case() == onnx::TypeProto::kTensorType) {
+    f.elem_type = type.tensor_type().elem_type();
+    if (type.tensor_type().has_shape()) f.shape = dims_of(type.tensor_type().shape());
+  } else if (type.value_case() != onnx::TypeProto::VALUE_NOT_SET) {
+    f.other = type;
+  }
+  return f;
+}
+
+Fact Fact::of_tensor(const TensorProto& t) {
+  std::vector<Dim> shape;
+  int64_t count = 1;
+  for (int64_t d : t.dims()) {
+    shape.push_back(Dim::constant(d));
+    count *= d;
+  }
+  const int32_t type = t.data_type();
+  if (t.data_location() == TensorProto::EXTERNAL || t.segment().begin() != 0 || t.segment().end() != 0)
+    return tensor(type, std::move(shape));
+  const bool small = is_integral_type(type) ? static_cast<size_t>(count) <= kMaxIntElements
+                                            : static_cast<size_t>(count) <= kMaxRealElements;
+  if (!small || count < 0) return tensor(type, std::move(shape));
+  const TensorProto typed = t.has_raw_data() ? typed_tensor(t) : t;
+  auto take_ints = [&](const auto& field) -> Fact {
+    if (field.size() != count) return tensor(type, std::move(shape));
+    std::vector<Dim> e;
+    e.reserve(static_cast<size_t>(count));
+    for (auto v : field) e.push_back(Dim::constant(static_cast<int64_t>(v)));
+    return int_tensor(type, std::move(shape), std::move(e));
+  };
+  auto take_reals = [&](const auto& field, auto convert) -> Fact {
+    if (field.size() != count) return tensor(type, std::move(shape));
+    std::vector<double> e;
+    e.reserve(static_cast<size_t>(count));
+    for (auto v : field) e.push_back(convert(v));
+    return real_tensor(type, std::move(shape), std::move(e));
+  };
+  switch (type) {
+    case TensorProto::INT64: return take_ints(typed.int64_data());
+    case TensorProto::INT32: case TensorProto::INT16: case TensorProto::INT8:
+    case TensorProto::UINT8: case TensorProto::UINT16: case TensorProto::BOOL:
+      return take_ints(typed.int32_data());
+    case TensorProto::UINT32: return take_ints(typed.uint64_data());
+    case TensorProto::FLOAT: return take_reals(typed.float_data(), [](float v) { return double{v}; });
+    case TensorProto::DOUBLE: return take_reals(typed.double_data(), [](double v) { return v; });
+    case TensorProto::FLOAT16:
+      return take_reals(typed.int32_data(), [](int32_t v) { return double{half_to_float(static_cast<uint16_t>(v))}; });
+    case TensorProto::BFLOAT16:
+      return take_reals(typed.int32_data(), [](int32_t v) { return double{bfloat16_to_float(static_cast<uint16_t>(v))}; });
+    default:  // uint64 (may not fit int64), strings, complex, 8-bit floats, 4-bit ints
+      return tensor(type, std::move(shape));
+  }
+}
+
+std::optional<int64_t> Fact::static_size() const {
+  if (!shape) return std::nullopt;
+  int64_t n = 1;
+  for (const Dim& d : *shape) {
+    auto c = d.as_constant();
+    if (!c || *c < 0) return std::nullopt;
+    n *= *c;
+  }
+  return n;
+}
+
+bool Fact::is_constant() const {
+  if (reals) return true;
+  if (!ints) return false;
+  for (const Dim& d : *ints)
+    if (!d.is_constant()) return false;
+  return true;
+}
+
+std::optional<int64_t> Fact::scalar_int() const {
+  if (!ints || ints->size() != 1) return std::nullopt;
+  return (*ints)[0].as_constant();
+}
+
+std::optional<double> Fact::scalar_real() const {
+  if (reals && reals->size() == 1) return (*reals)[0];
+  if (auto i = scalar_int()) return static_cast<double>(*i);
+  return std::nullopt;
+}
+
+onnx::TypeProto Fact::type() const {
+  if (other) return *other;
+  onnx::TypeProto t;
+  auto* tensor_type = t.mutable_tensor_type();
+  tensor_type->set_elem_type(elem_type);
+  if (shape) {
+    auto* s = tensor_type->mutable_shape();
+    for (const Dim& d : *shape) set_dim(s->add_dim(), d);
+  }
+  return t;
+}
+
+std::optional<TensorProto> Fact::to_tensor() const {
+  if (!is_constant() || !shape) return std::nullopt;
+  auto size = static_size();
+  if (!size) return std::nullopt;
+  TensorProto t;
+  t.set_data_type(elem_type);
+  for (const Dim& d : *shape) t.add_dims(*d.as_constant());
+  if (ints) {
+    if (static_cast<size_t>(*size) != ints->size()) return std::nullopt;
+    for (const Dim& d : *ints) {
+      const int64_t v = *d.as_constant();
+      switch (elem_type) {
+        case TensorProto::INT64: t.add_int64_data(v); break;
+        case TensorProto::UINT32: case TensorProto::UINT64: t.add_uint64_data(static_cast<uint64_t>(v)); break;
+        default: t.add_int32_data(static_cast<int32_t>(v)); break;
+      }
+    }
+  } else {
+    if (static_cast<size_t>(*size) != reals->size()) return std::nullopt;
+    for (double v : *reals) {
+      switch (elem_type) {
+        case TensorProto::FLOAT: t.add_float_data(static_cast<float>(v)); break;
+        case TensorProto::DOUBLE: t.add_double_data(v); break;
+        case TensorProto::FLOAT16: t.add_int32_data(float_to_half(static_cast<float>(v))); break;
+        case TensorProto::BFLOAT16: t.add_int32_data(float_to_bfloat16(static_cast<float>(v))); break;
+        default: return std::nullopt;
+      }
+    }
+  }
+  return t;
+}
+
+std::optional<onnx::TensorShapeProto> Fact::as_shape_value() const {
+  if (!ints || !shape || shape->size() > 1) return std::nullopt;
+  onnx::TensorShapeProto s;
+  for (const Dim& d : *ints) set_dim(s.add_dim(), d);
+  return s;
+}
+
+Fact join(const Fact& a, const Fact& b) {
+  if (a == b) return a;
+  Fact f;
+  if (a.other || b.other) {
+    // Non-tensor types: equal or nothing (their inner shapes are ONNX's to merge).
+    return f;
+  }
+  if (a.elem_type == b.elem_type) f.elem_type = a.elem_type;
+  if (a.shape && b.shape && a.shape->size() == b.shape->size()) {
+    std::vector<Dim> dims;
+    for (size_t i = 0; i < a.shape->size(); ++i)
+      dims.push_back((*a.shape)[i] == (*b.shape)[i] ? (*a.shape)[i] : Dim::unknown());
+    f.shape = std::move(dims);
+  }
+  if (a.ints && a.ints == b.ints) f.ints = a.ints;
+  if (a.reals && a.reals == b.reals) f.reals = a.reals;
+  return f;
+}
+
+namespace {
+
+// The more precise of two descriptions of one dim, or nullopt when they contradict.
+std::optional<Dim> refine_dim(const Dim& a, const Dim& b) {
+  if (a.is_unknown()) return b;
+  if (b.is_unknown()) return a;
+  if (a.is_constant() && b.is_constant()) return *a.as_constant() == *b.as_constant() ? std::optional<Dim>(a) : std::nullopt;
+  // A constant says more than a symbol (within this context the symbol has that value).
+  if (b.is_constant()) return b;
+  return a;
+}
+
+}  // namespace
+
+Result<Fact> Fact::refine(const Fact& a, const Fact& b) {
+  if (!b.known() && !b.has_elements()) return a;
+  if (!a.known() && !a.has_elements()) return b;
+  if (a.other || b.other) return a.other ? a : b;
+  Fact f = a;
+  if (a.elem_type != 0 && b.elem_type != 0 && a.elem_type != b.elem_type)
+    return Diagnostic::error("element type " + elem_type_name(a.elem_type) + " contradicts " + elem_type_name(b.elem_type));
+  if (f.elem_type == 0) f.elem_type = b.elem_type;
+  if (a.shape && b.shape) {
+    if (a.shape->size() != b.shape->size())
+      return Diagnostic::error("rank " + std::to_string(a.shape->size()) + " contradicts rank " + std::to_string(b.shape->size()) +
+                               " (" + a.str() + " vs " + b.str() + ")");
+    for (size_t i = 0; i < a.shape->size(); ++i) {
+      auto d = refine_dim((*a.shape)[i], (*b.shape)[i]);
+      if (!d)
+        return Diagnostic::error("dim " + std::to_string(i) + " is " + (*a.shape)[i].str() + " and " + (*b.shape)[i].str() +
+                                 " (" + a.str() + " vs " + b.str() + ")");
+      (*f.shape)[i] = *d;
+    }
+  } else if (!a.shape) {
+    f.shape = b.shape;
+  }
+  if (a.ints && b.ints) {
+    if (a.ints->size() != b.ints->size()) return Diagnostic::error("element counts differ (" + a.str() + " vs " + b.str() + ")");
+    for (size_t i = 0; i < a.ints->size(); ++i) {
+      auto d = refine_dim((*a.ints)[i], (*b.ints)[i]);
+      if (!d) return Diagnostic::error("values differ (" + a.str() + " vs " + b.str() + ")");
+      (*f.ints)[i] = *d;
+    }
+  } else if (!a.ints) {
+    f.ints = b.ints;
+  }
+  if (!a.reals) f.reals = b.reals;
+  return f;
+}
+
+bool Fact::at_least_as_precise_as(const Fact& declared) const {
+  auto r = refine(*this, declared);
+  return r.ok() && *r == *this;
+}
+
+bool Fact::operator==(const Fact& o) const {
+  if (elem_type != o.elem_type || shape != o.shape || ints != o.ints || other.has_value() != o.other.has_value()) return false;
+  if (reals.has_value() != o.reals.has_value()) return false;
+  if (reals) {
+    // Bitwise, so that NaN equals NaN and a context hashes like itself.
+    if (reals->size() != o.reals->size()) return false;
+    if (std::memcmp(reals->data(), o.reals->data(), reals->size() * sizeof(double)) != 0) return false;
+  }
+  return !other || other->SerializeAsString() == o.other->SerializeAsString();
+}
+
+size_t Fact::hash() const {
+  size_t h = std::hash<int32_t>()(elem_type);
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+  if (shape) {
+    mix(shape->size() + 1);
+    for (const Dim& d : *shape) mix(d.hash());
+  }
+  if (ints)
+    for (const Dim& d : *ints) mix(d.hash());
+  if (reals)
+    for (double v : *reals) {
+      uint64_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      mix(std::hash<uint64_t>()(bits));
+    }
+  if (other) mix(std::hash<std::string>()(other->SerializeAsString()));
+  return h;
+}
+
+std::string Fact::str() const {
+  if (other) {
+    std::ostringstream os;
+    os << other->ShortDebugString();
+    return os.str();
+  }
+  if (!known() && !has_elements()) return "?";
+  std::string s = elem_type_name(elem_type);
+  if (!shape) {
+    s += "[]";
+  } else if (!shape->empty()) {
+    s += '[';
+    for (size_t i = 0; i < shape->size(); ++i) s += (i ? "," : "") + (*shape)[i].str();
+    s += ']';
+  }
+  if (ints) {
+    s += " {";
+    for (size_t i = 0; i < ints->size() && i < 16; ++i) s += (i ? "," : "") + (*ints)[i].str();
+    if (ints->size() > 16) s += ",...";
+    s += '}';
+  } else if (reals) {
+    s += " {";
+    for (size_t i = 0; i < reals->size() && i < 8; ++i) {
+      std::ostringstream os;
+      os << (*reals)[i];
+      s += (i ? "," : "") + os.str();
+    }
+    if (reals->size() > 8) s += ",...";
+    s += '}';
+  }
+  return s;
+}
+
+}  // namespace shapeprop

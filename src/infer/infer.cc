@@ -1,0 +1,50 @@
+#include "shapeprop/infer.h"
+
+#include "analyzer.h"
+#include "annotate.h"
+#include "shapeprop/call_graph.h"
+
+namespace shapeprop {
+
+Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& options) {
+  auto calls = CallGraph::build(model);
+  if (!calls) return calls.error();
+  infer::Analyzer analysis(model, *calls, options);
+  analysis.run();
+
+  InferResult result;
+  result.diagnostics = analysis.take_diagnostics();
+  auto live = analysis.live_contexts();
+  result.stats.call_sites = analysis.live_call_sites();
+  for (const auto& [f, contexts] : live) result.stats.distinct_contexts += contexts.size();
+  result.stats.body_analyses = analysis.body_analyses();
+  if (options.debug) result.debug = analysis.dump();
+
+  result.stats.graph_values = infer::annotate_graph(model, analysis.graph());
+  if (options.annotate_functions && !live.empty()) {
+    result.stats.function_values = infer::annotate_functions(model, analysis, options.debug ? &result.debug : nullptr);
+    if (result.stats.function_values > 0 && model.ir_version() < 10) {
+      // FunctionProto.value_info exists from IR version 10 (ONNX 1.16).
+      result.stats.ir_version_raised_from = static_cast<size_t>(model.ir_version());
+      model.set_ir_version(10);
+    }
+  }
+  return result;
+}
+
+std::string summary_line(const InferResult& r) {
+  size_t errors = 0, warnings = 0;
+  for (const auto& d : r.diagnostics) {
+    if (d.severity == Severity::Error) ++errors;
+    if (d.severity == Severity::Warning) ++warnings;
+  }
+  auto plural = [](size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
+  return plural(r.stats.call_sites, "call site", "call sites") + ", " +
+         plural(r.stats.distinct_contexts, "distinct context", "distinct contexts") + " (" +
+         plural(r.stats.body_analyses, "body analysed", "bodies analysed") + "), " +
+         plural(r.stats.graph_values, "value", "values") + " annotated in the graph, " +
+         std::to_string(r.stats.function_values) + " in functions, " + plural(errors, "error", "errors") + ", " +
+         plural(warnings, "warning", "warnings");
+}
+
+}  // namespace shapeprop

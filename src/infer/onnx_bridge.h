@@ -1,0 +1,31 @@
+// The bridge to ONNX's operator schemas: an InferenceContext of ours that hands each op's
+// ONNX inference function our facts (types, constant input data, symbolic shape values)
+// and the node's attributes with references already resolved, and reads back the output
+// types.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onnx/defs/schema.h"
+#include "shapeprop/fact.h"
+
+namespace shapeprop::infer {
+
+// The schema of `op_type` in `domain` at the opset version in force where the node
+// stands; nullptr when ONNX has none.
+const onnx::OpSchema* find_schema(const std::string& op_type, const std::string& domain, int opset_version);
+
+struct OnnxInference {
+  std::vector<Fact> outputs;         // one per node output
+  std::optional<std::string> error;  // ONNX's inference function failed (its message)
+};
+
+// Runs the schema's type and shape inference function on the node. `inputs` are the
+// facts of the node's inputs (nullptr where an optional input is omitted).
+OnnxInference run_onnx_inference(const onnx::OpSchema& schema, const onnx::NodeProto& node,
+                                 const std::vector<const Fact*>& inputs,
+                                 const std::vector<const onnx::AttributeProto*>& attributes);
+
+}  // namespace shapeprop::infer

@@ -1,0 +1,119 @@
+#include <fstream>
+#include <sstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "shapeprop/infer.h"
+#include "shapeprop/io.h"
+#include "shapeprop/text.h"
+#include "test_util.h"
+
+namespace shapeprop {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string torchlib(const std::string& name) {
+  std::ifstream in(testing::shared_dir() / "corpus" / "torchlib-2024-03" / "functions" / (name + ".onnxtxt"));
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const onnx::ValueInfoProto* value_info(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& list,
+                                       const std::string& name) {
+  for (const auto& vi : list)
+    if (vi.name() == name) return &vi;
+  return nullptr;
+}
+
+std::string type_of(const onnx::ValueInfoProto* vi) {
+  if (!vi) return "<none>";
+  onnx::ModelProto m;
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  *g->add_input() = *vi;
+  const std::string text = print_graph(*g);
+  return text.substr(3, text.find(')') - 3);  // "g (float[3] x) => ..." -> "float[3] x"
+}
+
+// 1,000 calls with 3 distinct signatures analyse 3 bodies.
+TEST(Infer, MemoisedPerContext) {
+  std::string text = R"(<ir_version: 8, opset_import: ["" : 18, "pkg.onnxscript.torch_lib.common" : 1]>
+main (float[2,3] a, float[4] b, float[N,5,6] c) => (int64 r999) {
+)";
+  const char* args[] = {"a", "b", "c"};
+  for (int i = 0; i < 1000; ++i)
+    text += "   r" + std::to_string(i) + " = pkg.onnxscript.torch_lib.common.Rank (" + args[i % 3] + ")\n";
+  text += "}\n" + torchlib("Rank");
+  auto m = testing::parse_or_fail(text);
+  auto r = infer_shapes(m);
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  EXPECT_EQ(r->stats.call_sites, 1000u);
+  EXPECT_EQ(r->stats.distinct_contexts, 3u);
+  EXPECT_EQ(r->stats.body_analyses, 3u);
+  EXPECT_THAT(summary_line(*r), HasSubstr("1000 call sites, 3 distinct contexts (3 bodies analysed)"));
+  EXPECT_EQ(type_of(value_info(m.graph().value_info(), "r0")), "int64 r0");
+}
+
+TEST(Infer, RecursionIsAnErrorBeforeAnalysis) {
+  auto m = testing::parse_or_fail(R"(<ir_version: 8, opset_import: ["" : 18, "local" : 1]>
+main (float[2] x) => (float[2] y) {
+   y = local.f (x)
+}
+<domain: "local", opset_import: ["" : 18, "local" : 1]>
+f (x) => (y) {
+   y = local.f (x)
+}
+)");
+  auto r = infer_shapes(m);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.error().message, HasSubstr("local.f -> local.f"));
+}
+
+TEST(Infer, TakenBranchOnlyAndJoinAcrossContexts) {
+  auto m = testing::parse_or_fail(R"(<ir_version: 8, opset_import: ["" : 18, "pkg.onnxscript.torch_lib" : 1, "pkg.onnxscript.torch_lib.common" : 1]>
+main (float[7] v, float[3,4] w) => (v_t, w_t) {
+   v_t = pkg.onnxscript.torch_lib.aten_t (v)
+   w_t = pkg.onnxscript.torch_lib.aten_t (w)
+}
+)" + torchlib("aten_t") + torchlib("Rank"));
+  InferOptions strict;
+  strict.strict = true;
+  auto r = infer_shapes(m, strict);
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  EXPECT_FALSE(has_errors(r->diagnostics)) << (r->diagnostics.empty() ? "" : r->diagnostics[0].str());
+  EXPECT_EQ(type_of(&m.graph().output(0)), "float[7] v_t");
+  EXPECT_EQ(type_of(&m.graph().output(1)), "float[4,3] w_t");
+  const auto& f = m.functions(0);
+  ASSERT_EQ(f.name(), "aten_t");
+  // Ranks 1 and 2: the join keeps the element type only.
+  EXPECT_EQ(type_of(value_info(f.value_info(), "self")), "float[] self");
+  EXPECT_EQ(type_of(value_info(f.value_info(), "rank")), "int64 rank");
+  EXPECT_EQ(m.ir_version(), 10);
+}
+
+TEST(Infer, SameRankDifferentSymbolsJoinToAFreshSymbol) {
+  auto m = testing::parse_or_fail(R"(<ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+main (float[N,3] a, float[M,3] b) => (ya, yb) {
+   ya = local.f (a)
+   yb = local.f (b)
+}
+<domain: "local", opset_import: ["" : 18]>
+f (x) => (y) {
+   t = Neg (x)
+   y = Abs (t)
+}
+)");
+  auto r = infer_shapes(m);
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  const auto& f = m.functions(0);
+  EXPECT_EQ(type_of(value_info(f.value_info(), "x")), "float[unk__0,3] x");
+  EXPECT_EQ(type_of(value_info(f.value_info(), "t")), "float[unk__0,3] t");
+  EXPECT_EQ(type_of(&m.graph().output(0)), "float[N,3] ya");
+  EXPECT_EQ(type_of(&m.graph().output(1)), "float[M,3] yb");
+}
+
+}  // namespace
+}  // namespace shapeprop
