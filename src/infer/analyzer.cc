@@ -319,7 +319,7 @@ struct Analyzer::Impl {
     } else if (is_onnx_domain(n.domain()) && n.op_type() == "Scan") {
       outputs = call_scan(n, inputs, attrs, scope, frame, path);
     } else {
-      outputs = call_op(n, inputs, attrs, frame, path);
+      outputs = call_op(n, inputs, attrs, scope, frame, path);
     }
     outputs.resize(static_cast<size_t>(n.output_size()));
     for (int i = 0; i < n.output_size(); ++i) define(n.output(i), std::move(outputs[static_cast<size_t>(i)]), scope, frame, path);
@@ -515,15 +515,16 @@ struct Analyzer::Impl {
     return results;
   }
 
-  std::vector<Fact> call_scan(const NodeProto&, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
+  std::vector<Fact> call_scan(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
                               Scope& scope, Frame& frame, const std::vector<std::string>& path) {
     const AttributeProto* body_attr = attrs.find("body");
     const AttributeProto* num_attr = attrs.find("num_scan_inputs");
     const int opset = frame.opsets->count("") ? frame.opsets->at("") : 0;
-    if (!body_attr || !body_attr->has_g() || !num_attr || opset < 9) {
-      report_soft(frame, path, "Scan before opset 9 or without body/num_scan_inputs is not analysed");
+    if (!body_attr || !body_attr->has_g() || !num_attr) {
+      report(frame, path, Severity::Error, "Scan needs a body graph and num_scan_inputs");
       return {};
     }
+    if (opset < 9) return call_op(n, inputs, attrs, scope, frame, path);  // Scan-8: batch axis, ONNX's rule
     const GraphProto& body = body_attr->g();
     const size_t num_scan = static_cast<size_t>(num_attr->i());
     const size_t num_state = inputs.size() >= num_scan ? inputs.size() - num_scan : 0;
@@ -578,7 +579,7 @@ struct Analyzer::Impl {
   // ------------------------------------------------------------------ operators
 
   std::vector<Fact> call_op(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
-                            Frame& frame, const std::vector<std::string>& path) {
+                            Scope& scope, Frame& frame, const std::vector<std::string>& path) {
     const std::string domain = FunctionId::canonical_domain(n.domain());
     auto v = frame.opsets->find(domain);
     if (v == frame.opsets->end()) {
@@ -595,7 +596,17 @@ struct Analyzer::Impl {
       return outputs;
     }
     if (schema->has_type_and_shape_inference_function()) {
-      auto r = run_onnx_inference(*schema, n, inputs, attrs.list);
+      // Subgraphs ONNX's rule asks about (SequenceMap, Scan-8) are walked for their
+      // output types only: ONNX feeds loop-like bodies their first iteration's types,
+      // which need not hold for later ones, so nothing inside is recorded.
+      auto subgraphs = [&](const GraphProto& g, const std::vector<Fact>& in) {
+        Summary scratch;
+        Frame trial = frame;
+        trial.summary = &scratch;
+        trial.speculative = true;
+        return walk_subgraph(g, scope, trial, in, with(path, "subgraph '" + g.name() + "'"));
+      };
+      auto r = run_onnx_inference(*schema, n, inputs, attrs.list, subgraphs);
       if (r.error) report_soft(frame, path, "ONNX inference failed: " + *r.error);
       outputs = std::move(r.outputs);
     } else if (const FunctionProto* body = schema_body(*schema, n, inputs, version)) {

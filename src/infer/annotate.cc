@@ -187,13 +187,17 @@ size_t annotate_graph(onnx::ModelProto& model, const Summary& root) {
       if (it == root.values.end() || !writable(it->second, main)) return std::nullopt;
       return it->second.type();
     });
-    // Outputs (and subgraph inputs) keep their declared type unless ours says more.
+    // Outputs (and subgraph inputs) keep their declared type unless ours says more, or
+    // contradicts it: the analysis already reported the contradiction, and leaving a
+    // false declaration next to the true facts written around it would make the model
+    // inconsistent.
     auto update = [&](ValueInfoProto& vi) {
       auto it = root.values.find(vi.name());
       if (it == root.values.end() || !writable(it->second, main)) return;
       Fact declared = vi.has_type() ? Fact::of_type(vi.type()) : Fact();
       auto refined = Fact::refine(it->second, declared);
-      if (refined.ok() && *refined != declared) *vi.mutable_type() = refined->type();
+      const Fact& best = refined.ok() ? *refined : it->second;
+      if (best != declared) *vi.mutable_type() = best.type();
     };
     for (auto& vi : *g->mutable_output()) update(vi);
     if (!is_main)

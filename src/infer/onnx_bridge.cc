@@ -1,16 +1,44 @@
 #include "onnx_bridge.h"
 
+#include <memory>
+
 #include "onnx/defs/shape_inference.h"
 
 namespace shapeprop::infer {
 
 namespace {
 
+class BridgeGraphInferencer final : public onnx::GraphInferencer {
+ public:
+  BridgeGraphInferencer(const onnx::GraphProto& graph, const SubgraphInferencer& infer) : graph_(graph), infer_(infer) {}
+
+  std::vector<const onnx::TypeProto*> doInferencing(const std::vector<const onnx::TypeProto*>& input_types,
+                                                    const std::vector<const onnx::TensorProto*>& input_data) override {
+    std::vector<Fact> inputs;
+    for (size_t i = 0; i < input_types.size(); ++i) {
+      if (i < input_data.size() && input_data[i])
+        inputs.push_back(Fact::of_tensor(*input_data[i]));
+      else
+        inputs.push_back(input_types[i] ? Fact::of_type(*input_types[i]) : Fact());
+    }
+    outputs_.clear();
+    for (const Fact& f : infer_(graph_, inputs)) outputs_.push_back(f.type());
+    std::vector<const onnx::TypeProto*> out;
+    for (const auto& t : outputs_) out.push_back(t.value_case() == onnx::TypeProto::VALUE_NOT_SET ? nullptr : &t);
+    return out;
+  }
+
+ private:
+  const onnx::GraphProto& graph_;
+  const SubgraphInferencer& infer_;
+  std::vector<onnx::TypeProto> outputs_;
+};
+
 class BridgeContext final : public onnx::InferenceContext {
  public:
   BridgeContext(const onnx::NodeProto& node, const std::vector<const Fact*>& inputs,
-                const std::vector<const onnx::AttributeProto*>& attributes)
-      : node_(node), attributes_(attributes), output_types_(static_cast<size_t>(node.output_size())) {
+                const std::vector<const onnx::AttributeProto*>& attributes, const SubgraphInferencer& subgraphs)
+      : node_(node), attributes_(attributes), subgraphs_(subgraphs), output_types_(static_cast<size_t>(node.output_size())) {
     for (const Fact* f : inputs) {
       InputView v;
       if (f && (f->elem_type != 0 || f->other)) {
@@ -37,9 +65,13 @@ class BridgeContext final : public onnx::InferenceContext {
   }
   size_t getNumOutputs() const override { return output_types_.size(); }
   onnx::TypeProto* getOutputType(size_t i) override { return i < output_types_.size() ? &output_types_[i] : nullptr; }
-  // Subgraph-holding ops other than If/Loop/Scan (which the analyzer handles itself) get
-  // no graph inferencer; ONNX's functions then stop with an error, caught by the caller.
-  onnx::GraphInferencer* getGraphAttributeInferencer(const std::string&) override { return nullptr; }
+  // For subgraph-holding ops other than If/Loop/Scan (which the analyzer handles itself).
+  onnx::GraphInferencer* getGraphAttributeInferencer(const std::string& name) override {
+    const onnx::AttributeProto* a = getAttribute(name);
+    if (!a || !a->has_g() || !subgraphs_) return nullptr;
+    inferencers_.push_back(std::make_unique<BridgeGraphInferencer>(a->g(), subgraphs_));
+    return inferencers_.back().get();
+  }
   const onnx::SparseTensorProto* getInputSparseData(size_t) const override { return nullptr; }
   const onnx::TensorShapeProto* getSymbolicInput(size_t i) const override {
     return i < inputs_.size() && inputs_[i].symbolic ? &*inputs_[i].symbolic : nullptr;
@@ -59,6 +91,8 @@ class BridgeContext final : public onnx::InferenceContext {
   };
   const onnx::NodeProto& node_;
   const std::vector<const onnx::AttributeProto*>& attributes_;
+  const SubgraphInferencer& subgraphs_;
+  std::vector<std::unique_ptr<BridgeGraphInferencer>> inferencers_;
   std::vector<InputView> inputs_;
   std::vector<onnx::TypeProto> output_types_;
 };
@@ -72,10 +106,11 @@ const onnx::OpSchema* find_schema(const std::string& op_type, const std::string&
 
 OnnxInference run_onnx_inference(const onnx::OpSchema& schema, const onnx::NodeProto& node,
                                  const std::vector<const Fact*>& inputs,
-                                 const std::vector<const onnx::AttributeProto*>& attributes) {
+                                 const std::vector<const onnx::AttributeProto*>& attributes,
+                                 const SubgraphInferencer& subgraphs) {
   OnnxInference result;
   result.outputs.resize(static_cast<size_t>(node.output_size()));
-  BridgeContext ctx(node, inputs, attributes);
+  BridgeContext ctx(node, inputs, attributes, subgraphs);
   try {
     schema.GetTypeAndShapeInferenceFunction()(ctx);
   } catch (const std::exception& e) {

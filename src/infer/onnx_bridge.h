@@ -4,6 +4,7 @@
 // types.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,10 +23,16 @@ struct OnnxInference {
   std::optional<std::string> error;  // ONNX's inference function failed (its message)
 };
 
+// Infers a subgraph attribute's output types from its input facts (for ONNX inference
+// functions of ops such as SequenceMap that ask for a GraphInferencer).
+using SubgraphInferencer =
+    std::function<std::vector<Fact>(const onnx::GraphProto& graph, const std::vector<Fact>& inputs)>;
+
 // Runs the schema's type and shape inference function on the node. `inputs` are the
 // facts of the node's inputs (nullptr where an optional input is omitted).
 OnnxInference run_onnx_inference(const onnx::OpSchema& schema, const onnx::NodeProto& node,
                                  const std::vector<const Fact*>& inputs,
-                                 const std::vector<const onnx::AttributeProto*>& attributes);
+                                 const std::vector<const onnx::AttributeProto*>& attributes,
+                                 const SubgraphInferencer& subgraphs);
 
 }  // namespace shapeprop::infer
