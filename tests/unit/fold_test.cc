@@ -175,6 +175,35 @@ TEST(Fold, MissingInputsGiveNothingWrong) {
   }
 }
 
+TEST(Fold, OddInputsNeverCrash) {
+  // Every rule over combinations of odd facts (unknown, scalar, empty, symbolic, negative
+  // dims, element counts that disagree with the shape) and attributes: whatever comes
+  // out, nothing crashes (the sanitizer build checks memory and overflow too).
+  Fact mismatched = tensor(TensorProto::INT64, {C(3)});
+  mismatched.ints = std::vector<Dim>{C(1), C(2)};
+  const std::vector<Fact> pool = {Fact(), i64(C(0)), i64s({}), i64s({C(-1), C(kMin)}), i64s({C(kMax), N}), f32({1.5, -2}),
+                                  floats({N, C(0), Dim()}), tensor(TensorProto::INT64, {C(-2)}), mismatched,
+                                  bools({C(2)}, {C(1), C(0)})};
+  const std::vector<std::vector<AttributeProto>> attr_sets = {
+      {}, {attr_i("axis", -1), attr_i("keepdims", 0)}, {attr_is("axes", {0, -1}), attr_i("to", TensorProto::INT8)},
+      {attr_i("axis", 5), attr_i("fmod", 1), attr_i("allowzero", 1), attr_i("start", kMin), attr_i("end", kMax)}};
+  for (const char* op : {"Shape", "Size", "Constant", "ConstantOfShape", "Cast", "CastLike", "Identity", "Equal", "Less",
+                         "Not", "And", "Where", "Add", "Sub", "Mul", "Div", "Mod", "Neg", "Abs", "Min", "Concat", "Gather",
+                         "Slice", "Squeeze", "Unsqueeze", "Reshape", "Expand", "Range", "ReduceProd", "ReduceSum", "Split"})
+    for (int opset : {9, 13, 18})
+      for (const auto& attrs : attr_sets)
+        for (const Fact& a : pool)
+          for (const Fact& b : pool)
+            for (size_t third : {size_t{0}, size_t{3}, size_t{4}}) {
+              Node node(op, {a, b});
+              node.opset(opset).outputs(2);
+              if (third) node.input(pool[third]).input(pool[third]);
+              for (const auto& attr : attrs) node.attr(attr);
+              fprintf(stderr, "%s %d %zu %zu %zu %zu\n", op, opset, &attrs - &attr_sets[0], &a - &pool[0], &b - &pool[0], third);
+              EXPECT_EQ(node.all().size(), 2u) << op;
+            }
+}
+
 // ---- Shape, Size -----------------------------------------------------------------------
 
 TEST(FoldShape, DimsAsElements) {

@@ -11,6 +11,7 @@
 
 #include "shapeprop/infer.h"
 #include "shapeprop/io.h"
+#include "shapeprop/specialize.h"
 #include "shapeprop/text.h"
 #include "shapeprop/validate.h"
 #include "shapeprop/version.h"
@@ -27,6 +28,13 @@ Infers types and shapes through the model's functions, per call site, and writes
 as graph value_info and FunctionProto.value_info.
 
 options:
+  --mode MODE            annotate (default): write inferred types only;
+                         specialize: one folded copy of each function per distinct
+                         context (rank conditionals, CastLikes and shape arithmetic the
+                         facts decide are gone), dead code removed;
+                         inline: specialize, then inline (--inline=all unless given)
+  --inline POLICY        all | none | small[:N] (bodies of at most N nodes after
+                         folding, default 8); implies --mode specialize at least
   -o, --output PATH      write the result to PATH (atomically); default: text on stdout
   --emit text|binary     output format; default from the output's extension
                          (.onnx binary, .onnxtxt text), text when writing to stdout
@@ -45,8 +53,13 @@ options:
 exit status: 0 ok, 1 a check found problems, 2 bad usage or unreadable input
 )";
 
+enum class Mode { Annotate, Specialize, Inline };
+
 struct Options {
   std::string input;
+  Mode mode = Mode::Annotate;
+  std::optional<shapeprop::InlinePolicy> inline_policy;
+  size_t small_limit = 8;
   std::string output;
   std::optional<shapeprop::Format> emit;
   bool infer = true;
@@ -112,6 +125,40 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         error("--emit takes 'text' or 'binary', not '" + *v + "'");
         return kBadInput;
       }
+    } else if (is("--mode")) {
+      auto v = value("--mode");
+      if (!v) return kBadInput;
+      if (*v == "annotate")
+        o.mode = Mode::Annotate;
+      else if (*v == "specialize")
+        o.mode = Mode::Specialize;
+      else if (*v == "inline")
+        o.mode = Mode::Inline;
+      else {
+        error("--mode takes 'annotate', 'specialize' or 'inline', not '" + *v + "'");
+        return kBadInput;
+      }
+    } else if (is("--inline")) {
+      auto v = value("--inline");
+      if (!v) return kBadInput;
+      if (*v == "all") {
+        o.inline_policy = shapeprop::InlinePolicy::All;
+      } else if (*v == "none") {
+        o.inline_policy = shapeprop::InlinePolicy::None;
+      } else if (v->rfind("small", 0) == 0) {
+        o.inline_policy = shapeprop::InlinePolicy::Small;
+        if (v->size() > 5) {
+          const std::string n = v->substr(5);
+          if (n.size() < 2 || n[0] != ':' || n.find_first_not_of("0123456789", 1) != std::string::npos) {
+            error("--inline small takes a node count, as in small:8, not '" + *v + "'");
+            return kBadInput;
+          }
+          o.small_limit = std::stoul(n.substr(1));
+        }
+      } else {
+        error("--inline takes all, none or small[:N], not '" + *v + "'");
+        return kBadInput;
+      }
     } else if (a == "--strict") {
       o.infer_options.strict = true;
     } else if (a == "--keep-ir-version") {
@@ -157,7 +204,26 @@ int run(const Options& o) {
   }
   if (!o.quiet) report(warnings_only(problems));
 
-  if (o.infer) {
+  const bool transform = o.mode != Mode::Annotate || o.inline_policy.has_value();
+  if (o.infer && transform) {
+    shapeprop::TransformOptions t;
+    t.infer = o.infer_options;
+    t.inline_policy = o.inline_policy.value_or(o.mode == Mode::Inline ? shapeprop::InlinePolicy::All
+                                                                      : shapeprop::InlinePolicy::None);
+    t.small_limit = o.small_limit;
+    auto done = shapeprop::specialize(*model, t);
+    if (!done) {
+      report({shapeprop::Diagnostic(done.error()).in_file(o.input)});
+      return kBadInput;
+    }
+    for (auto& d : done->diagnostics)
+      if (d.file.empty()) d.file = o.input;
+    const bool failed = shapeprop::has_errors(done->diagnostics);
+    report(o.quiet && !failed ? errors_only(done->diagnostics) : done->diagnostics);
+    if (failed) return kCheckFailed;
+    if (!done->annotation.debug.empty()) std::cerr << done->annotation.debug;
+    if (!o.quiet) std::cerr << "onnx-infer-shapes: " << shapeprop::summary_line(done->stats) << '\n';
+  } else if (o.infer) {
     auto inferred = shapeprop::infer_shapes(*model, o.infer_options);
     if (!inferred) {
       report({shapeprop::Diagnostic(inferred.error()).in_file(o.input)});

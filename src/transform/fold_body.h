@@ -1,0 +1,49 @@
+// Folding one body (the main graph, or a function in one context) by what the analysis
+// knows of it, and removing what is then dead.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "infer/analyzer.h"
+#include "shapeprop/specialize.h"
+
+namespace shapeprop::transform {
+
+using NodeList = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
+
+// Where folded constants go: initializers of the main graph, or Constant nodes in a
+// function body.
+struct BodyTarget {
+  onnx::GraphProto* main_graph = nullptr;  // set when folding the main graph
+  // The attribute values of the function's context, substituted for references (a
+  // specialized body has no attributes of its own); nullptr in the main graph.
+  const std::vector<onnx::AttributeProto>* attributes = nullptr;
+  // The name of the specialized function a call node's context maps to.
+  std::function<std::string(const infer::CallContext*)> callee_name;
+};
+
+// Folds `nodes` (the original body, whose facts are `facts`) into a new node list.
+// `protected_names` are the body's inputs and outputs (and the main graph's
+// initializers), whose names stay as they are; `scope_names`
+// every name the body defines or reads, from which fresh names are kept apart.
+NodeList fold_body(const NodeList& nodes, const infer::Summary& facts, const BodyTarget& target,
+                   const std::unordered_set<std::string>& protected_names, std::unordered_set<std::string>& scope_names,
+                   TransformStats& stats);
+
+// Removes nodes whose outputs nobody reads (in subgraphs too); `live` are the names the
+// body must still produce. Returns the number of nodes removed.
+size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>& live);
+
+// Every name read by the nodes, in subgraphs too (a superset of their free names).
+void collect_reads(const NodeList& nodes, std::unordered_set<std::string>& reads);
+
+// Every name defined or read anywhere in the nodes and their subgraphs.
+void collect_names(const NodeList& nodes, std::unordered_set<std::string>& names);
+
+// Nodes in the list and all of its subgraphs.
+size_t count_nodes(const NodeList& nodes);
+
+}  // namespace shapeprop::transform

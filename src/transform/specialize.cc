@@ -1,0 +1,397 @@
+// Specialization: one folded copy of each reached function per distinct context,
+// identical copies shared, call sites retargeted; then dead code removal, inlining by
+// policy, and annotation. The rounds repeat until one changes nothing, so that the
+// result is a fixed point: a second run of the tool on it changes nothing.
+#include "shapeprop/specialize.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <map>
+#include <set>
+
+#include "fold_body.h"
+#include "infer/onnx_bridge.h"
+#include "onnx/inliner/inliner.h"
+#include "shapeprop/call_graph.h"
+
+namespace shapeprop {
+
+namespace {
+
+using onnx::FunctionProto;
+using onnx::GraphProto;
+using onnx::ModelProto;
+using onnx::NodeProto;
+using transform::NodeList;
+
+constexpr int kMaxRounds = 4;
+
+std::string serialized(const google::protobuf::Message& m) {
+  std::string bytes;
+  google::protobuf::io::StringOutputStream raw(&bytes);
+  google::protobuf::io::CodedOutputStream out(&raw);
+  out.SetSerializationDeterministic(true);
+  m.SerializeToCodedStream(&out);
+  out.Trim();
+  return bytes;
+}
+
+size_t count_all_nodes(const ModelProto& m) {
+  size_t k = transform::count_nodes(m.graph().node());
+  for (const auto& f : m.functions()) k += transform::count_nodes(f.node());
+  return k;
+}
+
+void collect_domains(const NodeList& nodes, std::set<std::string>& domains) {
+  for (const auto& n : nodes) {
+    domains.insert(FunctionId::canonical_domain(n.domain()));
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) collect_domains(a.g().node(), domains);
+      for (const auto& g : a.graphs()) collect_domains(g.node(), domains);
+    }
+  }
+}
+
+void collect_calls(const NodeList& nodes, const std::set<FunctionId>& functions, std::set<FunctionId>& called,
+                   size_t* count = nullptr) {
+  for (const auto& n : nodes) {
+    if (functions.count(FunctionId::of(n))) {
+      called.insert(FunctionId::of(n));
+      if (count) ++*count;
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) collect_calls(a.g().node(), functions, called, count);
+      for (const auto& g : a.graphs()) collect_calls(g.node(), functions, called, count);
+    }
+  }
+}
+
+std::set<FunctionId> function_ids(const ModelProto& m) {
+  std::set<FunctionId> ids;
+  for (const auto& f : m.functions()) ids.insert(FunctionId::of(f));
+  return ids;
+}
+
+size_t count_calls(const ModelProto& m) {
+  const auto ids = function_ids(m);
+  std::set<FunctionId> called;
+  size_t k = 0;
+  collect_calls(m.graph().node(), ids, called, &k);
+  for (const auto& f : m.functions()) collect_calls(f.node(), ids, called, &k);
+  return k;
+}
+
+// Drops functions nothing reachable from the main graph calls, and opset imports no
+// node uses (the default domain stays).
+void remove_unused(ModelProto& m) {
+  const auto ids = function_ids(m);
+  std::set<FunctionId> reached;
+  collect_calls(m.graph().node(), ids, reached);
+  for (std::set<FunctionId> frontier = reached; !frontier.empty();) {
+    std::set<FunctionId> next;
+    for (const auto& f : m.functions())
+      if (frontier.count(FunctionId::of(f))) {
+        std::set<FunctionId> called;
+        collect_calls(f.node(), ids, called);
+        for (const auto& c : called)
+          if (reached.insert(c).second) next.insert(c);
+      }
+    frontier = std::move(next);
+  }
+  auto* functions = m.mutable_functions();
+  functions->erase(std::remove_if(functions->begin(), functions->end(),
+                                  [&](const FunctionProto& f) { return !reached.count(FunctionId::of(f)); }),
+                   functions->end());
+
+  std::set<std::string> used{""};
+  collect_domains(m.graph().node(), used);
+  for (auto& f : *m.mutable_functions()) {
+    std::set<std::string> in_body;
+    collect_domains(f.node(), in_body);
+    used.insert(in_body.begin(), in_body.end());
+    auto* imports = f.mutable_opset_import();
+    imports->erase(std::remove_if(imports->begin(), imports->end(),
+                                  [&](const onnx::OperatorSetIdProto& o) {
+                                    return !in_body.count(FunctionId::canonical_domain(o.domain()));
+                                  }),
+                   imports->end());
+  }
+  auto* imports = m.mutable_opset_import();
+  imports->erase(std::remove_if(imports->begin(), imports->end(),
+                                [&](const onnx::OperatorSetIdProto& o) {
+                                  return !used.count(FunctionId::canonical_domain(o.domain()));
+                                }),
+                 imports->end());
+}
+
+// Initializers nothing reads (graph inputs with a default stay: they are interface).
+void remove_unused_initializers(GraphProto& g) {
+  std::unordered_set<std::string> reads;
+  transform::collect_reads(g.node(), reads);
+  for (const auto& o : g.output()) reads.insert(o.name());
+  for (const auto& i : g.input()) reads.insert(i.name());
+  auto* inits = g.mutable_initializer();
+  inits->erase(std::remove_if(inits->begin(), inits->end(),
+                              [&](const onnx::TensorProto& t) { return !reads.count(t.name()); }),
+               inits->end());
+}
+
+class Round {
+ public:
+  Round(const ModelProto& model, const TransformOptions& options, TransformResult& result, bool count_specializations)
+      : model_(model), options_(options), result_(result), count_specializations_(count_specializations) {}
+
+  // One round of specialize + fold + remove dead code into `out`. False (and `out`
+  // untouched) when the analysis found errors; an error when it could not run at all.
+  Result<bool> run(ModelProto& out) {
+    auto calls = CallGraph::build(model_);
+    if (!calls) return calls.error();
+    infer::Analyzer analysis(model_, *calls, options_.infer);
+    analysis.run();
+    for (auto& d : analysis.take_diagnostics()) result_.diagnostics.push_back(std::move(d));
+    if (has_errors(result_.diagnostics)) return false;
+
+    out = model_;
+    out.clear_functions();
+    std::set<std::pair<std::string, std::string>> taken;  // (domain, name) of the original functions
+    for (const auto& f : model_.functions()) taken.insert({FunctionId::canonical_domain(f.domain()), f.name()});
+
+    for (const auto& [f, contexts] : analysis.live_contexts()) {
+      std::vector<FunctionProto> bodies;
+      std::vector<std::vector<const infer::CallContext*>> users;
+      std::map<std::string, size_t> index_of_body;
+      for (const infer::CallContext* c : contexts) {
+        FunctionProto body = fold_function(*f, analysis.summary(*c), *c);
+        auto [it, fresh] = index_of_body.emplace(serialized(body), bodies.size());
+        if (fresh) {
+          bodies.push_back(std::move(body));
+          users.emplace_back();
+        } else if (count_specializations_) {
+          ++result_.stats.shared;
+        }
+        users[it->second].push_back(c);
+      }
+      for (size_t k = 0; k < bodies.size(); ++k) {
+        // One body keeps the function's name (so that a second run renames nothing);
+        // several are numbered in first-use order.
+        std::string name = f->name();
+        if (bodies.size() > 1) {
+          for (size_t n = k;; ++n) {
+            name = f->name() + "__" + std::to_string(n);
+            if (taken.insert({FunctionId::canonical_domain(f->domain()), name}).second) break;
+          }
+        }
+        bodies[k].set_name(name);
+        for (const infer::CallContext* c : users[k]) name_of_[c] = name;
+        *out.add_functions() = std::move(bodies[k]);
+      }
+      if (count_specializations_ && (bodies.size() > 1 || contexts.size() > 1))
+        result_.stats.specializations += bodies.size();
+    }
+
+    fold_main_graph(analysis, out);
+    restore_missing_functions(out);
+    remove_unused(out);
+    return true;
+  }
+
+ private:
+  const ModelProto& model_;
+  const TransformOptions& options_;
+  TransformResult& result_;
+  const bool count_specializations_;  // later rounds see the first round's specializations
+  std::unordered_map<const infer::CallContext*, std::string> name_of_;
+
+  std::function<std::string(const infer::CallContext*)> callee_names() {
+    return [this](const infer::CallContext* c) {
+      auto it = name_of_.find(c);
+      return it != name_of_.end() ? it->second : c->function.name;
+    };
+  }
+
+  FunctionProto fold_function(const FunctionProto& f, const infer::Summary& facts, const infer::CallContext& context) {
+    FunctionProto body;
+    body.set_domain(f.domain());
+    if (f.has_overload()) body.set_overload(f.overload());
+    if (f.has_doc_string()) body.set_doc_string(f.doc_string());
+    *body.mutable_opset_import() = f.opset_import();
+    *body.mutable_input() = f.input();
+    *body.mutable_output() = f.output();
+    std::unordered_set<std::string> io(f.input().begin(), f.input().end());
+    io.insert(f.output().begin(), f.output().end());
+    std::unordered_set<std::string> names = io;
+    transform::collect_names(f.node(), names);
+    transform::BodyTarget target;
+    target.attributes = &context.attributes;
+    target.callee_name = callee_names();
+    NodeList nodes = transform::fold_body(f.node(), facts, target, io, names, result_.stats);
+    transform::remove_dead_nodes(nodes, std::unordered_set<std::string>(f.output().begin(), f.output().end()));
+    body.mutable_node()->Swap(&nodes);
+    return body;
+  }
+
+  void fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
+    const GraphProto& g = model_.graph();
+    GraphProto& target_graph = *out.mutable_graph();
+    std::unordered_set<std::string> keep;
+    for (const auto& vi : g.input()) keep.insert(vi.name());
+    for (const auto& vi : g.output()) keep.insert(vi.name());
+    for (const auto& t : g.initializer()) keep.insert(t.name());
+    std::unordered_set<std::string> names = keep;
+    transform::collect_names(g.node(), names);
+    transform::BodyTarget target;
+    target.main_graph = &target_graph;
+    target.callee_name = callee_names();
+    NodeList nodes = transform::fold_body(g.node(), analysis.graph(), target, keep, names, result_.stats);
+    std::unordered_set<std::string> live;
+    for (const auto& vi : g.output()) live.insert(vi.name());
+    transform::remove_dead_nodes(nodes, live);
+    target_graph.mutable_node()->Swap(&nodes);
+    target_graph.clear_value_info();  // written anew by the final annotation
+    remove_unused_initializers(target_graph);
+  }
+
+  // A call the analysis did not specialize (one only ONNX's own rules walked, inside a
+  // SequenceMap body) keeps calling the original function, which then stays.
+  void restore_missing_functions(ModelProto& out) {
+    for (bool added = true; added;) {
+      added = false;
+      auto present = function_ids(out);
+      std::set<FunctionId> originals = function_ids(model_);
+      std::set<FunctionId> called;
+      collect_calls(out.graph().node(), originals, called);
+      for (const auto& f : out.functions()) collect_calls(f.node(), originals, called);
+      for (const auto& f : model_.functions())
+        if (called.count(FunctionId::of(f)) && !present.count(FunctionId::of(f))) {
+          *out.add_functions() = f;
+          added = true;
+        }
+    }
+  }
+};
+
+// A function whose opset version for a domain differs from the model's can still be
+// inlined when every op it uses from that domain has the same definition at both
+// versions (and for domains of model-local functions, whose versions mean nothing).
+bool reconcile_opsets(FunctionProto& f, const ModelProto& model, std::string& why) {
+  std::map<std::string, int64_t> model_versions;
+  for (const auto& o : model.opset_import()) model_versions[FunctionId::canonical_domain(o.domain())] = o.version();
+  std::set<std::string> local_domains;
+  for (const auto& g : model.functions()) local_domains.insert(FunctionId::canonical_domain(g.domain()));
+  for (auto& o : *f.mutable_opset_import()) {
+    const std::string d = FunctionId::canonical_domain(o.domain());
+    auto it = model_versions.find(d);
+    if (it == model_versions.end() || it->second == o.version()) continue;
+    if (!local_domains.count(d)) {
+      std::vector<const NodeProto*> work;
+      for (const auto& n : f.node()) work.push_back(&n);
+      while (!work.empty()) {
+        const NodeProto* n = work.back();
+        work.pop_back();
+        for (const auto& a : n->attribute()) {
+          if (a.has_g())
+            for (const auto& m : a.g().node()) work.push_back(&m);
+          for (const auto& g : a.graphs())
+            for (const auto& m : g.node()) work.push_back(&m);
+        }
+        if (FunctionId::canonical_domain(n->domain()) != d) continue;
+        const auto* at_function = infer::find_schema(n->op_type(), d, static_cast<int>(o.version()));
+        const auto* at_model = infer::find_schema(n->op_type(), d, static_cast<int>(it->second));
+        if (!at_function || at_function != at_model) {
+          why = "its opset for domain '" + o.domain() + "' is " + std::to_string(o.version()) + " and the model's " +
+                std::to_string(it->second) + ", and " + n->op_type() + " differs between them";
+          return false;
+        }
+      }
+    }
+    o.set_version(it->second);
+  }
+  return true;
+}
+
+void inline_functions(ModelProto& m, const TransformOptions& options, TransformResult& result) {
+  const size_t calls_before = count_calls(m);
+  std::vector<FunctionProto> kept_aside;  // not inlinable: ONNX's inliner must not see them
+  onnx::inliner::FunctionIdVector selected;
+  const auto all = m.functions();
+  m.clear_functions();
+  for (FunctionProto f : all) {
+    std::string why;
+    if (!reconcile_opsets(f, m, why)) {
+      Diagnostic d = Diagnostic::make(Severity::Note, "calls of " + FunctionId::of(f).str() + " are not inlined: " + why);
+      result.diagnostics.push_back(std::move(d));
+      kept_aside.push_back(std::move(f));
+      continue;
+    }
+    const bool small = transform::count_nodes(f.node()) <= options.small_limit;
+    if (options.inline_policy == InlinePolicy::All || small) selected.emplace_back(f.domain(), f.name());
+    *m.add_functions() = std::move(f);
+  }
+  auto set = onnx::inliner::FunctionIdSet::Create(std::move(selected));
+  onnx::inliner::InlineSelectedFunctions(m, *set);
+  for (auto& f : kept_aside) *m.add_functions() = std::move(f);
+  // Functions the inliner removed that a function kept aside still calls come back.
+  const auto present = function_ids(m);
+  std::set<FunctionId> called;
+  std::set<FunctionId> originals;
+  for (const auto& f : all) originals.insert(FunctionId::of(f));
+  for (const auto& f : m.functions()) collect_calls(f.node(), originals, called);
+  for (const auto& f : all)
+    if (called.count(FunctionId::of(f)) && !present.count(FunctionId::of(f))) *m.add_functions() = f;
+  remove_unused(m);
+  const size_t calls_after = count_calls(m);
+  result.stats.calls_inlined += calls_before > calls_after ? calls_before - calls_after : 0;
+}
+
+}  // namespace
+
+Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options) {
+  TransformResult result;
+  result.stats.nodes_before = count_all_nodes(model);
+  result.stats.functions_before = static_cast<size_t>(model.functions_size());
+  ModelProto current = model;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    ModelProto next;
+    Round step(current, options, result, /*count_specializations=*/round == 0);
+    auto ran = step.run(next);
+    if (!ran) return ran.error();
+    if (!*ran) return result;  // errors in result.diagnostics; the model is left as it was
+    if (options.inline_policy != InlinePolicy::None && next.functions_size() > 0) {
+      try {
+        inline_functions(next, options, result);
+      } catch (const std::exception& e) {
+        return Diagnostic::error(std::string("ONNX's inliner failed: ") + e.what());
+      }
+    }
+    const bool changed = serialized(next) != serialized(current);
+    current = std::move(next);
+    if (!changed) break;
+  }
+  auto annotated = infer_shapes(current, options.infer);
+  if (!annotated) return annotated.error();
+  result.annotation = std::move(*annotated);
+  result.stats.calls_kept = count_calls(current);
+  result.stats.nodes_after = count_all_nodes(current);
+  result.stats.functions_after = static_cast<size_t>(current.functions_size());
+  model = std::move(current);
+  return result;
+}
+
+std::string summary_line(const TransformStats& s) {
+  auto plural = [](size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
+  const size_t removed = s.nodes_before > s.nodes_after ? s.nodes_before - s.nodes_after : 0;
+  std::string line = plural(s.ifs_folded, "If folded", "Ifs folded") + ", " +
+                     plural(s.castlikes_folded, "CastLike folded", "CastLikes folded") + ", " +
+                     plural(s.constants_folded, "value folded to a constant", "values folded to constants") + ", " +
+                     plural(removed, "node removed", "nodes removed") + " (" + std::to_string(s.nodes_before) + " -> " +
+                     std::to_string(s.nodes_after) + "), functions " + std::to_string(s.functions_before) + " -> " +
+                     std::to_string(s.functions_after) + ", " +
+                     plural(s.specializations, "specialization", "specializations") + " (" +
+                     std::to_string(s.shared) + " shared)";
+  if (s.calls_inlined > 0 || s.calls_kept > 0)
+    line += ", " + plural(s.calls_inlined, "call inlined", "calls inlined") + ", " + plural(s.calls_kept, "call kept", "calls kept");
+  return line;
+}
+
+}  // namespace shapeprop
