@@ -73,6 +73,12 @@ class Dim {
   static Dim min(const Dim& a, const Dim& b);
   static Dim max(const Dim& a, const Dim& b);
 
+  // The least value this Dim takes when every symbol is at least `symbol_min`, if that
+  // is known: a constant, or a polynomial whose coefficients are all non-negative (so
+  // that it grows with each symbol). Dims are sizes, so symbols are at least 0; callers
+  // that assume non-empty dimensions pass 1.
+  std::optional<int64_t> min_value(int64_t symbol_min) const;
+
   // What is known about equality: true when canonically equal (and not unknown), false
   // when the difference is a nonzero constant, nullopt otherwise.
   std::optional<bool> equals(const Dim& other) const;

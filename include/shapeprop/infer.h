@@ -23,6 +23,10 @@ struct InferOptions {
   // Write FunctionProto.value_info, raising ir_version to 10 where it is lower. When
   // false, the IR version is kept and nothing is written inside functions.
   bool annotate_functions = true;
+  // Symbolic dims are at least 1 (no empty dynamic dimension), as PyTorch's exporter
+  // assumes of dynamic dims: Size(x) == 0 is then false for x of shape [N, 8]. Without
+  // it such conditions stay undecided.
+  bool assume_positive_dims = true;
   // Collect a text dump of the call graph and the contexts analysed per function.
   bool debug = false;
 };

@@ -32,8 +32,8 @@ struct TransformStats {
   size_t nodes_after = 0;
   size_t functions_before = 0;
   size_t functions_after = 0;
-  size_t specializations = 0;   // specialized functions made
-  size_t shared = 0;            // contexts that reused another context's identical body
+  size_t specializations = 0;   // specialized functions in the output (of functions called in several contexts)
+  size_t shared = 0;            // contexts beyond the first that a specialization serves (equal or identical bodies)
   size_t calls_inlined = 0;     // function calls replaced by bodies
   size_t calls_kept = 0;        // calls that inlining left (policy, or opsets that differ)
 };

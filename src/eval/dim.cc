@@ -154,6 +154,19 @@ Dim Dim::from_terms(std::map<Monomial, int64_t> terms, int64_t constant) {
   return d;
 }
 
+std::optional<int64_t> Dim::min_value(int64_t symbol_min) const {
+  if (unknown_ || symbol_min < 0) return std::nullopt;
+  int64_t total = constant_;
+  for (const auto& [monomial, coefficient] : terms_) {
+    if (coefficient < 0) return std::nullopt;
+    int64_t term = coefficient;
+    for (size_t k = 0; k < monomial.size(); ++k)
+      if (__builtin_mul_overflow(term, symbol_min, &term)) return std::nullopt;
+    if (__builtin_add_overflow(total, term, &total)) return std::nullopt;
+  }
+  return total;
+}
+
 std::optional<int64_t> Dim::as_constant() const {
   if (!is_constant()) return std::nullopt;
   return constant_;

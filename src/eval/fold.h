@@ -25,6 +25,9 @@ struct FoldInput {
   // Attributes with references already resolved (ref_attr_name replaced by the value).
   std::vector<const onnx::AttributeProto*> attributes;
   size_t num_outputs = 1;
+  // The least value a symbolic dim takes: 0 in general, 1 when empty dims are assumed
+  // away (InferOptions::assume_positive_dims).
+  int64_t symbol_min = 0;
 
   const onnx::AttributeProto* attribute(std::string_view name) const;
   const Fact* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }

@@ -239,9 +239,12 @@ std::vector<Fact> fold_expand(const FoldInput& node) {
   const int32_t type = x ? x->elem_type : 0;
   auto target = requested_dims(node.input(1));
   if (!x || !x->shape || !target) return {typed(type, std::nullopt)};
-  auto out = *broadcast_shapes({&*x->shape, &*target});
+  auto broadcast = broadcast_shapes({&*x->shape, &*target});
+  if (!broadcast) return {typed(type, std::nullopt)};  // does not broadcast: invalid
+  std::vector<Dim> out = std::move(*broadcast);
   auto in_static = shape_with_elements(x), out_static = static_dims(out);
-  if (!in_static || !fits_cap(type, static_count(out_static))) return {Fact::tensor(type, std::move(out))};
+  if (!in_static || !fits_cap(type, static_count(out_static)) || !broadcasts_to(*in_static, *out_static))
+    return {Fact::tensor(type, std::move(out))};
   return {gather_elements(*x, std::move(out), broadcast_map(*in_static, *out_static))};
 }
 

@@ -242,11 +242,11 @@ Fact result_of(int32_t elem_type, std::vector<Dim> shape, const std::vector<std:
 
 // ---- broadcasting and moving elements -------------------------------------------------
 
-Dim broadcast_dim(const Dim& a, const Dim& b) {
+std::optional<Dim> broadcast_dim(const Dim& a, const Dim& b) {
   auto ca = a.as_constant(), cb = b.as_constant();
   if (ca == 1) return b;
   if (cb == 1) return a;
-  if (ca && cb) return *ca == *cb ? a : Dim::unknown();  // unequal constants: invalid model
+  if (ca && cb) return *ca == *cb ? std::optional<Dim>(a) : std::nullopt;
   if (ca) return a;
   if (cb) return b;
   return a.equals(b) == true ? a : Dim::unknown();
@@ -261,9 +261,21 @@ std::optional<std::vector<Dim>> broadcast_shapes(const std::vector<const std::ve
   std::vector<Dim> out(rank, Dim::constant(1));
   for (const auto* s : shapes) {
     const size_t offset = rank - s->size();
-    for (size_t i = 0; i < s->size(); ++i) out[offset + i] = broadcast_dim(out[offset + i], (*s)[i]);
+    for (size_t i = 0; i < s->size(); ++i) {
+      auto d = broadcast_dim(out[offset + i], (*s)[i]);
+      if (!d) return std::nullopt;
+      out[offset + i] = std::move(*d);
+    }
   }
   return out;
+}
+
+bool broadcasts_to(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  if (in.size() > out.size()) return false;
+  const size_t offset = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] != 1 && in[i] != out[offset + i]) return false;
+  return true;
 }
 
 std::vector<size_t> broadcast_map(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
@@ -335,6 +347,7 @@ std::optional<std::vector<std::vector<Elem>>> broadcast_elems(const std::vector<
       if (count < 0) return std::nullopt;
       elems = std::vector<Elem>(static_cast<size_t>(count), Dim::unknown());
     }
+    if (!broadcasts_to(*in_shape, out)) return std::nullopt;  // broadcast_shapes made sure; the map relies on it
     std::vector<Elem> expanded;
     for (size_t i : broadcast_map(*in_shape, out)) expanded.push_back((*elems)[i]);
     all.push_back(std::move(expanded));

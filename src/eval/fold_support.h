@@ -105,13 +105,17 @@ Fact result_of(int32_t elem_type, std::vector<Dim> shape, const std::vector<std:
 
 // numpy broadcasting of two dims: 1 vs d is d; equal dims are that dim; a constant other
 // than 1 wins over a symbol or unknown (a valid model has the other be 1 or equal, which
-// is also what ONNX infers); anything else is unknown.
-Dim broadcast_dim(const Dim& a, const Dim& b);
-// The broadcast of several shapes (aligned at the back); nullopt when any is unknown.
+// is also what ONNX infers); anything else is unknown. nullopt for two different
+// constants other than 1, which do not broadcast.
+std::optional<Dim> broadcast_dim(const Dim& a, const Dim& b);
+// The broadcast of several shapes (aligned at the back); nullopt when any is unknown or
+// two do not broadcast.
 std::optional<std::vector<Dim>> broadcast_shapes(const std::vector<const std::vector<Dim>*>& shapes);
 
+// Static shape `in` broadcasts to `out`: no higher rank, each dim 1 or out's.
+bool broadcasts_to(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
 // For each element of a tensor of static shape `out`, the index of the element of a
-// tensor of static shape `in` that broadcasts to it.
+// tensor of static shape `in` that broadcasts to it (broadcasts_to(in, out) must hold).
 std::vector<size_t> broadcast_map(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
 
 // The fact of type and shape `shape` whose elements are src's picked by `map`

@@ -619,6 +619,7 @@ struct Analyzer::Impl {
       fi.inputs = inputs;
       fi.attributes = attrs.list;
       fi.num_outputs = static_cast<size_t>(n.output_size());
+      fi.symbol_min = options.assume_positive_dims ? 1 : 0;
       auto folded = eval::fold(fi);
       for (size_t i = 0; i < folded.size() && i < outputs.size(); ++i) {
         auto refined = Fact::refine(outputs[i], folded[i]);

@@ -278,11 +278,11 @@ class Folder {
     NodeProto r = n;
     for (auto& in : *r.mutable_input())
       if (!in.empty()) in = renames(in);
-    // Attribute references take the context's values (a specialized body has none).
-    if (target_.attributes) {
-      r.clear_attribute();
-      for (const auto& a : n.attribute()) {
-        if (!a.has_ref_attr_name()) {
+    r.clear_attribute();
+    for (const auto& a : n.attribute()) {
+      if (a.has_ref_attr_name()) {
+        // A reference takes the context's value (a specialized body has no attributes).
+        if (!target_.attributes) {
           *r.add_attribute() = a;
           continue;
         }
@@ -292,12 +292,14 @@ class Folder {
             value.set_name(a.name());
             *r.add_attribute() = std::move(value);
           }
+        continue;
       }
-    }
-    // Subgraphs are folded in their own scope, nested in this one.
-    for (auto& a : *r.mutable_attribute()) {
-      if (a.has_g()) fold_subgraph(a.mutable_g(), renames);
-      for (auto& g : *a.mutable_graphs()) fold_subgraph(&g, renames);
+      // Subgraphs are folded from the original (the facts name its nodes), each in its
+      // own scope nested in this one.
+      AttributeProto* copy = r.add_attribute();
+      *copy = a;
+      if (a.has_g()) fold_subgraph(a.g(), copy->mutable_g(), renames);
+      for (int i = 0; i < a.graphs_size(); ++i) fold_subgraph(a.graphs(i), copy->mutable_graphs(i), renames);
     }
     for (auto& o : *r.mutable_output()) o = define(o, renames, level, inlined);
     auto call = facts_.call_of.find(&n);
@@ -308,21 +310,22 @@ class Folder {
     return r;
   }
 
-  void fold_subgraph(GraphProto* g, Renames& outer) {
+  // Folds `original` into `g` (a copy of it, whose nodes are replaced).
+  void fold_subgraph(const GraphProto& original, GraphProto* g, Renames& outer) {
     Renames inner{&outer, {}};
     std::unordered_set<std::string> level;
-    for (const auto& in : g->input()) {
+    for (const auto& in : original.input()) {
       inner.map[in.name()] = in.name();
       level.insert(in.name());
     }
-    for (const auto& t : g->initializer()) {
+    for (const auto& t : original.initializer()) {
       inner.map[t.name()] = t.name();
       level.insert(t.name());
     }
-    for (const auto& n : g->node())
+    for (const auto& n : original.node())
       for (const auto& o : n.output()) level.insert(o);
     NodeList folded;
-    fold(g->node(), &folded, inner, level, /*inlined=*/false, /*top=*/false);
+    fold(original.node(), &folded, inner, level, /*inlined=*/false, /*top=*/false);
     for (auto& o : *g->mutable_output()) o.set_name(inner(o.name()));
     std::unordered_set<std::string> keep;
     for (const auto& o : g->output()) keep.insert(o.name());

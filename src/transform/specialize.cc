@@ -157,6 +157,7 @@ class Round {
     std::set<std::pair<std::string, std::string>> taken;  // (domain, name) of the original functions
     for (const auto& f : model_.functions()) taken.insert({FunctionId::canonical_domain(f.domain()), f.name()});
 
+    std::map<FunctionId, size_t> made;  // specialization -> contexts beyond the first that share it
     for (const auto& [f, contexts] : analysis.live_contexts()) {
       std::vector<FunctionProto> bodies;
       std::vector<std::vector<const infer::CallContext*>> users;
@@ -167,8 +168,6 @@ class Round {
         if (fresh) {
           bodies.push_back(std::move(body));
           users.emplace_back();
-        } else if (count_specializations_) {
-          ++result_.stats.shared;
         }
         users[it->second].push_back(c);
       }
@@ -184,15 +183,23 @@ class Round {
         }
         bodies[k].set_name(name);
         for (const infer::CallContext* c : users[k]) name_of_[c] = name;
+        if (bodies.size() > 1 || contexts.size() > 1)
+          made[FunctionId::of(bodies[k])] = users[k].size() - 1;
         *out.add_functions() = std::move(bodies[k]);
       }
-      if (count_specializations_ && (bodies.size() > 1 || contexts.size() > 1))
-        result_.stats.specializations += bodies.size();
     }
 
     fold_main_graph(analysis, out);
     restore_missing_functions(out);
     remove_unused(out);
+    // Specializations that survive (a function whose calls all folded away does not).
+    if (count_specializations_)
+      for (const auto& f : out.functions()) {
+        auto it = made.find(FunctionId::of(f));
+        if (it == made.end()) continue;
+        ++result_.stats.specializations;
+        result_.stats.shared += it->second;
+      }
     return true;
   }
 

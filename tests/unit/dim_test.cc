@@ -266,6 +266,16 @@ TEST(Dim, ParseCanonicalText) {
   EXPECT_TRUE(Dim::parse("?").is_unknown());
 }
 
+TEST(Dim, MinValue) {
+  EXPECT_EQ(C(3).min_value(0), 3);
+  EXPECT_EQ((C(8) * N).min_value(0), 0);
+  EXPECT_EQ((C(8) * N).min_value(1), 8);
+  EXPECT_EQ((N * M + C(2)).min_value(1), 3);
+  EXPECT_EQ((N - C(1)).min_value(1), 0);
+  EXPECT_EQ((N - M).min_value(1), std::nullopt);  // a negative coefficient: not monotone
+  EXPECT_EQ(Dim().min_value(1), std::nullopt);
+}
+
 TEST(Dim, OtherTextIsKeptAsOneSymbol) {
   // A model's own dim_params are kept as they are spelled: text that is not exactly what
   // str() writes for an expression is one symbol, constants included (ONNX writes a

@@ -39,6 +39,9 @@ options:
   --emit text|binary     output format; default from the output's extension
                          (.onnx binary, .onnxtxt text), text when writing to stdout
   --strict               conflicts, ops without a schema and failed inference are errors
+  --allow-empty-dims     do not assume symbolic dims are at least 1 (by default
+                         Size(x) == 0 is false for x of shape [N, 8], as PyTorch's
+                         exporter assumes of dynamic dims)
   --keep-ir-version      write nothing inside functions, so that the IR version stays
                          (FunctionProto.value_info needs IR 10; otherwise it is raised)
   --no-infer             only load, validate and write
@@ -161,6 +164,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
       }
     } else if (a == "--strict") {
       o.infer_options.strict = true;
+    } else if (a == "--allow-empty-dims") {
+      o.infer_options.assume_positive_dims = false;
     } else if (a == "--keep-ir-version") {
       o.infer_options.annotate_functions = false;
     } else if (a == "--no-infer") {

@@ -1,0 +1,142 @@
+// inline-report: for each model, the If nodes and nodes before and after inlining, with
+// ONNX's own inliner (onnx::inliner::InlineLocalFunctions, which folds nothing) side by
+// side with shapeprop's --mode inline. Prints a Markdown table.
+//
+// With --check, exits 1 when a model whose graph inputs all have a known rank keeps, after
+// shapeprop's inlining, an If whose condition depends only on ranks, shapes or sizes.
+#include <iostream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "onnx/inliner/inliner.h"
+#include "shapeprop/io.h"
+#include "shapeprop/specialize.h"
+
+namespace {
+
+using onnx::GraphProto;
+using onnx::NodeProto;
+
+struct Counts {
+  size_t nodes = 0;
+  size_t ifs = 0;
+  size_t shape_only_ifs = 0;
+};
+
+// Values computed from shapes alone: Shape/Size outputs, constants, and what only
+// those feed. Graph inputs (their values) and anything else are data.
+class ShapeOnly {
+ public:
+  explicit ShapeOnly(const onnx::ModelProto& m) {
+    for (const auto& t : m.graph().initializer()) known_[t.name()] = true;
+    for (const auto& i : m.graph().input()) known_[i.name()] = false;
+  }
+  void visit(const NodeProto& n) {
+    bool shape_only;
+    const std::string& op = n.op_type();
+    if (op == "Shape" || op == "Size" || op == "Constant")
+      shape_only = true;
+    else if (op == "If" || op == "Loop" || op == "Scan" || n.input_size() == 0)
+      shape_only = false;
+    else {
+      shape_only = true;
+      for (const auto& in : n.input())
+        if (!in.empty()) shape_only = shape_only && lookup(in);
+    }
+    for (const auto& o : n.output()) known_[o] = shape_only;
+  }
+  bool lookup(const std::string& name) const {
+    auto it = known_.find(name);
+    return it != known_.end() && it->second;
+  }
+
+ private:
+  std::unordered_map<std::string, bool> known_;
+};
+
+void count(const GraphProto& g, ShapeOnly& shapes, Counts& c) {
+  for (const auto& n : g.node()) {
+    ++c.nodes;
+    if (n.op_type() == "If") {
+      ++c.ifs;
+      if (n.input_size() > 0 && shapes.lookup(n.input(0))) ++c.shape_only_ifs;
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) count(a.g(), shapes, c);
+      for (const auto& sg : a.graphs()) count(sg, shapes, c);
+    }
+    shapes.visit(n);
+  }
+}
+
+Counts count(const onnx::ModelProto& m) {
+  Counts c;
+  ShapeOnly shapes(m);
+  count(m.graph(), shapes, c);
+  for (const auto& f : m.functions()) {
+    onnx::GraphProto body;
+    *body.mutable_node() = f.node();
+    ShapeOnly fshapes(onnx::ModelProto{});
+    count(body, fshapes, c);
+  }
+  return c;
+}
+
+bool ranks_known(const onnx::ModelProto& m) {
+  for (const auto& i : m.graph().input())
+    if (!i.type().has_tensor_type() || !i.type().tensor_type().has_shape()) return false;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool check = false;
+  std::vector<std::string> paths;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--check")
+      check = true;
+    else
+      paths.push_back(a);
+  }
+  std::cout << "| model | Ifs | nodes | ONNX inliner: Ifs | nodes | shapeprop --mode inline: Ifs | nodes | shape-only Ifs left |\n"
+            << "|---|---|---|---|---|---|---|---|\n";
+  int failures = 0;
+  for (const auto& path : paths) {
+    auto model = shapeprop::load_model(path);
+    if (!model) {
+      std::cerr << model.error().str() << '\n';
+      ++failures;
+      continue;
+    }
+    const Counts before = count(*model);
+    onnx::ModelProto onnx_inlined = *model;
+    Counts by_onnx;
+    try {
+      onnx::inliner::InlineLocalFunctions(onnx_inlined, /*convert_version=*/false);
+      by_onnx = count(onnx_inlined);
+    } catch (const std::exception& e) {
+      std::cerr << path << ": ONNX's inliner failed: " << e.what() << '\n';
+    }
+    onnx::ModelProto ours = *model;
+    shapeprop::TransformOptions options;
+    options.inline_policy = shapeprop::InlinePolicy::All;
+    auto done = shapeprop::specialize(ours, options);
+    if (!done || shapeprop::has_errors(done->diagnostics)) {
+      std::cerr << path << ": shapeprop failed\n";
+      ++failures;
+      continue;
+    }
+    const Counts after = count(ours);
+    std::string name = path.substr(path.find_last_of('/') + 1);
+    std::cout << "| " << name << " | " << before.ifs << " | " << before.nodes << " | " << by_onnx.ifs << " | "
+              << by_onnx.nodes << " | " << after.ifs << " | " << after.nodes << " | " << after.shape_only_ifs << " |\n";
+    if (check && ranks_known(*model) && after.shape_only_ifs > 0) {
+      std::cerr << path << ": " << after.shape_only_ifs << " If(s) conditioned only on shapes remain\n";
+      ++failures;
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
