@@ -307,7 +307,9 @@ bool reconcile_opsets(FunctionProto& f, const ModelProto& model, std::string& wh
         const auto* at_model = infer::find_schema(n->op_type(), d, static_cast<int>(it->second));
         if (!at_function || at_function != at_model) {
           why = "its opset for domain '" + o.domain() + "' is " + std::to_string(o.version()) + " and the model's " +
-                std::to_string(it->second) + ", and " + n->op_type() + " differs between them";
+                std::to_string(it->second) + ", and " +
+                (at_function && at_model ? n->op_type() + " differs between them"
+                                         : "no schema tells whether " + n->op_type() + " is the same at both");
           return false;
         }
       }
@@ -375,6 +377,12 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     current = std::move(next);
     if (!changed) break;
   }
+  // Every round analyses the model anew and may find the same things again.
+  Diagnostics unique;
+  std::set<std::string> seen;
+  for (auto& d : result.diagnostics)
+    if (seen.insert(d.str()).second) unique.push_back(std::move(d));
+  result.diagnostics = std::move(unique);
   auto annotated = infer_shapes(current, options.infer);
   if (!annotated) return annotated.error();
   result.annotation = std::move(*annotated);
