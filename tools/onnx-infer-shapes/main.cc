@@ -209,6 +209,8 @@ int run(const Options& o) {
   }
   if (!o.quiet) report(warnings_only(problems));
 
+  // Printed last, once the output is written: a failure leaves one line on stderr.
+  std::string summary;
   const bool transform = o.mode != Mode::Annotate || o.inline_policy.has_value();
   if (o.infer && transform) {
     shapeprop::TransformOptions t;
@@ -227,7 +229,7 @@ int run(const Options& o) {
     report(o.quiet && !failed ? errors_only(done->diagnostics) : done->diagnostics);
     if (failed) return kCheckFailed;
     if (!done->annotation.debug.empty()) std::cerr << done->annotation.debug;
-    if (!o.quiet) std::cerr << "onnx-infer-shapes: " << shapeprop::summary_line(done->stats) << '\n';
+    if (!o.quiet) summary = "onnx-infer-shapes: " + shapeprop::summary_line(done->stats) + "\n";
   } else if (o.infer) {
     auto inferred = shapeprop::infer_shapes(*model, o.infer_options);
     if (!inferred) {
@@ -241,9 +243,9 @@ int run(const Options& o) {
     report(o.quiet && !failed ? errors_only(inferred->diagnostics) : inferred->diagnostics);
     if (!o.quiet) {
       if (auto from = inferred->stats.ir_version_raised_from)
-        std::cerr << "onnx-infer-shapes: note: ir_version raised from " << from
-                  << " to 10 to hold FunctionProto.value_info (--keep-ir-version keeps it)\n";
-      std::cerr << "onnx-infer-shapes: " << shapeprop::summary_line(*inferred) << '\n';
+        summary = "onnx-infer-shapes: note: ir_version raised from " + std::to_string(from) +
+                  " to 10 to hold FunctionProto.value_info (--keep-ir-version keeps it)\n";
+      summary += "onnx-infer-shapes: " + shapeprop::summary_line(*inferred) + "\n";
     }
     if (failed) return kCheckFailed;
   }
@@ -269,6 +271,8 @@ int run(const Options& o) {
     } else {
       shapeprop::print_model(std::cout, *model);
     }
+    std::cout.flush();
+    std::cerr << summary;
     return kOk;
   }
   const auto format = o.emit ? *o.emit : shapeprop::format_for_path(o.output).value_or(shapeprop::Format::Binary);
@@ -276,6 +280,7 @@ int run(const Options& o) {
     report({saved.error()});
     return kBadInput;
   }
+  std::cerr << summary;
   return kOk;
 }
 
