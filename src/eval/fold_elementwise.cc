@@ -123,24 +123,34 @@ Fact cast_to(const Fact* x, int32_t to) {
 
 // ---- comparisons -----------------------------------------------------------------------
 
-// a < b for Dims: decided when b-a-1 or a-b is known non-negative (constants, or
-// polynomials over dimension symbols, which are never negative).
-std::optional<bool> dim_less(const Dim& a, const Dim& b) {
-  if (known_nonnegative(b - a - Dim::constant(1))) return true;
-  if (known_nonnegative(a - b)) return false;
+// Comparisons of Dims. Symbolic elements are dims (Shape and Size are where symbols
+// enter), so every symbol is at least `symbol_min`: 0, or 1 when empty dims are assumed
+// away. a < b is decided when b-a-1 or a-b is then known non-negative; a == b is false
+// when either difference is known positive.
+bool at_least(const Dim& d, int64_t bound, int64_t symbol_min) {
+  auto least = d.min_value(symbol_min);
+  return least && *least >= bound;
+}
+
+std::optional<bool> dim_less(const Dim& a, const Dim& b, int64_t symbol_min) {
+  if (at_least(b - a - Dim::constant(1), 0, symbol_min)) return true;
+  if (at_least(a - b, 0, symbol_min)) return false;
   return std::nullopt;
 }
 
 enum class Compare { Equal, Less, LessOrEqual, Greater, GreaterOrEqual };
 
-std::optional<bool> compare_dims(Compare op, const Dim& a, const Dim& b) {
+std::optional<bool> compare_dims(Compare op, const Dim& a, const Dim& b, int64_t symbol_min) {
   auto negate = [](std::optional<bool> v) { return v ? std::optional<bool>(!*v) : std::nullopt; };
   switch (op) {
-    case Compare::Equal: return a.equals(b);
-    case Compare::Less: return dim_less(a, b);
-    case Compare::LessOrEqual: return negate(dim_less(b, a));
-    case Compare::Greater: return dim_less(b, a);
-    case Compare::GreaterOrEqual: return negate(dim_less(a, b));
+    case Compare::Equal:
+      if (auto eq = a.equals(b)) return eq;
+      if (at_least(a - b, 1, symbol_min) || at_least(b - a, 1, symbol_min)) return false;
+      return std::nullopt;
+    case Compare::Less: return dim_less(a, b, symbol_min);
+    case Compare::LessOrEqual: return negate(dim_less(b, a, symbol_min));
+    case Compare::Greater: return dim_less(b, a, symbol_min);
+    case Compare::GreaterOrEqual: return negate(dim_less(a, b, symbol_min));
   }
   return std::nullopt;
 }
@@ -157,9 +167,10 @@ bool compare_reals(Compare op, double a, double b) {  // IEEE: NaN compares fals
 }
 
 std::vector<Fact> comparison(const FoldInput& node, Compare op) {
-  return {elementwise(operands(node, 2), TensorProto::BOOL, [op](const std::vector<Elem>& v) {
+  const int64_t symbol_min = node.symbol_min;
+  return {elementwise(operands(node, 2), TensorProto::BOOL, [op, symbol_min](const std::vector<Elem>& v) {
     return on_pair(
-        v[0], v[1], [op](const Dim& a, const Dim& b) { return boolean(compare_dims(op, a, b)); },
+        v[0], v[1], [op, symbol_min](const Dim& a, const Dim& b) { return boolean(compare_dims(op, a, b, symbol_min)); },
         [op](double a, double b) { return boolean(compare_reals(op, a, b)); });
   })};
 }
@@ -199,7 +210,7 @@ std::optional<Elem> pick(const Elem& a, const Elem& b, bool want_min) {
       a, b,
       [want_min](const Dim& x, const Dim& y) -> std::optional<Elem> {
         if (x.equals(y) == true) return Elem{x};
-        auto x_less = dim_less(x, y);  // x < y: min x, max y; x >= y: min y, max x
+        auto x_less = dim_less(x, y, 0);  // x < y: min x, max y; x >= y: min y, max x
         if (!x_less) return std::nullopt;
         return Elem{*x_less == want_min ? x : y};
       },

@@ -93,7 +93,7 @@ AxisSlice slice_symbolic(const Dim& d, const Dim& start, const Dim& end, int64_t
 
 AxisSlice slice_axis(const Dim& d, const Dim& start, const Dim& end, int64_t step) {
   auto dc = d.as_constant(), s = start.as_constant(), e = end.as_constant();
-  if (dc && s && e) return slice_constant(*dc, *s, *e, step);
+  if (dc && s && e) return *dc >= 0 ? slice_constant(*dc, *s, *e, step) : AxisSlice{Dim::unknown(), std::nullopt, step};
   return slice_symbolic(d, start, end, step);
 }
 
@@ -142,7 +142,9 @@ Fact reduce_elements(const Fact& x, const std::vector<int64_t>& in, const std::v
   // The output index of each input element: reduced axes contribute nothing.
   std::vector<int64_t> kept_shape = in;
   for (int64_t a : axes) kept_shape[static_cast<size_t>(a)] = 1;
-  const auto out_count = static_cast<size_t>(element_count(kept_shape).value_or(0));
+  // More outputs than inputs only when reducing an empty tensor: [0,10^9] over axis 0.
+  if (!fits_cap(x.elem_type, static_count(kept_shape))) return Fact::tensor(x.elem_type, std::move(out_shape));
+  const auto out_count = static_cast<size_t>(static_count(kept_shape));
   std::vector<size_t> target = broadcast_map(kept_shape, in);  // in-element -> out-element
   if (x.ints) {
     std::vector<Dim> acc(out_count, Dim::constant(sum ? 0 : 1));
@@ -233,6 +235,16 @@ std::optional<std::vector<Dim>> split_sizes(const FoldInput& node, const Dim& d,
   return std::vector<Dim>(parts, Dim::floor_div(d, Dim::constant(n)));  // exact or unknown
 }
 
+// Sizes that can split dim d: none negative, and when all are known, adding up to d.
+bool valid_split(const std::vector<Dim>& sizes, const Dim& d) {
+  Dim total = Dim::constant(0);
+  for (const Dim& s : sizes) {
+    if (s.as_constant().value_or(0) < 0) return false;
+    total = total + s;
+  }
+  return total.equals(d) != false;
+}
+
 }  // namespace
 
 // Concat(inputs...; axis): dims off the axis are the inputs' (a constant where any input
@@ -269,7 +281,9 @@ std::vector<Fact> fold_concat(const FoldInput& node) {
   }
   // Elements: for each index before the axis, each input's block in turn.
   auto out_static = static_dims(out);
-  if (!fits_cap(type, static_count(out_static))) return {Fact::tensor(type, std::move(out))};
+  const int64_t count = static_count(out_static);
+  if (!fits_cap(type, count)) return {Fact::tensor(type, std::move(out))};
+  if (count == 0) return {result_of(type, std::move(out), {})};  // dims may be huge beside the 0
   std::vector<std::vector<Elem>> parts;
   std::vector<int64_t> blocks;
   for (const Fact* f : node.inputs) {
@@ -303,7 +317,10 @@ std::vector<Fact> fold_gather(const FoldInput& node) {
   auto in = shape_with_elements(data);
   auto picks = constant_ints(indices);
   auto out_static = static_dims(out);
-  if (!in || !picks || !fits_cap(type, static_count(out_static))) return {Fact::tensor(type, std::move(out))};
+  const int64_t count = static_count(out_static);
+  if (!in || !picks || !fits_cap(type, count)) return {Fact::tensor(type, std::move(out))};
+  if (count == 0) return {gather_elements(*data, std::move(out), {})};  // dims may be huge beside the 0
+  if (static_count(in) == 0) return {Fact::tensor(type, std::move(out))};  // indices into an empty axis: invalid
   const int64_t d = (*in)[ax], inner = product(*in, ax + 1, in->size()), outer = product(*in, 0, ax);
   for (int64_t& i : *picks) {
     if (i < -d || i >= d) return {Fact::tensor(type, std::move(out))};  // out of range: invalid
@@ -354,7 +371,9 @@ std::vector<Fact> fold_slice(const FoldInput& node) {
   }
   auto in = shape_with_elements(data);
   auto out_static = static_dims(out);
-  if (!in || !fits_cap(type, static_count(out_static))) return {Fact::tensor(type, std::move(out))};
+  const int64_t count = static_count(out_static);
+  if (!in || !fits_cap(type, count)) return {Fact::tensor(type, std::move(out))};
+  if (count == 0) return {gather_elements(*data, std::move(out), {})};  // dims may be huge beside the 0
   std::vector<std::vector<int64_t>> picks;
   for (size_t k = 0; k < ds.size(); ++k) {
     std::vector<int64_t> p = iota((*out_static)[k]);
@@ -379,7 +398,7 @@ std::vector<Fact> fold_split(const FoldInput& node) {
   if (!axis) return unknown;
   const auto ax = static_cast<size_t>(*axis);
   auto sizes = split_sizes(node, ds[ax], parts);
-  if (sizes && sizes->size() != parts) return unknown;  // invalid
+  if (sizes && (sizes->size() != parts || !valid_split(*sizes, ds[ax]))) return unknown;
   auto in = shape_with_elements(data);
   std::vector<Fact> out;
   int64_t offset = 0;  // where the part starts along the axis, while known
@@ -387,17 +406,22 @@ std::vector<Fact> fold_split(const FoldInput& node) {
     std::vector<Dim> shape = ds;
     shape[ax] = sizes ? (*sizes)[p] : Dim::unknown();
     auto len = shape[ax].as_constant();
-    if (!in || !len || *len < 0 || offset < 0 || offset + *len > (*in)[ax]) {
+    if (!in || !len || offset < 0 || *len > (*in)[ax] - offset) {
       offset = -1;
       out.push_back(Fact::tensor(type, std::move(shape)));
       continue;
     }
-    std::vector<std::vector<int64_t>> picks;
-    for (size_t k = 0; k < in->size(); ++k) picks.push_back(k == ax ? iota(*len) : iota((*in)[k]));
-    for (int64_t& i : picks[ax]) i += offset;
-    offset += *len;
     std::vector<int64_t> part_shape = *in;
     part_shape[ax] = *len;
+    const int64_t start = offset;
+    offset += *len;
+    if (static_count(part_shape) == 0) {  // dims may be huge beside the 0
+      out.push_back(gather_elements(*data, std::move(shape), {}));
+      continue;
+    }
+    std::vector<std::vector<int64_t>> picks;
+    for (size_t k = 0; k < in->size(); ++k) picks.push_back(iota(part_shape[k]));
+    for (int64_t& i : picks[ax]) i += start;
     out.push_back(gather_elements(*data, std::move(shape), selection_map(*in, part_shape, picks)));
   }
   return out;

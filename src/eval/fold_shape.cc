@@ -17,12 +17,14 @@ constexpr int32_t kInt64 = TensorProto::INT64;
 constexpr int64_t kExactInDouble = int64_t{1} << 53;
 
 // The dims a 1-D shape input asks for: its elements (symbolic allowed), or when only its
-// length is known, that many unknown dims. nullopt when even the length is not known.
+// length is known, that many unknown dims. nullopt when even the length is not known (or
+// is beyond any real rank: the same cap as for elements).
 std::optional<std::vector<Dim>> requested_dims(const Fact* shape) {
   if (!shape) return std::nullopt;
   if (shape->ints && (!shape->shape || shape->shape->size() == 1)) return *shape->ints;
   auto s = static_shape(shape);
-  if (s && s->size() == 1) return std::vector<Dim>(static_cast<size_t>((*s)[0]), Dim::unknown());
+  if (s && s->size() == 1 && fits_cap(TensorProto::INT64, (*s)[0]))
+    return std::vector<Dim>(static_cast<size_t>((*s)[0]), Dim::unknown());
   return std::nullopt;
 }
 
@@ -239,6 +241,8 @@ std::vector<Fact> fold_expand(const FoldInput& node) {
   const int32_t type = x ? x->elem_type : 0;
   auto target = requested_dims(node.input(1));
   if (!x || !x->shape || !target) return {typed(type, std::nullopt)};
+  for (const Dim& d : *target)
+    if (d.as_constant().value_or(0) < 0) return {typed(type, std::nullopt)};  // invalid
   auto broadcast = broadcast_shapes({&*x->shape, &*target});
   if (!broadcast) return {typed(type, std::nullopt)};  // does not broadcast: invalid
   std::vector<Dim> out = std::move(*broadcast);

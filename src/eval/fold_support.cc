@@ -177,9 +177,8 @@ std::optional<double> round_to(int32_t elem_type, double v) {
 }
 
 bool known_nonnegative(const Dim& d) {
-  if (d.is_unknown()) return false;
-  if (auto c = d.as_constant()) return *c >= 0;
-  return d.str().find('-') == std::string::npos;
+  auto least = d.min_value(0);  // symbols are dims, never negative
+  return least && *least >= 0;
 }
 
 Fact int_result(int32_t elem_type, std::vector<Dim> shape, std::vector<Dim> elements) {
