@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the bundled example, from a fresh clone: installs what is missing
 # (scripts/setup.sh), builds onnx-infer-shapes, runs it on examples/torchlib_calls.onnxtxt
-# and shows the result. The annotated model is also written to build/example/.
+# (annotate, then --mode inline) and shows the results, also written to build/example/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=${SHAPEPROP_JOBS:-$(nproc)}
@@ -12,6 +12,10 @@ cmake --build --preset release -j "$jobs" --target onnx-infer-shapes >/dev/null
 
 tool=build/release/tools/onnx-infer-shapes
 mkdir -p build/example
+echo "== annotated: inferred types written per call site, and joined into each function's value_info" >&2
 "$tool" examples/torchlib_calls.onnxtxt -o build/example/torchlib_calls.onnx
-"$tool" build/example/torchlib_calls.onnx
-echo "(written to build/example/torchlib_calls.onnx)" >&2
+"$tool" build/example/torchlib_calls.onnx --no-infer
+echo "== --mode inline: rank conditionals and CastLikes folded, functions inlined" >&2
+"$tool" examples/torchlib_calls.onnxtxt --mode inline -o build/example/torchlib_calls.inlined.onnx
+"$tool" build/example/torchlib_calls.inlined.onnx --no-infer
+echo "(written to build/example/torchlib_calls.onnx and build/example/torchlib_calls.inlined.onnx)" >&2
