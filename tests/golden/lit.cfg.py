@@ -2,7 +2,8 @@
 #
 # Substitutions:
 #   %infer     onnx-infer-shapes, checking every output it writes: the output passes
-#              ONNX's full checker and prints as text that parses back unchanged
+#              ONNX's full checker, prints as text that parses back unchanged, and a
+#              second run on it changes nothing
 #   %infer-raw onnx-infer-shapes without those checks (for bad-input cases)
 #   %FileCheck FileCheck from llvm-14-tools
 #   %shared    the shared/ folder beside the clone (the corpus)
@@ -20,7 +21,7 @@ config.test_exec_root = os.path.join(config.shapeprop_tools_dir, "..", "tests", 
 
 infer = os.path.join(config.shapeprop_tools_dir, "onnx-infer-shapes")
 config.substitutions.append(("%infer-raw", infer))
-config.substitutions.append(("%infer", infer + " --verify-roundtrip --verify-full-check"))
+config.substitutions.append(("%infer", infer + " --verify-roundtrip --verify-full-check --verify-idempotent"))
 config.substitutions.append(("%FileCheck", config.filecheck + " --dump-input=fail"))
 config.substitutions.append(("%shared", config.shapeprop_shared_dir))
 config.substitutions.append(("%bad-input", os.path.join(config.test_source_root, "bad_input.sh")))

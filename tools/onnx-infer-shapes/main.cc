@@ -48,6 +48,7 @@ options:
   --debug-analysis       print the call graph and the contexts analysed per function
                          (on stderr)
   --verify-roundtrip     check that the output prints as text and parses back unchanged
+  --verify-idempotent    check that running again on the output changes nothing
   --verify-full-check    check the output with ONNX's full checker (strict inference)
   -q, --quiet            print nothing but errors
   --version              print the version and exit
@@ -69,6 +70,7 @@ struct Options {
   bool debug_analysis = false;
   shapeprop::InferOptions infer_options;
   bool verify_roundtrip = false;
+  bool verify_idempotent = false;
   bool verify_full_check = false;
   bool quiet = false;
 };
@@ -174,6 +176,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
       o.infer_options.debug = true;
     } else if (a == "--verify-roundtrip") {
       o.verify_roundtrip = true;
+    } else if (a == "--verify-idempotent") {
+      o.verify_idempotent = true;
     } else if (a == "--verify-full-check") {
       o.verify_full_check = true;
     } else if (a == "-q" || a == "--quiet") {
@@ -195,6 +199,53 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
   return std::nullopt;
 }
 
+// The job itself: annotate, or specialize and inline. Returns the exit code when the run
+// must stop. Without `summary` (a second run, to check idempotence) it reports nothing.
+std::optional<int> process(const Options& o, onnx::ModelProto& model, std::string* summary) {
+  if (!o.infer) return std::nullopt;
+  std::string debug;
+  shapeprop::Diagnostics diagnostics;
+  if (o.mode != Mode::Annotate || o.inline_policy) {
+    shapeprop::TransformOptions t;
+    t.infer = o.infer_options;
+    t.inline_policy = o.inline_policy.value_or(o.mode == Mode::Inline ? shapeprop::InlinePolicy::All
+                                                                      : shapeprop::InlinePolicy::None);
+    t.small_limit = o.small_limit;
+    auto done = shapeprop::specialize(model, t);
+    if (!done) {
+      if (summary) report({shapeprop::Diagnostic(done.error()).in_file(o.input)});
+      return kBadInput;
+    }
+    diagnostics = std::move(done->diagnostics);
+    debug = std::move(done->annotation.debug);
+    if (summary) *summary = "onnx-infer-shapes: " + shapeprop::summary_line(done->stats) + "\n";
+  } else {
+    auto inferred = shapeprop::infer_shapes(model, o.infer_options);
+    if (!inferred) {
+      if (summary) report({shapeprop::Diagnostic(inferred.error()).in_file(o.input)});
+      return kBadInput;
+    }
+    diagnostics = std::move(inferred->diagnostics);
+    debug = std::move(inferred->debug);
+    if (summary) {
+      if (auto from = inferred->stats.ir_version_raised_from)
+        *summary = "onnx-infer-shapes: note: ir_version raised from " + std::to_string(from) +
+                   " to 10 to hold FunctionProto.value_info (--keep-ir-version keeps it)\n";
+      *summary += "onnx-infer-shapes: " + shapeprop::summary_line(*inferred) + "\n";
+    }
+  }
+  for (auto& d : diagnostics)
+    if (d.file.empty()) d.file = o.input;
+  const bool failed = shapeprop::has_errors(diagnostics);
+  if (summary) {
+    std::cerr << debug;
+    report(o.quiet && !failed ? errors_only(diagnostics) : diagnostics);
+    if (o.quiet) summary->clear();
+  }
+  if (failed) return kCheckFailed;
+  return std::nullopt;
+}
+
 int run(const Options& o) {
   auto model = shapeprop::load_model(o.input);
   if (!model) {
@@ -211,46 +262,14 @@ int run(const Options& o) {
 
   // Printed last, once the output is written: a failure leaves one line on stderr.
   std::string summary;
-  const bool transform = o.mode != Mode::Annotate || o.inline_policy.has_value();
-  if (o.infer && transform) {
-    shapeprop::TransformOptions t;
-    t.infer = o.infer_options;
-    t.inline_policy = o.inline_policy.value_or(o.mode == Mode::Inline ? shapeprop::InlinePolicy::All
-                                                                      : shapeprop::InlinePolicy::None);
-    t.small_limit = o.small_limit;
-    auto done = shapeprop::specialize(*model, t);
-    if (!done) {
-      report({shapeprop::Diagnostic(done.error()).in_file(o.input)});
-      return kBadInput;
-    }
-    for (auto& d : done->diagnostics)
-      if (d.file.empty()) d.file = o.input;
-    const bool failed = shapeprop::has_errors(done->diagnostics);
-    report(o.quiet && !failed ? errors_only(done->diagnostics) : done->diagnostics);
-    if (failed) return kCheckFailed;
-    if (!done->annotation.debug.empty()) std::cerr << done->annotation.debug;
-    if (!o.quiet) summary = "onnx-infer-shapes: " + shapeprop::summary_line(done->stats) + "\n";
-  } else if (o.infer) {
-    auto inferred = shapeprop::infer_shapes(*model, o.infer_options);
-    if (!inferred) {
-      report({shapeprop::Diagnostic(inferred.error()).in_file(o.input)});
-      return kBadInput;
-    }
-    if (!inferred->debug.empty()) std::cerr << inferred->debug;
-    for (auto& d : inferred->diagnostics)
-      if (d.file.empty()) d.file = o.input;
-    const bool failed = shapeprop::has_errors(inferred->diagnostics);
-    report(o.quiet && !failed ? errors_only(inferred->diagnostics) : inferred->diagnostics);
-    if (!o.quiet) {
-      if (auto from = inferred->stats.ir_version_raised_from)
-        summary = "onnx-infer-shapes: note: ir_version raised from " + std::to_string(from) +
-                  " to 10 to hold FunctionProto.value_info (--keep-ir-version keeps it)\n";
-      summary += "onnx-infer-shapes: " + shapeprop::summary_line(*inferred) + "\n";
-    }
-    if (failed) return kCheckFailed;
-  }
+  if (auto stop = process(o, *model, &summary)) return *stop;
 
   shapeprop::Diagnostics checks;
+  if (o.verify_idempotent && o.infer) {
+    onnx::ModelProto again = *model;
+    if (auto stop = process(o, again, nullptr); stop || again.SerializeAsString() != model->SerializeAsString())
+      checks.push_back(shapeprop::Diagnostic::error("a second run changes the output").in_file(o.input));
+  }
   if (o.verify_roundtrip)
     if (auto rt = shapeprop::verify_text_roundtrip(*model); !rt) checks.push_back(rt.error());
   if (o.verify_full_check)
