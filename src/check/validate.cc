@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "onnx/checker.h"
+#include "shapeprop/call_graph.h"
 #include "onnx/shape_inference/implementation.h"
 
 #if SHAPEPROP_HAVE_CHECK_MODEL_WITH_CONTEXT
@@ -25,6 +26,8 @@ namespace {
 bool is_onnx_domain(const std::string& domain) {
   return domain.empty() || domain == "ai.onnx" || domain == "ai.onnx.ml" || domain == "ai.onnx.preview.training";
 }
+
+std::string count(int n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 bool has_type(const onnx::ValueInfoProto& vi) {
   return vi.has_type() && vi.type().value_case() != onnx::TypeProto::VALUE_NOT_SET;
@@ -101,9 +104,9 @@ class StructureValidator {
   // A call may leave out trailing optional inputs and unused outputs, never add any.
   void check_arity(const onnx::NodeProto& n, const onnx::FunctionProto& f, const std::vector<std::string>& path) {
     if (n.input_size() > f.input_size() || n.output_size() > f.output_size())
-      report(path, "call has " + std::to_string(n.input_size()) + " inputs and " + std::to_string(n.output_size()) +
-                       " outputs; function " + function_label(f.domain(), f.name(), f.overload()) + " takes " +
-                       std::to_string(f.input_size()) + " inputs and " + std::to_string(f.output_size()) + " outputs");
+      report(path, "call has " + count(n.input_size(), "input") + " and " + count(n.output_size(), "output") +
+                       "; function " + function_label(f.domain(), f.name(), f.overload()) + " takes " +
+                       count(f.input_size(), "input") + " and " + count(f.output_size(), "output"));
   }
 
   void walk(const onnx::GraphProto& g, const std::set<std::string>& imports, const std::vector<std::string>& path) {
@@ -185,7 +188,10 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
 }
 
 Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin) {
-  return StructureValidator(model, origin).run();
+  Diagnostics found = StructureValidator(model, origin).run();
+  // ONNX forbids recursion, and its own checker recurses without end on it.
+  if (auto calls = CallGraph::build(model); !calls) found.push_back(Diagnostic(calls.error()).in_file(std::string(origin)));
+  return found;
 }
 
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,

@@ -17,6 +17,8 @@ namespace {
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 
+// The product of dims[from, to). Callers use it on shapes of small non-zero element count
+// only, so it cannot overflow.
 int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   int64_t n = 1;
   for (size_t i = from; i < to; ++i) n *= dims[i];
@@ -65,6 +67,7 @@ struct AxisSlice {
 // ONNX's rules for a constant dim: negative start/end count from the back; then start is
 // clamped to [0, d] ([0, d-1] for negative steps) and end to [0, d] ([-1, d-1]).
 AxisSlice slice_constant(int64_t d, int64_t start, int64_t end, int64_t step) {
+  if (d == 0) return {Dim::constant(0), 0, step};  // (and [0, d-1] would be empty)
   if (start < 0) start += d;
   if (end < 0) end += d;
   if (step > 0) {

@@ -75,6 +75,7 @@ struct Frame {
   const FactMap* declared = nullptr;    // declared value_info for this body
   std::vector<std::string> path;        // the call path to this body
   Summary* summary = nullptr;
+  const GraphProto* subgraph = nullptr;  // the subgraph being walked, if any
   bool speculative = false;             // a loop round that may be generalised: report nothing
 };
 
@@ -118,6 +119,8 @@ Fact without_elements(Fact f) {
 }
 
 Fact scalar_of(int32_t elem_type) { return Fact::tensor(elem_type, {}); }
+
+std::string count(int n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 }  // namespace
 
@@ -257,7 +260,11 @@ struct Analyzer::Impl {
                           refined.error().message);
       }
     }
-    frame.summary->values[name] = fact;
+    // Sibling subgraphs may define the same name (the branches of an If, two Loop bodies);
+    // the summary is one namespace, so it keeps what holds for every definition.
+    auto [it, fresh] = frame.summary->values.try_emplace(name, fact);
+    if (!fresh) it->second = join(it->second, fact);
+    if (frame.subgraph) frame.summary->subgraph_values[frame.subgraph][name] = fact;
     scope.facts[name] = std::move(fact);
   }
 
@@ -269,8 +276,10 @@ struct Analyzer::Impl {
 
   // Walks a subgraph in a scope nested in `outer`, with `inputs` bound to its inputs;
   // returns the facts of its outputs.
-  std::vector<Fact> walk_subgraph(const GraphProto& g, const Scope& outer, Frame& frame, const std::vector<Fact>& inputs,
-                                  const std::vector<std::string>& path) {
+  std::vector<Fact> walk_subgraph(const GraphProto& g, const Scope& outer, Frame& outer_frame,
+                                  const std::vector<Fact>& inputs, const std::vector<std::string>& path) {
+    Frame frame = outer_frame;
+    frame.subgraph = &g;
     Scope scope;
     scope.parent = &outer;
     for (int i = 0; i < g.input_size(); ++i)
@@ -362,9 +371,8 @@ struct Analyzer::Impl {
                                   const ResolvedAttributes& attrs, Frame& frame, const std::vector<std::string>& path) {
     if (n.input_size() > f.input_size() || n.output_size() > f.output_size()) {
       report(frame, path, Severity::Error,
-             "call has " + std::to_string(n.input_size()) + " inputs and " + std::to_string(n.output_size()) +
-                 " outputs; function " + id.str() + " takes " + std::to_string(f.input_size()) + " inputs and " +
-                 std::to_string(f.output_size()) + " outputs");
+             "call has " + count(n.input_size(), "input") + " and " + count(n.output_size(), "output") + "; function " +
+                 id.str() + " takes " + count(f.input_size(), "input") + " and " + count(f.output_size(), "output"));
       return {};
     }
     for (const auto* a : attrs.list) {
@@ -595,6 +603,11 @@ struct Analyzer::Impl {
                       " and no model-local function of that name: its outputs are not inferred");
       return outputs;
     }
+    // An input whose type is unknown was reported where it arose; ONNX's rules would only
+    // fail again ("Input 0 expected to have type but instead is null") down the line.
+    const bool input_unknown = std::any_of(inputs.begin(), inputs.end(),
+                                           [](const Fact* f) { return f && f->elem_type == 0 && !f->other; });
+    if (input_unknown) return outputs;
     if (schema->has_type_and_shape_inference_function()) {
       // Subgraphs ONNX's rule asks about (SequenceMap, Scan-8) are walked for their
       // output types only: ONNX feeds loop-like bodies their first iteration's types,
@@ -607,6 +620,7 @@ struct Analyzer::Impl {
         return walk_subgraph(g, scope, trial, in, with(path, "subgraph '" + g.name() + "'"));
       };
       auto r = run_onnx_inference(*schema, n, inputs, attrs.list, subgraphs);
+      if (r.type_error) report_soft(frame, path, "type constraint broken: " + *r.type_error);
       if (r.error) report_soft(frame, path, "ONNX inference failed: " + *r.error);
       outputs = std::move(r.outputs);
     } else if (const FunctionProto* body = schema_body(*schema, n, inputs, version)) {

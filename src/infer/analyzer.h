@@ -47,6 +47,9 @@ struct Summary {
   // Every value computed in the body (inputs, node outputs, values inside subgraphs),
   // where the analysis reached it: not the values of a branch that is never taken.
   std::unordered_map<std::string, Fact> values;
+  // The same for the values a subgraph defines, per subgraph: sibling subgraphs may
+  // reuse a name, which `values` (one namespace, as FunctionProto.value_info is) joins.
+  std::unordered_map<const onnx::GraphProto*, std::unordered_map<std::string, Fact>> subgraph_values;
   // The contexts this body calls, once each, in first-call order.
   std::vector<const CallContext*> callees;
   // Per call node, the context it calls; per If node, the branch taken (0 then, 1 else)

@@ -7,6 +7,7 @@
 // that differs leaves the shape out, an element type that differs leaves the entry out.
 #include "annotate.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_set>
@@ -161,6 +162,21 @@ class FunctionJoin {
   }
 };
 
+// Exporters before IR 10 wrote function-internal types into the graph's value_info as
+// "domain::function/value"; once the function's own value_info holds the facts, those
+// entries (read as declared facts, and possibly contradicted) go.
+void remove_legacy_entries(onnx::ModelProto& model, const std::unordered_set<const onnx::FunctionProto*>& reached) {
+  std::set<std::string> prefixes;
+  for (const auto* f : reached) prefixes.insert((f->domain().empty() ? std::string() : f->domain()) + "::" + f->name() + "/");
+  auto* list = model.mutable_graph()->mutable_value_info();
+  list->erase(std::remove_if(list->begin(), list->end(),
+                             [&](const ValueInfoProto& vi) {
+                               const auto slash = vi.name().find('/');
+                               return slash != std::string::npos && prefixes.count(vi.name().substr(0, slash + 1)) > 0;
+                             }),
+              list->end());
+}
+
 }  // namespace
 
 size_t annotate_graph(onnx::ModelProto& model, const Summary& root) {
@@ -182,21 +198,30 @@ size_t annotate_graph(onnx::ModelProto& model, const Summary& root) {
       }
     }
     const bool main = is_main;
+    // A subgraph's own facts where it has them (sibling subgraphs may reuse names).
+    const auto scoped = is_main ? root.subgraph_values.end() : root.subgraph_values.find(g);
+    const auto& values = scoped != root.subgraph_values.end() ? scoped->second : root.values;
     written += rewrite_value_info(g->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
-      auto it = root.values.find(name);
-      if (it == root.values.end() || !writable(it->second, main)) return std::nullopt;
+      auto it = values.find(name);
+      if (it == values.end() || !writable(it->second, main)) return std::nullopt;
       return it->second.type();
     });
     // Outputs (and subgraph inputs) keep their declared type unless ours says more, or
     // contradicts it: the analysis already reported the contradiction, and leaving a
     // false declaration next to the true facts written around it would make the model
     // inconsistent.
+    auto fact_of = [&](const std::string& name) -> const Fact* {
+      auto it = values.find(name);
+      if (it != values.end()) return &it->second;
+      auto outer = root.values.find(name);  // an outer value a subgraph returns as it is
+      return outer != root.values.end() ? &outer->second : nullptr;
+    };
     auto update = [&](ValueInfoProto& vi) {
-      auto it = root.values.find(vi.name());
-      if (it == root.values.end() || !writable(it->second, main)) return;
+      const Fact* fact = fact_of(vi.name());
+      if (!fact || !writable(*fact, main)) return;
       Fact declared = vi.has_type() ? Fact::of_type(vi.type()) : Fact();
-      auto refined = Fact::refine(it->second, declared);
-      const Fact& best = refined.ok() ? *refined : it->second;
+      auto refined = Fact::refine(*fact, declared);
+      const Fact& best = refined.ok() ? *refined : *fact;
       if (best != declared) *vi.mutable_type() = best.type();
     };
     for (auto& vi : *g->mutable_output()) update(vi);
@@ -210,23 +235,37 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, std
   // Fresh symbols must not collide with a dim_param the model already uses (outside the
   // function value_info this rewrites, so that a second run names them the same).
   std::set<std::string> taken;
-  auto collect_graph = [&taken](const GraphProto& g) {
-    for (const auto& vi : g.input()) collect_dim_params(vi.type(), taken);
-    for (const auto& vi : g.output()) collect_dim_params(vi.type(), taken);
-    for (const auto& vi : g.value_info()) collect_dim_params(vi.type(), taken);
+  std::vector<const GraphProto*> graphs{&model.graph()};
+  auto subgraphs_of = [&graphs](const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes) {
+    for (const auto& n : nodes)
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) graphs.push_back(&a.g());
+        for (const auto& g : a.graphs()) graphs.push_back(&g);
+      }
   };
-  collect_graph(model.graph());
   auto live = analysis.live_contexts();
   std::unordered_set<const onnx::FunctionProto*> reached;
-  for (const auto& [f, contexts] : live) reached.insert(f);
-  for (const auto& f : model.functions())
+  for (const auto& entry : live) reached.insert(entry.first);
+  for (const auto& f : model.functions()) {
+    subgraphs_of(f.node());
     if (!reached.count(&f))
       for (const auto& vi : f.value_info()) collect_dim_params(vi.type(), taken);
+  }
+  while (!graphs.empty()) {
+    const GraphProto* g = graphs.back();
+    graphs.pop_back();
+    for (const auto& vi : g->input()) collect_dim_params(vi.type(), taken);
+    for (const auto& vi : g->output()) collect_dim_params(vi.type(), taken);
+    for (const auto& vi : g->value_info()) collect_dim_params(vi.type(), taken);
+    subgraphs_of(g->node());
+  }
+  remove_legacy_entries(model, reached);
 
   FunctionJoin joiner(std::move(taken));
   size_t written = 0;
-  for (const auto& [const_f, contexts] : live) {
-    auto* f = const_cast<onnx::FunctionProto*>(const_f);  // the analysis holds const views of `model`
+  for (const auto& entry : live) {
+    const auto& contexts = entry.second;  // (not a structured binding: the lambda below captures it)
+    auto* f = const_cast<onnx::FunctionProto*>(entry.first);  // the analysis holds const views of `model`
     std::vector<std::string> names(f->input().begin(), f->input().end());
     for_each_value(f->node(), [&](const std::string& name) { names.push_back(name); });
     std::vector<std::string> dropped;

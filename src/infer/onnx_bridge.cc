@@ -111,13 +111,21 @@ OnnxInference run_onnx_inference(const onnx::OpSchema& schema, const onnx::NodeP
   OnnxInference result;
   result.outputs.resize(static_cast<size_t>(node.output_size()));
   BridgeContext ctx(node, inputs, attributes, subgraphs);
+  auto one_line = [](std::string what) {
+    for (char& c : what)
+      if (c == '\n') c = ' ';
+    return what;
+  };
+  // What ONNX's full check verifies first: e.g. Add(float, int64) breaks "T".
+  try {
+    schema.CheckInputOutputType(ctx);
+  } catch (const std::exception& e) {
+    result.type_error = one_line(e.what());
+  }
   try {
     schema.GetTypeAndShapeInferenceFunction()(ctx);
   } catch (const std::exception& e) {
-    std::string what = e.what();
-    for (char& c : what)
-      if (c == '\n') c = ' ';
-    result.error = what;
+    result.error = one_line(e.what());
     return result;
   }
   for (size_t i = 0; i < result.outputs.size(); ++i)

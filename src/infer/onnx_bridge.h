@@ -19,8 +19,9 @@ namespace shapeprop::infer {
 const onnx::OpSchema* find_schema(const std::string& op_type, const std::string& domain, int opset_version);
 
 struct OnnxInference {
-  std::vector<Fact> outputs;         // one per node output
-  std::optional<std::string> error;  // ONNX's inference function failed (its message)
+  std::vector<Fact> outputs;              // one per node output
+  std::optional<std::string> error;       // ONNX's inference function failed (its message)
+  std::optional<std::string> type_error;  // an input breaks the schema's type constraints
 };
 
 // Infers a subgraph attribute's output types from its input facts (for ONNX inference

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../../src/eval/fold.h"  // internal to the library: the test target sees include/ only
+#include "eval/fold.h"  // internal to the library: the test target sees include/ only
 #include "shapeprop/fact.h"
 
 namespace shapeprop {
@@ -531,6 +531,9 @@ TEST(FoldSlice, Tensors) {
   // Bounds not known: the rank, with the sliced axes unknown.
   EXPECT_EQ(Node("Slice", {x, tensor(TensorProto::INT64, {C(1)}), i64s({C(1)}), i64s({C(2)})}).str(), "float[N,10,?]");
   EXPECT_EQ(Node("Slice", {x, i64s({C(0)}), i64s({C(1)}), tensor(TensorProto::INT64, {C(1)})}).str(), "float[?,?,?]");
+  // An empty axis stays empty, backward too.
+  EXPECT_EQ(Node("Slice", {floats({C(0)}), i64s({C(-1)}), i64s({C(kMin)}), i64s({C(0)}), i64s({C(-1)})}).str(),
+            "float[0]");
   // Floating elements are sliced too.
   EXPECT_EQ(Node("Slice", {f32({1, 2, 3}), i64s({C(1)}), i64s({C(3)})}).str(), "float[2] {2,3}");
 }

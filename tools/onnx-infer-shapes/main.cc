@@ -216,23 +216,23 @@ std::optional<int> process(const Options& o, onnx::ModelProto& model, std::strin
       if (summary) report({shapeprop::Diagnostic(done.error()).in_file(o.input)});
       return kBadInput;
     }
+    if (summary) *summary = "onnx-infer-shapes: " + shapeprop::summary_line(done->stats) + "\n";
     diagnostics = std::move(done->diagnostics);
     debug = std::move(done->annotation.debug);
-    if (summary) *summary = "onnx-infer-shapes: " + shapeprop::summary_line(done->stats) + "\n";
   } else {
     auto inferred = shapeprop::infer_shapes(model, o.infer_options);
     if (!inferred) {
       if (summary) report({shapeprop::Diagnostic(inferred.error()).in_file(o.input)});
       return kBadInput;
     }
-    diagnostics = std::move(inferred->diagnostics);
-    debug = std::move(inferred->debug);
-    if (summary) {
+    if (summary) {  // before the diagnostics it counts move out
       if (auto from = inferred->stats.ir_version_raised_from)
         *summary = "onnx-infer-shapes: note: ir_version raised from " + std::to_string(from) +
                    " to 10 to hold FunctionProto.value_info (--keep-ir-version keeps it)\n";
       *summary += "onnx-infer-shapes: " + shapeprop::summary_line(*inferred) + "\n";
     }
+    diagnostics = std::move(inferred->diagnostics);
+    debug = std::move(inferred->debug);
   }
   for (auto& d : diagnostics)
     if (d.file.empty()) d.file = o.input;
