@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# annotate_corpus.sh BUILD_DIR SHARED_DIR: onnx-infer-shapes over every real model in
-# SHARED_DIR/corpus (ctest corpus.annotate). For each model:
-#   1. annotate: `onnx-infer-shapes MODEL -o OUT.onnx --verify-full-check` exits 0 (the
+# annotate_corpus.sh BUILD_DIR SHARED_DIR [TOOL ARGS...]: onnx-infer-shapes over every real
+# model in SHARED_DIR/corpus, annotating (ctest corpus.annotate) or with the given mode
+# (corpus.specialize: --mode specialize, corpus.inline: --mode inline). For each model:
+#   1. `onnx-infer-shapes MODEL [TOOL ARGS] -o OUT.onnx --verify-full-check` exits 0 (the
 #      output passes ONNX's full checker);
-#   2. idempotence: annotating OUT.onnx again gives the same bytes;
+#   2. idempotence: running again on OUT.onnx gives the same bytes;
 #   3. for models with functions: a run with --debug-analysis accounts for every value of
 #      every reached function: it has a FunctionProto.value_info entry or is listed under
 #      "no value_info in F for:" with a reason (model_facts.py); the output of that run is
@@ -22,12 +23,13 @@
 # Prints one line per model and "N passed, M failed"; exits 1 on any failure.
 set -u
 
-if [ $# -ne 2 ]; then
-  echo "usage: $0 BUILD_DIR SHARED_DIR" >&2
+if [ $# -lt 2 ]; then
+  echo "usage: $0 BUILD_DIR SHARED_DIR [TOOL ARGS...]" >&2
   exit 2
 fi
 build_dir=$1
 shared_dir=$2
+mode_args=("${@:3}")
 here=$(cd "$(dirname "$0")" && pwd)
 tool=$build_dir/tools/onnx-infer-shapes
 equiv=$here/../../tools/equiv/equiv.js
@@ -67,7 +69,7 @@ check_model() {
   local out=$dir/out.onnx
 
   if [ "$rel" = "torch-dynamo/dort_llama_rotary_1_inlined.onnx" ]; then
-    tool_run "$model" -o "$out" --verify-full-check >"$dir/stdout" 2>"$dir/stderr"
+    tool_run "$model" "${mode_args[@]}" -o "$out" --verify-full-check >"$dir/stdout" 2>"$dir/stderr"
     local status=$?
     [ "$status" -eq 2 ] || echo "exit status $status, expected 2"
     [ "$(wc -l <"$dir/stderr")" -eq 1 ] || { echo "expected one line on stderr:"; cat "$dir/stderr"; }
@@ -78,23 +80,23 @@ check_model() {
   fi
 
   # 1. Annotate; the output passes the full checker.
-  if ! tool_run "$model" -o "$out" --verify-full-check -q 2>"$dir/stderr"; then
-    echo "annotating failed:"
+  if ! tool_run "$model" "${mode_args[@]}" -o "$out" --verify-full-check -q 2>"$dir/stderr"; then
+    echo "the run failed:"
     cat "$dir/stderr"
     return
   fi
 
   # 2. A second run changes nothing.
-  if ! tool_run "$out" -o "$dir/again.onnx" -q 2>"$dir/stderr"; then
-    echo "annotating the output again failed:"
+  if ! tool_run "$out" "${mode_args[@]}" -o "$dir/again.onnx" -q 2>"$dir/stderr"; then
+    echo "running again on the output failed:"
     cat "$dir/stderr"
   elif ! cmp -s "$out" "$dir/again.onnx"; then
-    echo "not idempotent: annotating the output again changes it"
+    echo "not idempotent: running again on the output changes it"
   fi
 
   # 3. Every value of every reached function is accounted for.
   if [ "$has_functions" != no-functions ]; then
-    if ! tool_run "$model" -o "$dir/debug.onnx" --debug-analysis 2>"$dir/debug.log"; then
+    if ! tool_run "$model" "${mode_args[@]}" -o "$dir/debug.onnx" --debug-analysis 2>"$dir/debug.log"; then
       echo "--debug-analysis run failed:"
       cat "$dir/debug.log"
     else
