@@ -7,6 +7,7 @@
 #   %infer-raw onnx-infer-shapes without those checks (for bad-input cases)
 #   %FileCheck FileCheck from llvm-14-tools
 #   %shared    the shared/ folder beside the clone (the corpus)
+#   %equiv A B the two models compute the same on ONNX Runtime (tools/equiv)
 #   %exit N -- CMD   runs CMD and fails unless it exits with status N
 #   %bad-input OUT -- CMD   CMD must exit 2 with one line on stderr and leave no OUT
 import os
@@ -24,6 +25,10 @@ config.substitutions.append(("%infer-raw", infer))
 config.substitutions.append(("%infer", infer + " --verify-roundtrip --verify-full-check --verify-idempotent"))
 config.substitutions.append(("%FileCheck", config.filecheck + " --dump-input=fail"))
 config.substitutions.append(("%shared", config.shapeprop_shared_dir))
+# %equiv A B: A and B compute the same on ONNX Runtime (three seeds, two bindings of the
+# symbolic dims the golden models use).
+equiv = os.path.join(config.shapeprop_source_dir, "tools", "equiv", "equiv.js")
+config.substitutions.append(("%equiv", "node " + equiv + " --quiet --seeds 1,2,3 --bind N=2,3 --bind batch=1,3 --bind seq=2,5"))
 config.substitutions.append(("%bad-input", os.path.join(config.test_source_root, "bad_input.sh")))
 config.substitutions.append(("%exit", os.path.join(config.test_source_root, "expect_exit.sh")))
 config.environment["LC_ALL"] = "C"
