@@ -7,6 +7,8 @@
 // that differs leaves the shape out, an element type that differs leaves the entry out.
 #include "annotate.h"
 
+#include "support/type_walk.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -28,16 +30,10 @@ bool writable(const Fact& f, bool main_graph) {
 }
 
 void collect_dim_params(const onnx::TypeProto& t, std::set<std::string>& out) {
-  switch (t.value_case()) {
-    case onnx::TypeProto::kTensorType:
-      for (const auto& d : t.tensor_type().shape().dim())
-        if (d.has_dim_param()) out.insert(d.dim_param());
-      break;
-    case onnx::TypeProto::kSequenceType: collect_dim_params(t.sequence_type().elem_type(), out); break;
-    case onnx::TypeProto::kOptionalType: collect_dim_params(t.optional_type().elem_type(), out); break;
-    case onnx::TypeProto::kMapType: collect_dim_params(t.map_type().value_type(), out); break;
-    default: break;
-  }
+  for_each_shape(t, [&out](const onnx::TensorShapeProto& shape) {
+    for (const auto& d : shape.dim())
+      if (d.has_dim_param()) out.insert(d.dim_param());
+  });
 }
 
 // Rebuilds a value_info list: entries for `names` (in that order) with facts, then the

@@ -38,14 +38,11 @@ class Printer {
     if (m.has_model_version()) key("model_version") << m.model_version();
     if (m.has_doc_string()) quoted(key("doc_string"), m.doc_string());
     if (m.metadata_props_size() > 0) {
-      key("metadata_props") << '[';
-      const char* sep = "";
-      for (const auto& kv : m.metadata_props()) {
-        quoted(os_ << sep, kv.key()) << ": ";
+      key("metadata_props");
+      bracketed(m.metadata_props(), [&](const onnx::StringStringEntryProto& kv) {
+        quoted(os_, kv.key()) << ": ";
         quoted(os_, kv.value());
-        sep = ", ";
-      }
-      os_ << ']';
+      });
     }
     header_end();
     graph(m.graph());
@@ -85,14 +82,8 @@ class Printer {
     names("(", f.output(), ")");
     os_ << '\n';
     if (f.value_info_size() > 0) {
-      os_ << '<';
-      const char* sep = "";
-      for (const auto& vi : f.value_info()) {
-        os_ << sep;
-        value_info(vi);
-        sep = ", ";
-      }
-      os_ << ">\n";
+      joined("<", ", ", ">", f.value_info(), [&](const onnx::ValueInfoProto& vi) { value_info(vi); });
+      os_ << '\n';
     }
     nodes(f.node());
     os_ << '\n';
@@ -168,13 +159,7 @@ class Printer {
   }
 
   void opsets(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& list) {
-    os_ << '[';
-    const char* sep = "";
-    for (const auto& o : list) {
-      quoted(os_ << sep, o.domain()) << " : " << o.version();
-      sep = ", ";
-    }
-    os_ << ']';
+    bracketed(list, [&](const onnx::OperatorSetIdProto& o) { quoted(os_, o.domain()) << " : " << o.version(); });
   }
 
   void dim(const onnx::TensorShapeProto_Dimension& d) {
@@ -246,14 +231,7 @@ class Printer {
   }
 
   void value_infos(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& list) {
-    os_ << '(';
-    const char* sep = "";
-    for (const auto& vi : list) {
-      os_ << sep;
-      value_info(vi);
-      sep = ", ";
-    }
-    os_ << ')';
+    joined("(", ", ", ")", list, [&](const onnx::ValueInfoProto& vi) { value_info(vi); });
   }
 
   // Floats with enough digits to read back the same value; ONNX's literal syntax has
@@ -275,14 +253,24 @@ class Printer {
 
   template <class List, class Fn>
   void list(const List& items, Fn&& each) {
-    os_ << '{';
+    joined("{", ",", "}", items, each);
+  }
+
+  template <class List, class Fn>
+  void bracketed(const List& items, Fn&& each) {
+    joined("[", ", ", "]", items, each);
+  }
+
+  template <class List, class Fn>
+  void joined(const char* open, const char* separator, const char* close, const List& items, Fn&& each) {
+    os_ << open;
     const char* sep = "";
     for (const auto& x : items) {
       os_ << sep;
       each(x);
-      sep = ",";
+      sep = separator;
     }
-    os_ << '}';
+    os_ << close;
   }
 
   void tensor(const TensorProto& t, bool as_initializer) {
@@ -358,17 +346,6 @@ class Printer {
     }
   }
 
-  template <class List, class Fn>
-  void bracketed(const List& items, Fn&& each) {
-    os_ << '[';
-    const char* sep = "";
-    for (const auto& x : items) {
-      os_ << sep;
-      each(x);
-      sep = ", ";
-    }
-    os_ << ']';
-  }
 
   void attribute(const AttributeProto& a) {
     name(a.name());
@@ -388,14 +365,7 @@ class Printer {
   }
 
   void attributes(const google::protobuf::RepeatedPtrField<AttributeProto>& attrs) {
-    os_ << " <";
-    const char* sep = "";
-    for (const auto& a : attrs) {
-      os_ << sep;
-      attribute(a);
-      sep = ", ";
-    }
-    os_ << '>';
+    joined(" <", ", ", ">", attrs, [&](const AttributeProto& a) { attribute(a); });
   }
 
   void node(const onnx::NodeProto& n) {

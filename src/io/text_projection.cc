@@ -7,6 +7,7 @@
 #include "shapeprop/io.h"
 #include "shapeprop/text.h"
 #include "support/tensor_data.h"
+#include "support/type_walk.h"
 #include "text_internal.h"
 
 namespace shapeprop {
@@ -23,21 +24,9 @@ struct Projector {
   }
   void type(onnx::TypeProto* t) const {
     t->clear_denotation();
-    auto dims = [](onnx::TensorShapeProto* shape) {
-      for (auto& d : *shape->mutable_dim()) d.clear_denotation();
-    };
-    switch (t->value_case()) {
-      case onnx::TypeProto::kTensorType:
-        if (t->tensor_type().has_shape()) dims(t->mutable_tensor_type()->mutable_shape());
-        break;
-      case onnx::TypeProto::kSparseTensorType:
-        if (t->sparse_tensor_type().has_shape()) dims(t->mutable_sparse_tensor_type()->mutable_shape());
-        break;
-      case onnx::TypeProto::kSequenceType: type(t->mutable_sequence_type()->mutable_elem_type()); break;
-      case onnx::TypeProto::kOptionalType: type(t->mutable_optional_type()->mutable_elem_type()); break;
-      case onnx::TypeProto::kMapType: type(t->mutable_map_type()->mutable_value_type()); break;
-      default: break;
-    }
+    for_each_shape(*t, [](onnx::TensorShapeProto& shape) {
+      for (auto& d : *shape.mutable_dim()) d.clear_denotation();
+    });
   }
   void value_infos(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list) const {
     for (auto& vi : *list) {
