@@ -336,22 +336,38 @@ struct Analyzer::Impl {
 
   // ------------------------------------------------------------------ calls
 
-  CallContext make_context(const FunctionId& id, const FunctionProto& f, const std::vector<const Fact*>& inputs,
+  // What a context keeps of a callee: its input count, and its attributes (with defaults).
+  struct Signature {
+    int num_inputs = 0;
+    std::set<std::string> attributes;
+    std::vector<AttributeProto> defaults;
+  };
+
+  static Signature signature_of(const FunctionProto& f) {
+    Signature sig;
+    sig.num_inputs = f.input_size();
+    sig.attributes.insert(f.attribute().begin(), f.attribute().end());
+    for (const auto& a : f.attribute_proto()) {
+      sig.attributes.insert(a.name());
+      sig.defaults.push_back(a);
+    }
+    return sig;
+  }
+
+  CallContext make_context(const FunctionId& id, const Signature& sig, const std::vector<const Fact*>& inputs,
                            const std::vector<bool>& present, const ResolvedAttributes& attrs) {
     CallContext ctx;
     ctx.function = id;
-    for (int i = 0; i < f.input_size(); ++i) {
+    for (int i = 0; i < sig.num_inputs; ++i) {
       const size_t k = static_cast<size_t>(i);
       const bool given = k < present.size() && present[k];
       ctx.present.push_back(given);
       ctx.inputs.push_back(given && inputs[k] ? *inputs[k] : Fact());
     }
-    std::set<std::string> declared(f.attribute().begin(), f.attribute().end());
-    for (const auto& a : f.attribute_proto()) declared.insert(a.name());
     std::map<std::string, AttributeProto> chosen;
-    for (const auto& a : f.attribute_proto()) chosen[a.name()] = a;  // defaults
+    for (const auto& a : sig.defaults) chosen[a.name()] = a;
     for (const auto* a : attrs.list)
-      if (declared.count(a->name())) chosen[a->name()] = *a;
+      if (sig.attributes.count(a->name())) chosen[a->name()] = *a;
     for (auto& [name, a] : chosen) {
       a.clear_doc_string();
       ctx.attribute_key += a.SerializeAsString();
@@ -381,7 +397,7 @@ struct Analyzer::Impl {
                                      [&](const AttributeProto& d) { return d.name() == a->name(); });
       if (!known) report_soft(frame, path, "attribute '" + a->name() + "' is not an attribute of function " + id.str());
     }
-    const CallContext ctx = make_context(id, f, inputs, present, attrs);
+    const CallContext ctx = make_context(id, signature_of(f), inputs, present, attrs);
     const CallContext* key = nullptr;
     const Summary& s = analyze(ctx, f, with(path, "function " + id.str()), &key);
     frame.summary->call_of[&n] = key;
@@ -624,7 +640,7 @@ struct Analyzer::Impl {
       if (r.error) report_soft(frame, path, "ONNX inference failed: " + *r.error);
       outputs = std::move(r.outputs);
     } else if (const FunctionProto* body = schema_body(*schema, n, inputs, version)) {
-      outputs = call_schema_body(n, *body, inputs, attrs, *schema, frame, path);
+      outputs = call_schema_body(n, *body, inputs, attrs, *schema, path);
     }
     if (domain.empty()) {
       eval::FoldInput fi;
@@ -678,37 +694,29 @@ struct Analyzer::Impl {
   }
 
   std::vector<Fact> call_schema_body(const NodeProto& n, const FunctionProto& body, const std::vector<const Fact*>& inputs,
-                                     const ResolvedAttributes& attrs, const onnx::OpSchema& schema, Frame& frame,
+                                     const ResolvedAttributes& attrs, const onnx::OpSchema& schema,
                                      const std::vector<std::string>& path) {
     // The body refers to the op's attributes; those the node leaves out take the
     // schema's defaults.
-    ResolvedAttributes with_defaults = ResolvedAttributes(n, nullptr);
-    with_defaults.list = attrs.list;
-    for (const auto& [name, attr] : schema.attributes())
-      if (!attrs.find(name) && attr.default_value.type() != AttributeProto::UNDEFINED) {
-        auto copy = std::make_unique<AttributeProto>(attr.default_value);
-        copy->set_name(name);
-        with_defaults.list.push_back(copy.get());
-        with_defaults.owned.push_back(std::move(copy));
-      }
-    FunctionProto declared_attrs = body;  // the context keeps only attributes the body declares
-    for (const auto& [name, attr] : schema.attributes()) {
-      (void)attr;
-      if (std::count(declared_attrs.attribute().begin(), declared_attrs.attribute().end(), name) == 0)
-        declared_attrs.add_attribute(name);
+    Signature sig;
+    sig.num_inputs = body.input_size();
+    for (const auto& entry : schema.attributes()) {
+      sig.attributes.insert(entry.first);
+      if (entry.second.default_value.type() == AttributeProto::UNDEFINED) continue;
+      sig.defaults.push_back(entry.second.default_value);
+      sig.defaults.back().set_name(entry.first);
     }
     const FunctionId id(schema.domain(), schema.Name(), "onnx-opset-" + std::to_string(schema.SinceVersion()));
     std::vector<bool> present;
     for (const Fact* f : inputs) present.push_back(f != nullptr);
     for (int i = 0; i < n.input_size(); ++i)
       if (n.input(i).empty()) present[static_cast<size_t>(i)] = false;
-    const CallContext ctx = make_context(id, declared_attrs, inputs, present, with_defaults);
+    const CallContext ctx = make_context(id, sig, inputs, present, attrs);
     const CallContext* key = nullptr;
-    Frame quiet = frame;  // problems inside ONNX's own bodies are ONNX's, not the model's
+    // Problems inside ONNX's own bodies are ONNX's, not the model's: not reported.
     const size_t before = diagnostics.size();
     const Summary& s = analyze(ctx, body, with(path, "body of " + id.str()), &key);
     diagnostics.resize(before);
-    (void)quiet;
     return s.outputs;
   }
 };
