@@ -247,6 +247,12 @@ std::optional<int> process(const Options& o, onnx::ModelProto& model, std::strin
 }
 
 int run(const Options& o) {
+  // The input is never modified, not even by naming it as the output.
+  std::error_code same_ec;
+  if (!o.output.empty() && std::filesystem::equivalent(o.input, o.output, same_ec)) {
+    error("the output '" + o.output + "' is the input; write to another file");
+    return kBadInput;
+  }
   auto model = shapeprop::load_model(o.input);
   if (!model) {
     report({model.error()});
