@@ -32,6 +32,7 @@ struct FunctionId {
 
   // "" and "ai.onnx" name the same domain; "" is the canonical spelling.
   static std::string canonical_domain(std::string domain) { return domain == "ai.onnx" ? std::string() : domain; }
+  static bool is_default_domain(std::string_view domain) { return domain.empty() || domain == "ai.onnx"; }
 
   // "domain.name", "domain.name:overload", or "name" in the default domain: how
   // diagnostics, dumps and call paths name a function.

@@ -7,6 +7,7 @@
 
 #include "onnx/checker.h"
 #include "shapeprop/call_graph.h"
+#include "support/labels.h"
 #include "onnx/shape_inference/implementation.h"
 
 #if SHAPEPROP_HAVE_CHECK_MODEL_WITH_CONTEXT
@@ -23,30 +24,18 @@ namespace shapeprop {
 namespace {
 
 // ONNX's standard domains: nodes in them are operators, never model-local functions.
-bool is_onnx_domain(const std::string& domain) {
-  return domain.empty() || domain == "ai.onnx" || domain == "ai.onnx.ml" || domain == "ai.onnx.preview.training";
+bool is_standard_domain(const std::string& domain) {
+  return FunctionId::is_default_domain(domain) || domain == "ai.onnx.ml" || domain == "ai.onnx.preview.training";
 }
-
-std::string count(int n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 bool has_type(const onnx::ValueInfoProto& vi) {
   return vi.has_type() && vi.type().value_case() != onnx::TypeProto::VALUE_NOT_SET;
 }
 
-std::string canonical_domain(const std::string& domain) { return domain == "ai.onnx" ? "" : domain; }
+std::string canonical_domain(const std::string& domain) { return FunctionId::canonical_domain(domain); }
 
 std::string function_label(const std::string& domain, const std::string& name, const std::string& overload) {
-  std::string s = domain.empty() ? name : domain + "." + name;
-  if (!overload.empty()) s += ":" + overload;
-  return s;
-}
-
-std::string node_label(const onnx::NodeProto& n) {
-  std::string s = "node ";
-  s += n.name().empty() ? (n.output_size() > 0 && !n.output(0).empty() ? "'" + n.output(0) + "'" : "<unnamed>")
-                        : "'" + n.name() + "'";
-  s += " (" + function_label(n.domain(), n.op_type(), n.overload()) + ")";
-  return s;
+  return FunctionId(domain, name, overload).str();
 }
 
 class StructureValidator {
@@ -104,9 +93,9 @@ class StructureValidator {
   // A call may leave out trailing optional inputs and unused outputs, never add any.
   void check_arity(const onnx::NodeProto& n, const onnx::FunctionProto& f, const std::vector<std::string>& path) {
     if (n.input_size() > f.input_size() || n.output_size() > f.output_size())
-      report(path, "call has " + count(n.input_size(), "input") + " and " + count(n.output_size(), "output") +
+      report(path, "call has " + counted(n.input_size(), "input") + " and " + counted(n.output_size(), "output") +
                        "; function " + function_label(f.domain(), f.name(), f.overload()) + " takes " +
-                       count(f.input_size(), "input") + " and " + count(f.output_size(), "output"));
+                       counted(f.input_size(), "input") + " and " + counted(f.output_size(), "output"));
   }
 
   void walk(const onnx::GraphProto& g, const std::set<std::string>& imports, const std::vector<std::string>& path) {
@@ -123,7 +112,7 @@ class StructureValidator {
       if (!imports.count(domain) && reported_imports_.insert({path.front(), domain}).second)
         report(here, "domain '" + n.domain() + "' is used without an opset import");
       auto callee = functions_.find(std::make_tuple(domain, n.op_type(), n.overload()));
-      if (!is_onnx_domain(domain) && function_domains_.count(domain) && callee == functions_.end())
+      if (!is_standard_domain(domain) && function_domains_.count(domain) && callee == functions_.end())
         report(here, "calls function " + function_label(n.domain(), n.op_type(), n.overload()) +
                          ", which the model does not define");
       if (callee != functions_.end()) check_arity(n, *callee->second, here);

@@ -17,6 +17,7 @@
 #include "eval/fold.h"
 #include "onnx/defs/function.h"
 #include "onnx_bridge.h"
+#include "support/labels.h"
 
 namespace shapeprop::infer {
 
@@ -32,13 +33,6 @@ using FactMap = std::unordered_map<std::string, Fact>;
 
 // Loop and Scan: rounds of generalising loop-carried facts before giving up on shapes.
 constexpr int kMaxLoopRounds = 4;
-
-bool is_onnx_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
-
-std::string node_label(const NodeProto& n) {
-  std::string name = !n.name().empty() ? n.name() : (n.output_size() > 0 ? n.output(0) : std::string());
-  return "node '" + name + "' (" + FunctionId::of(n).str() + ")";
-}
 
 OpsetMap opsets_of(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports) {
   OpsetMap m;
@@ -120,7 +114,6 @@ Fact without_elements(Fact f) {
 
 Fact scalar_of(int32_t elem_type) { return Fact::tensor(elem_type, {}); }
 
-std::string count(int n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 }  // namespace
 
@@ -321,11 +314,11 @@ struct Analyzer::Impl {
     const FunctionId id = FunctionId::of(n);
     if (const FunctionProto* f = calls.find(id)) {
       outputs = call_function(n, *f, id, inputs, present, attrs, frame, path);
-    } else if (is_onnx_domain(n.domain()) && n.op_type() == "If") {
+    } else if (FunctionId::is_default_domain(n.domain()) && n.op_type() == "If") {
       outputs = call_if(n, inputs, attrs, scope, frame, path);
-    } else if (is_onnx_domain(n.domain()) && n.op_type() == "Loop") {
+    } else if (FunctionId::is_default_domain(n.domain()) && n.op_type() == "Loop") {
       outputs = call_loop(n, inputs, attrs, scope, frame, path);
-    } else if (is_onnx_domain(n.domain()) && n.op_type() == "Scan") {
+    } else if (FunctionId::is_default_domain(n.domain()) && n.op_type() == "Scan") {
       outputs = call_scan(n, inputs, attrs, scope, frame, path);
     } else {
       outputs = call_op(n, inputs, attrs, scope, frame, path);
@@ -387,8 +380,8 @@ struct Analyzer::Impl {
                                   const ResolvedAttributes& attrs, Frame& frame, const std::vector<std::string>& path) {
     if (n.input_size() > f.input_size() || n.output_size() > f.output_size()) {
       report(frame, path, Severity::Error,
-             "call has " + count(n.input_size(), "input") + " and " + count(n.output_size(), "output") + "; function " +
-                 id.str() + " takes " + count(f.input_size(), "input") + " and " + count(f.output_size(), "output"));
+             "call has " + counted(n.input_size(), "input") + " and " + counted(n.output_size(), "output") + "; function " +
+                 id.str() + " takes " + counted(f.input_size(), "input") + " and " + counted(f.output_size(), "output"));
       return {};
     }
     for (const auto* a : attrs.list) {

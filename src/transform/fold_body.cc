@@ -23,15 +23,13 @@ using onnx::AttributeProto;
 using onnx::GraphProto;
 using onnx::NodeProto;
 
-bool in_onnx_domain(const NodeProto& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
-
-bool is_op(const NodeProto& n, const char* op) { return in_onnx_domain(n) && n.op_type() == op; }
+bool is_op(const NodeProto& n, const char* op) { return FunctionId::is_default_domain(n.domain()) && n.op_type() == op; }
 
 // Ops whose result is not a function of their inputs: never replaced by a value.
 bool is_random(const NodeProto& n) {
   static const std::unordered_set<std::string> random = {"RandomNormal", "RandomUniform", "RandomNormalLike",
                                                          "RandomUniformLike", "Bernoulli", "Multinomial"};
-  return in_onnx_domain(n) && random.count(n.op_type()) > 0;
+  return FunctionId::is_default_domain(n.domain()) && random.count(n.op_type()) > 0;
 }
 
 // Scoped renaming: a rename made at one level applies there and in nested subgraphs,
