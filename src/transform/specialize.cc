@@ -323,6 +323,7 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
   const size_t calls_before = count_calls(m);
   std::vector<FunctionProto> kept_aside;  // not inlinable: ONNX's inliner must not see them
   onnx::inliner::FunctionIdVector selected;
+  std::map<std::pair<std::string, std::string>, std::optional<bool>> selected_by_name;
   const auto all = m.functions();
   m.clear_functions();
   for (FunctionProto f : all) {
@@ -333,10 +334,15 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
       kept_aside.push_back(std::move(f));
       continue;
     }
+    // ONNX's inliner selects by (domain, name): overloads of one name go together, so
+    // under the small policy all of them must be small.
+    auto& choice = selected_by_name[{f.domain(), f.name()}];
     const bool small = transform::count_nodes(f.node()) <= options.small_limit;
-    if (options.inline_policy == InlinePolicy::All || small) selected.emplace_back(f.domain(), f.name());
+    choice = (choice.value_or(true) && (options.inline_policy == InlinePolicy::All || small));
     *m.add_functions() = std::move(f);
   }
+  for (const auto& [id, chosen] : selected_by_name)
+    if (*chosen) selected.push_back(id);
   auto set = onnx::inliner::FunctionIdSet::Create(std::move(selected));
   onnx::inliner::InlineSelectedFunctions(m, *set);
   for (auto& f : kept_aside) *m.add_functions() = std::move(f);
