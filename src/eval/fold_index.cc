@@ -25,29 +25,6 @@ int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   return n;
 }
 
-// For an output of static shape `out` whose axis k takes the input's indices picks[k]
-// (input of static shape `in`), the input element behind each output element.
-std::vector<size_t> selection_map(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
-                                  const std::vector<std::vector<int64_t>>& picks) {
-  const size_t rank = in.size();
-  std::vector<size_t> stride(rank, 1);
-  for (size_t k = rank; k-- > 1;) stride[k - 1] = stride[k] * static_cast<size_t>(in[k]);
-  const auto total = static_cast<size_t>(element_count(out).value_or(0));
-  std::vector<size_t> map;
-  map.reserve(total);
-  std::vector<size_t> index(rank, 0);
-  for (size_t n = 0; n < total; ++n) {
-    size_t at = 0;
-    for (size_t k = 0; k < rank; ++k) at += static_cast<size_t>(picks[k][index[k]]) * stride[k];
-    map.push_back(at);
-    for (size_t k = rank; k-- > 0;) {
-      if (static_cast<int64_t>(++index[k]) < out[k]) break;
-      index[k] = 0;
-    }
-  }
-  return map;
-}
-
 std::vector<int64_t> iota(int64_t n) {
   std::vector<int64_t> v(static_cast<size_t>(n));
   std::iota(v.begin(), v.end(), int64_t{0});

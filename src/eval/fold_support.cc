@@ -277,29 +277,42 @@ bool broadcasts_to(const std::vector<int64_t>& in, const std::vector<int64_t>& o
   return true;
 }
 
-std::vector<size_t> broadcast_map(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
-  const size_t rank = out.size(), offset = rank - in.size();
-  // Stride of each output axis in the input; 0 where the input is broadcast (or absent).
-  std::vector<size_t> stride(rank, 0);
-  size_t s = 1;
-  for (size_t i = in.size(); i-- > 0;) {
-    stride[offset + i] = in[i] == 1 ? 0 : s;
-    s *= static_cast<size_t>(in[i]);
-  }
+// For an output of static shape `out` whose axis k takes the input's indices picks[k]
+// (input of static shape `in`), the input element behind each output element.
+std::vector<size_t> selection_map(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+                                  const std::vector<std::vector<int64_t>>& picks) {
+  const size_t rank = in.size();
+  std::vector<size_t> stride(rank, 1);
+  for (size_t k = rank; k-- > 1;) stride[k - 1] = stride[k] * static_cast<size_t>(in[k]);
   const auto total = static_cast<size_t>(element_count(out).value_or(0));
   std::vector<size_t> map;
   map.reserve(total);
-  std::vector<int64_t> index(rank, 0);
+  std::vector<size_t> index(rank, 0);
   for (size_t n = 0; n < total; ++n) {
     size_t at = 0;
-    for (size_t k = 0; k < rank; ++k) at += static_cast<size_t>(index[k]) * stride[k];
+    for (size_t k = 0; k < rank; ++k) at += static_cast<size_t>(picks[k][index[k]]) * stride[k];
     map.push_back(at);
-    for (size_t k = rank; k-- > 0;) {  // odometer, last axis fastest
-      if (++index[k] < out[k]) break;
+    for (size_t k = rank; k-- > 0;) {
+      if (static_cast<int64_t>(++index[k]) < out[k]) break;
       index[k] = 0;
     }
   }
   return map;
+}
+
+std::vector<size_t> broadcast_map(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  // A broadcast picks index i of each output axis, or index 0 where the input's dim is 1
+  // (missing leading axes count as dims of 1).
+  const size_t offset = out.size() - in.size();
+  std::vector<int64_t> padded(offset, 1);
+  padded.insert(padded.end(), in.begin(), in.end());
+  std::vector<std::vector<int64_t>> picks(out.size());
+  for (size_t k = 0; k < out.size(); ++k) {
+    picks[k].resize(static_cast<size_t>(out[k]), 0);
+    if (padded[k] != 1)
+      for (int64_t i = 0; i < out[k]; ++i) picks[k][static_cast<size_t>(i)] = i;
+  }
+  return selection_map(padded, out, picks);
 }
 
 Fact gather_elements(const Fact& src, std::vector<Dim> shape, const std::vector<size_t>& map) {

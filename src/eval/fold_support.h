@@ -114,6 +114,11 @@ std::optional<std::vector<Dim>> broadcast_shapes(const std::vector<const std::ve
 
 // Static shape `in` broadcasts to `out`: no higher rank, each dim 1 or out's.
 bool broadcasts_to(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
+// For an output of static shape `out` whose axis k takes the input's indices picks[k]
+// (input of static shape `in`, of the same rank), the input element behind each output
+// element.
+std::vector<size_t> selection_map(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+                                  const std::vector<std::vector<int64_t>>& picks);
 // For each element of a tensor of static shape `out`, the index of the element of a
 // tensor of static shape `in` that broadcasts to it (broadcasts_to(in, out) must hold).
 std::vector<size_t> broadcast_map(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
