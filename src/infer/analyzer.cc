@@ -18,6 +18,7 @@
 #include "onnx/defs/function.h"
 #include "onnx_bridge.h"
 #include "support/labels.h"
+#include "support/subgraphs.h"
 
 namespace shapeprop::infer {
 
@@ -169,6 +170,7 @@ struct Analyzer::Impl {
   std::map<std::tuple<std::string, std::string, int>, const FunctionProto*> schema_body_of;
   Summary root;
   size_t analyses = 0;
+  Analyzer::LiveContexts live;  // filled once run() is done
 
   Impl(const onnx::ModelProto& m, const CallGraph& c, const InferOptions& o) : model(m), calls(c), options(o) {
     model_opsets = opsets_of(model.opset_import());
@@ -198,11 +200,7 @@ struct Analyzer::Impl {
       for (const auto& vi : g->output()) add(vi);
       if (g != &main)
         for (const auto& vi : g->input()) add(vi);
-      for (const auto& n : g->node())
-        for (const auto& a : n.attribute()) {
-          if (a.has_g()) work.push_back(&a.g());
-          for (const auto& sg : a.graphs()) work.push_back(&sg);
-        }
+      for (const auto& n : g->node()) for_each_subgraph(n, [&work](const GraphProto& sg) { work.push_back(&sg); });
     }
   }
 
@@ -744,12 +742,16 @@ void Analyzer::run() {
     const Fact* f = scope.find(o.name());
     m.root.outputs.push_back(f ? *f : Fact());
   }
+  collect_live_contexts();
 }
 
 const Summary& Analyzer::graph() const { return impl_->root; }
 
-std::vector<std::pair<const onnx::FunctionProto*, std::vector<const CallContext*>>> Analyzer::live_contexts() const {
-  // Contexts reached from the main graph's final analysis, transitively.
+const Analyzer::LiveContexts& Analyzer::live_contexts() const { return impl_->live; }
+
+// Contexts reached from the main graph's final analysis, transitively; computed once, when
+// the analysis is complete.
+void Analyzer::collect_live_contexts() {
   std::unordered_map<const FunctionProto*, std::vector<const CallContext*>> per_function;
   std::unordered_set<const CallContext*> seen;
   std::vector<const CallContext*> work(impl_->root.callees.rbegin(), impl_->root.callees.rend());
@@ -763,12 +765,10 @@ std::vector<std::pair<const onnx::FunctionProto*, std::vector<const CallContext*
     for (auto it = s.callees.rbegin(); it != s.callees.rend(); ++it) work.push_back(*it);
   }
   for (const CallContext* c : order) per_function[impl_->function_of.at(c)].push_back(c);
-  std::vector<std::pair<const FunctionProto*, std::vector<const CallContext*>>> out;
   for (const FunctionProto* f : impl_->calls.bottom_up()) {
     auto it = per_function.find(f);
-    if (it != per_function.end()) out.emplace_back(f, it->second);
+    if (it != per_function.end()) impl_->live.emplace_back(f, it->second);
   }
-  return out;
 }
 
 const Summary& Analyzer::summary(const CallContext& context) const { return *impl_->memo.at(context); }

@@ -69,7 +69,8 @@ class Analyzer {
   const Summary& graph() const;
   // Each reached function with its live contexts (those the final analysis of the main
   // graph reaches), in the call graph's bottom-up order; contexts in first-use order.
-  std::vector<std::pair<const onnx::FunctionProto*, std::vector<const CallContext*>>> live_contexts() const;
+  using LiveContexts = std::vector<std::pair<const onnx::FunctionProto*, std::vector<const CallContext*>>>;
+  const LiveContexts& live_contexts() const;
   const Summary& summary(const CallContext& context) const;
   size_t body_analyses() const;
   size_t live_call_sites() const;
@@ -80,6 +81,8 @@ class Analyzer {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+
+  void collect_live_contexts();
 };
 
 }  // namespace shapeprop::infer

@@ -7,6 +7,7 @@
 // that differs leaves the shape out, an element type that differs leaves the entry out.
 #include "annotate.h"
 
+#include "support/subgraphs.h"
 #include "support/type_walk.h"
 
 #include <algorithm>
@@ -74,10 +75,7 @@ void for_each_value(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& n
     }
     const auto& n = top.nodes->Get(top.next++);
     std::vector<const GraphProto*> subgraphs;
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) subgraphs.push_back(&a.g());
-      for (const auto& g : a.graphs()) subgraphs.push_back(&g);
-    }
+    for_each_subgraph(n, [&](const GraphProto& g) { subgraphs.push_back(&g); });
     for (const auto& o : n.output())
       if (!o.empty()) visit(o);
     for (auto it = subgraphs.rbegin(); it != subgraphs.rend(); ++it) {
@@ -188,10 +186,7 @@ size_t annotate_graph(onnx::ModelProto& model, const Summary& root) {
     for (auto& n : *g->mutable_node()) {
       for (const auto& o : n.output())
         if (!o.empty() && !boundary.count(o)) names.push_back(o);
-      for (auto& a : *n.mutable_attribute()) {
-        if (a.has_g()) work.push_back({a.mutable_g(), false});
-        for (auto& sg : *a.mutable_graphs()) work.push_back({&sg, false});
-      }
+      for_each_subgraph(n, [&](GraphProto& sg) { work.push_back({&sg, false}); });
     }
     const bool main = is_main;
     // A subgraph's own facts where it has them (sibling subgraphs may reuse names).
@@ -233,13 +228,9 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, std
   std::set<std::string> taken;
   std::vector<const GraphProto*> graphs{&model.graph()};
   auto subgraphs_of = [&graphs](const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes) {
-    for (const auto& n : nodes)
-      for (const auto& a : n.attribute()) {
-        if (a.has_g()) graphs.push_back(&a.g());
-        for (const auto& g : a.graphs()) graphs.push_back(&g);
-      }
+    for (const auto& n : nodes) for_each_subgraph(n, [&graphs](const GraphProto& g) { graphs.push_back(&g); });
   };
-  auto live = analysis.live_contexts();
+  const auto& live = analysis.live_contexts();
   std::unordered_set<const onnx::FunctionProto*> reached;
   for (const auto& entry : live) reached.insert(entry.first);
   for (const auto& f : model.functions()) {

@@ -14,7 +14,7 @@ Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& op
 
   InferResult result;
   result.diagnostics = analysis.take_diagnostics();
-  auto live = analysis.live_contexts();
+  const auto& live = analysis.live_contexts();
   result.stats.call_sites = analysis.live_call_sites();
   for (const auto& [f, contexts] : live) result.stats.distinct_contexts += contexts.size();
   result.stats.body_analyses = analysis.body_analyses();

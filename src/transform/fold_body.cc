@@ -15,6 +15,8 @@
 
 #include <algorithm>
 
+#include "support/subgraphs.h"
+
 namespace shapeprop::transform {
 
 namespace {
@@ -47,13 +49,6 @@ struct Renames {
   }
 };
 
-void for_each_subgraph(NodeProto& n, const std::function<void(GraphProto&)>& fn) {
-  for (auto& a : *n.mutable_attribute()) {
-    if (a.has_g()) fn(*a.mutable_g());
-    for (auto& g : *a.mutable_graphs()) fn(g);
-  }
-}
-
 void replace_reads(NodeList& nodes, const std::string& from, const std::string& to) {
   for (auto& n : nodes) {
     for (auto& in : *n.mutable_input())
@@ -70,14 +65,10 @@ size_t count_reads(const NodeList& nodes, const std::string& name) {
   size_t k = 0;
   for (const auto& n : nodes) {
     k += static_cast<size_t>(std::count(n.input().begin(), n.input().end(), name));
-    for (const auto& a : n.attribute()) {
-      auto in_graph = [&](const GraphProto& g) {
-        k += count_reads(g.node(), name);
-        for (const auto& o : g.output()) k += o.name() == name;
-      };
-      if (a.has_g()) in_graph(a.g());
-      for (const auto& g : a.graphs()) in_graph(g);
-    }
+    for_each_subgraph(n, [&](const GraphProto& g) {
+      k += count_reads(g.node(), name);
+      for (const auto& o : g.output()) k += o.name() == name;
+    });
   }
   return k;
 }
@@ -354,14 +345,10 @@ void collect_reads(const NodeList& nodes, std::unordered_set<std::string>& reads
   for (const auto& n : nodes) {
     for (const auto& in : n.input())
       if (!in.empty()) reads.insert(in);
-    for (const auto& a : n.attribute()) {
-      auto in_graph = [&](const GraphProto& g) {
-        collect_reads(g.node(), reads);
-        for (const auto& o : g.output()) reads.insert(o.name());
-      };
-      if (a.has_g()) in_graph(a.g());
-      for (const auto& g : a.graphs()) in_graph(g);
-    }
+    for_each_subgraph(n, [&](const GraphProto& g) {
+      collect_reads(g.node(), reads);
+      for (const auto& o : g.output()) reads.insert(o.name());
+    });
   }
 }
 
@@ -369,16 +356,12 @@ void collect_names(const NodeList& nodes, std::unordered_set<std::string>& names
   for (const auto& n : nodes) {
     for (const auto& in : n.input()) names.insert(in);
     for (const auto& o : n.output()) names.insert(o);
-    for (const auto& a : n.attribute()) {
-      auto in_graph = [&](const GraphProto& g) {
-        for (const auto& vi : g.input()) names.insert(vi.name());
-        for (const auto& vi : g.output()) names.insert(vi.name());
-        for (const auto& t : g.initializer()) names.insert(t.name());
-        collect_names(g.node(), names);
-      };
-      if (a.has_g()) in_graph(a.g());
-      for (const auto& g : a.graphs()) in_graph(g);
-    }
+    for_each_subgraph(n, [&](const GraphProto& g) {
+      for (const auto& vi : g.input()) names.insert(vi.name());
+      for (const auto& vi : g.output()) names.insert(vi.name());
+      for (const auto& t : g.initializer()) names.insert(t.name());
+      collect_names(g.node(), names);
+    });
   }
 }
 
@@ -391,44 +374,35 @@ size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>&
     const bool used = std::any_of(n.output().begin(), n.output().end(), [&](const std::string& o) { return needed.count(o) > 0; });
     if (!used) continue;
     keep[static_cast<size_t>(i)] = true;
-    for (auto& a : *n.mutable_attribute()) {
-      auto in_graph = [&](GraphProto& g) {
-        std::unordered_set<std::string> outputs;
-        for (const auto& o : g.output()) outputs.insert(o.name());
-        removed += remove_dead_nodes(*g.mutable_node(), outputs);
-        std::unordered_set<std::string> reads;
-        collect_reads(g.node(), reads);
-        for (const auto& o : g.output()) reads.insert(o.name());
-        needed.insert(reads.begin(), reads.end());
-      };
-      if (a.has_g()) in_graph(*a.mutable_g());
-      for (auto& g : *a.mutable_graphs()) in_graph(g);
-    }
+    for_each_subgraph(n, [&](GraphProto& g) {
+      std::unordered_set<std::string> outputs;
+      for (const auto& o : g.output()) outputs.insert(o.name());
+      removed += remove_dead_nodes(*g.mutable_node(), outputs);
+      collect_reads(g.node(), needed);
+      needed.insert(outputs.begin(), outputs.end());
+    });
     for (const auto& in : n.input()) needed.insert(in);
   }
   NodeList kept;
   for (int i = 0; i < nodes.size(); ++i) {
-    if (keep[static_cast<size_t>(i)]) {
+    if (keep[static_cast<size_t>(i)])
       *kept.Add() = std::move(*nodes.Mutable(i));
-    } else {
-      NodeList dead;
-      *dead.Add() = nodes.Get(i);
-      removed += count_nodes(dead);
-    }
+    else
+      removed += count_nodes(nodes.Get(i));
   }
   nodes.Swap(&kept);
   return removed;
 }
 
+size_t count_nodes(const onnx::NodeProto& node) {
+  size_t k = 1;
+  for_each_subgraph(node, [&k](const GraphProto& g) { k += count_nodes(g.node()); });
+  return k;
+}
+
 size_t count_nodes(const NodeList& nodes) {
   size_t k = 0;
-  for (const auto& n : nodes) {
-    ++k;
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) k += count_nodes(a.g().node());
-      for (const auto& g : a.graphs()) k += count_nodes(g.node());
-    }
-  }
+  for (const auto& n : nodes) k += count_nodes(n);
   return k;
 }
 

@@ -43,7 +43,8 @@ void collect_reads(const NodeList& nodes, std::unordered_set<std::string>& reads
 // Every name defined or read anywhere in the nodes and their subgraphs.
 void collect_names(const NodeList& nodes, std::unordered_set<std::string>& names);
 
-// Nodes in the list and all of its subgraphs.
+// Nodes in the list (or the node) and all of its subgraphs.
 size_t count_nodes(const NodeList& nodes);
+size_t count_nodes(const onnx::NodeProto& node);
 
 }  // namespace shapeprop::transform

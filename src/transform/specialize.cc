@@ -14,6 +14,7 @@
 #include "infer/onnx_bridge.h"
 #include "onnx/inliner/inliner.h"
 #include "shapeprop/call_graph.h"
+#include "support/subgraphs.h"
 
 namespace shapeprop {
 
@@ -46,10 +47,7 @@ size_t count_all_nodes(const ModelProto& m) {
 void collect_domains(const NodeList& nodes, std::set<std::string>& domains) {
   for (const auto& n : nodes) {
     domains.insert(FunctionId::canonical_domain(n.domain()));
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) collect_domains(a.g().node(), domains);
-      for (const auto& g : a.graphs()) collect_domains(g.node(), domains);
-    }
+    for_each_subgraph(n, [&](const GraphProto& g) { collect_domains(g.node(), domains); });
   }
 }
 
@@ -60,10 +58,7 @@ void collect_calls(const NodeList& nodes, const std::set<FunctionId>& functions,
       called.insert(FunctionId::of(n));
       if (count) ++*count;
     }
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) collect_calls(a.g().node(), functions, called, count);
-      for (const auto& g : a.graphs()) collect_calls(g.node(), functions, called, count);
-    }
+    for_each_subgraph(n, [&](const GraphProto& g) { collect_calls(g.node(), functions, called, count); });
   }
 }
 
@@ -296,12 +291,9 @@ bool reconcile_opsets(FunctionProto& f, const ModelProto& model, std::string& wh
       while (!work.empty()) {
         const NodeProto* n = work.back();
         work.pop_back();
-        for (const auto& a : n->attribute()) {
-          if (a.has_g())
-            for (const auto& m : a.g().node()) work.push_back(&m);
-          for (const auto& g : a.graphs())
-            for (const auto& m : g.node()) work.push_back(&m);
-        }
+        for_each_subgraph(*n, [&](const GraphProto& g) {
+          for (const auto& m : g.node()) work.push_back(&m);
+        });
         if (FunctionId::canonical_domain(n->domain()) != d) continue;
         const auto* at_function = infer::find_schema(n->op_type(), d, static_cast<int>(o.version()));
         const auto* at_model = infer::find_schema(n->op_type(), d, static_cast<int>(it->second));
