@@ -220,7 +220,8 @@ int run(const Options& options) {
     return kExitCannotRun;
   }
   if (!fs::is_directory(options.dir)) {
-    std::cerr << "no such folder: " << options.dir.string() << '\n';
+    std::cerr << "no such folder: " << options.dir.string()
+              << " (ONNX's backend node tests: bash scripts/setup.sh installs them with ONNX)\n";
     return kExitCannotRun;
   }
   const std::vector<fs::path> tests = find_tests(options.dir, options.filter);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# annotate_corpus.sh BUILD_DIR SHARED_DIR [TOOL ARGS...]: onnx-infer-shapes over every real
-# model in SHARED_DIR/corpus, annotating (ctest corpus.annotate) or with the given mode
+# annotate_corpus.sh BUILD_DIR CORPUS_DIR [TOOL ARGS...]: onnx-infer-shapes over every real
+# model in CORPUS_DIR, annotating (ctest corpus.annotate) or with the given mode
 # (corpus.specialize: --mode specialize, corpus.inline: --mode inline). For each model:
 #   1. `onnx-infer-shapes MODEL [TOOL ARGS] -o OUT.onnx --verify-full-check` exits 0 (the
 #      output passes ONNX's full checker);
@@ -24,17 +24,16 @@
 set -u
 
 if [ $# -lt 2 ]; then
-  echo "usage: $0 BUILD_DIR SHARED_DIR [TOOL ARGS...]" >&2
+  echo "usage: $0 BUILD_DIR CORPUS_DIR [TOOL ARGS...]" >&2
   exit 2
 fi
 build_dir=$1
-shared_dir=$2
+corpus=$2
 mode_args=("${@:3}")
 here=$(cd "$(dirname "$0")" && pwd)
 tool=$build_dir/tools/onnx-infer-shapes
 equiv=$here/../../tools/equiv/equiv.js
 facts=$here/model_facts.py
-corpus=$shared_dir/corpus
 
 for need in "$tool" "$equiv" "$facts"; do
   if [ ! -e "$need" ]; then
@@ -49,7 +48,7 @@ for cmd in node python3 cmp timeout; do
   fi
 done
 if [ ! -d "$corpus" ]; then
-  echo "annotate_corpus: no corpus at $corpus" >&2
+  echo "annotate_corpus: no corpus at $corpus (it comes with the repository: tests/data/corpus)" >&2
   exit 2
 fi
 

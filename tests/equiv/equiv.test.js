@@ -3,8 +3,8 @@
 //
 // The models are written as binary ONNX by onnx_builder.js into a temp dir, then fed to
 // the CLI as a child process (to check exit codes and printed lines) or to its module API.
-// The real-corpus tests read ${SHAPEPROP_SHARED_DIR}/corpus, falling back to ../shared
-// beside the repository root.
+// The real-corpus tests read ${SHAPEPROP_CORPUS_DIR}, by default the repository's own
+// tests/data/corpus.
 
 const { test, describe, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -19,8 +19,8 @@ const { DT, pb } = onnx;
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const EQUIV_DIR = path.join(REPO_ROOT, 'tools', 'equiv');
 const EQUIV = path.join(EQUIV_DIR, 'equiv.js');
-const SHARED_DIR = process.env.SHAPEPROP_SHARED_DIR || path.resolve(REPO_ROOT, '..', 'shared');
-const GEMMGELU = path.join(SHARED_DIR, 'corpus', 'functions', 'onnxscript_gemmgelu.onnx');
+const CORPUS_DIR = process.env.SHAPEPROP_CORPUS_DIR || path.join(REPO_ROOT, 'tests', 'data', 'corpus');
+const GEMMGELU = path.join(CORPUS_DIR, 'functions', 'onnxscript_gemmgelu.onnx');
 
 const equiv = require(EQUIV);
 const { decodeModel } = require(path.join(EQUIV_DIR, 'onnx_proto'));
@@ -622,7 +622,7 @@ describe('protobuf decoder', () => {
   });
 
   test('lists the inputs of a real corpus model', () => {
-    assert.ok(fs.existsSync(GEMMGELU), `corpus file missing: ${GEMMGELU} (set SHAPEPROP_SHARED_DIR)`);
+    assert.ok(fs.existsSync(GEMMGELU), `corpus file missing: ${GEMMGELU} (it comes with the repository: tests/data/corpus, or set SHAPEPROP_CORPUS_DIR)`);
     const m = decodeModel(fs.readFileSync(GEMMGELU));
     const sig = m.feedInputs.map((i) => `${i.name}:${i.type.dtype}${JSON.stringify(i.type.shape.map((d) => d.value))}`);
     assert.deepEqual(sig, ['A:float32[2048,16]', 'W:float32[16,4096]', 'Bias:float32[4096]']);
@@ -634,7 +634,7 @@ describe('protobuf decoder', () => {
 });
 
 test('a real corpus model is equivalent to itself', () => {
-  assert.ok(fs.existsSync(GEMMGELU), `corpus file missing: ${GEMMGELU} (set SHAPEPROP_SHARED_DIR)`);
+  assert.ok(fs.existsSync(GEMMGELU), `corpus file missing: ${GEMMGELU} (it comes with the repository: tests/data/corpus, or set SHAPEPROP_CORPUS_DIR)`);
   const r = runCli(GEMMGELU, GEMMGELU, '--seeds', '1,2');
   assert.equal(r.status, 0, r.stdout + r.stderr);
   assert.deepEqual(r.lines.slice(0, 2), ['seed=1: OK', 'seed=2: OK']);

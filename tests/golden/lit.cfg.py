@@ -6,7 +6,7 @@
 #              second run on it changes nothing
 #   %infer-raw onnx-infer-shapes without those checks (for bad-input cases)
 #   %FileCheck FileCheck from llvm-14-tools
-#   %shared    the shared/ folder beside the clone (the corpus)
+#   %corpus    the test corpus (tests/data/corpus)
 #   %equiv A B the two models compute the same on ONNX Runtime (tools/equiv)
 #   %exit N -- CMD   runs CMD and fails unless it exits with status N
 #   %bad-input OUT -- CMD   CMD must exit 2 with one line on stderr and leave no OUT
@@ -24,7 +24,7 @@ infer = os.path.join(config.shapeprop_tools_dir, "onnx-infer-shapes")
 config.substitutions.append(("%infer-raw", infer))
 config.substitutions.append(("%infer", infer + " --verify-roundtrip --verify-full-check --verify-idempotent"))
 config.substitutions.append(("%FileCheck", config.filecheck + " --dump-input=fail"))
-config.substitutions.append(("%shared", config.shapeprop_shared_dir))
+config.substitutions.append(("%corpus", config.shapeprop_corpus_dir))
 # %equiv A B: A and B compute the same on ONNX Runtime (three seeds, two bindings of the
 # symbolic dims the golden models use).
 equiv = os.path.join(config.shapeprop_source_dir, "tools", "equiv", "equiv.js")

@@ -488,7 +488,7 @@ void expect_consistent(const onnx::ModelProto& model, const CallGraph& g) {
 }
 
 TEST(CallGraphCorpus, EveryModelWithFunctions) {
-  const auto files = testing::files_under(testing::shared_dir() / "corpus", ".onnx");
+  const auto files = testing::files_under(testing::corpus_dir(), ".onnx");
   ASSERT_GE(files.size(), 40u);
   std::size_t with_functions = 0;
   for (const auto& path : files) {
@@ -505,7 +505,7 @@ TEST(CallGraphCorpus, EveryModelWithFunctions) {
 }
 
 TEST(CallGraphCorpus, TorchDynamoConvMaxpool) {
-  auto model = load_model(testing::shared_dir() / "corpus" / "torch-dynamo" / "dort_debug_7951_conv_maxpool.onnx");
+  auto model = load_model(testing::corpus_dir() / "torch-dynamo" / "dort_debug_7951_conv_maxpool.onnx");
   ASSERT_TRUE(model.ok()) << model.error().str();
   ASSERT_EQ(model->functions_size(), 8);
   auto g = build_or_fail(*model);
@@ -539,7 +539,7 @@ TEST(CallGraphCorpus, TorchDynamoConvMaxpool) {
 // torchlib's whole function library (2024-03) in one model whose main graph calls each
 // function once: no recursion; its functions call only Rank and IsScalar.
 TEST(CallGraphCorpus, TorchlibLibrary) {
-  const auto files = testing::files_under(testing::shared_dir() / "corpus" / "torchlib-2024-03" / "functions", ".onnxtxt");
+  const auto files = testing::files_under(testing::corpus_dir() / "torchlib-2024-03" / "functions", ".onnxtxt");
   ASSERT_EQ(files.size(), 332u);
   onnx::ModelProto model;
   model.mutable_graph()->set_name("all");
@@ -567,7 +567,7 @@ TEST(CallGraphCorpus, TorchlibLibrary) {
 }
 
 TEST(CallGraphCorpus, TransformerL16) {
-  auto model = load_model(testing::shared_dir() / "corpus" / "torchlib-2024-03" / "models" / "transformer_L16.onnx");
+  auto model = load_model(testing::corpus_dir() / "torchlib-2024-03" / "models" / "transformer_L16.onnx");
   ASSERT_TRUE(model.ok()) << model.error().str();
   auto g = build_or_fail(*model);
   EXPECT_EQ(g.print().substr(0, g.print().find('\n')), "call graph: 19 functions, 19 reachable, 829 call sites");

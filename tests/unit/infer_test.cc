@@ -15,7 +15,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string torchlib(const std::string& name) {
-  std::ifstream in(testing::shared_dir() / "corpus" / "torchlib-2024-03" / "functions" / (name + ".onnxtxt"));
+  std::ifstream in(testing::corpus_dir() / "torchlib-2024-03" / "functions" / (name + ".onnxtxt"));
   std::stringstream s;
   s << in.rdbuf();
   return s.str();

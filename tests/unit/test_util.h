@@ -1,7 +1,9 @@
 // Helpers shared by the unit tests.
 #pragma once
 
+#include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -11,10 +13,19 @@
 
 namespace shapeprop::testing {
 
-// The shared/ folder beside the clone (set by CMake; overridable by SHAPEPROP_SHARED_DIR).
-inline std::filesystem::path shared_dir() {
-  if (const char* env = std::getenv("SHAPEPROP_SHARED_DIR")) return env;
-  return SHAPEPROP_SHARED_DIR;
+// The test corpus, tests/data/corpus (set by CMake; overridable by SHAPEPROP_CORPUS_DIR).
+// It comes with the repository: when it is missing, the tests stop with a message saying
+// so instead of finding no files.
+inline std::filesystem::path corpus_dir() {
+  const char* env = std::getenv("SHAPEPROP_CORPUS_DIR");
+  std::filesystem::path dir = env ? env : SHAPEPROP_CORPUS_DIR;
+  if (!std::filesystem::is_directory(dir / "torchlib-2024-03")) {
+    std::cerr << "the test corpus is missing at " << dir
+              << ": it comes with the repository (tests/data/corpus); restore it with git checkout, or point "
+                 "SHAPEPROP_CORPUS_DIR at a copy\n";
+    std::exit(1);
+  }
+  return dir;
 }
 
 // Every file below `dir` with extension `ext`, sorted.

@@ -72,7 +72,7 @@ g (float x) => (float y) {
 }
 
 TEST(Printer, PrintParsePrintIsAFixedPoint) {
-  for (const auto& path : testing::files_under(testing::shared_dir() / "corpus", ".onnx")) {
+  for (const auto& path : testing::files_under(testing::corpus_dir(), ".onnx")) {
     auto m = load_model(path);
     ASSERT_TRUE(m.ok()) << m.error().str();
     const std::string once = print_model(*m);
@@ -124,7 +124,7 @@ TEST_P(CorpusRoundtrip, PrintsAndParsesBack) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusRoundtrip,
-                         ::testing::ValuesIn(testing::files_under(testing::shared_dir() / "corpus", ".onnx")),
+                         ::testing::ValuesIn(testing::files_under(testing::corpus_dir(), ".onnx")),
                          [](const auto& param_info) {
                            std::string name = param_info.param.stem().string();
                            for (auto& c : name)
@@ -134,7 +134,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, CorpusRoundtrip,
 
 TEST(CorpusRoundtrip, CorpusIsThere) {
   // The parameterised suite above silently shrinks if the corpus moves; pin its size.
-  EXPECT_GE(testing::files_under(testing::shared_dir() / "corpus", ".onnx").size(), 40u);
+  EXPECT_GE(testing::files_under(testing::corpus_dir(), ".onnx").size(), 40u);
 }
 
 // The 332 torchlib function bodies, each printed and parsed back inside a model. They
@@ -142,7 +142,7 @@ TEST(CorpusRoundtrip, CorpusIsThere) {
 // Loop with a leading omitted input, "Loop (, cond)", which ONNX's own parser cannot
 // read back and ours does.
 TEST(TorchlibFunctions, EveryBodyRoundTrips) {
-  const auto files = testing::files_under(testing::shared_dir() / "corpus" / "torchlib-2024-03" / "functions", ".onnxtxt");
+  const auto files = testing::files_under(testing::corpus_dir() / "torchlib-2024-03" / "functions", ".onnxtxt");
   ASSERT_EQ(files.size(), 332u);
   for (const auto& path : files) {
     std::ifstream in(path);

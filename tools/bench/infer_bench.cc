@@ -2,7 +2,7 @@
 // shapeprop's annotate (infer_shapes) and --mode inline (specialize) against
 // onnx::shape_inference::InferShapes, on corpus models.
 //
-//   build/release/tools/shapeprop-bench [--benchmark_filter=...] [SHARED_DIR]
+//   build/release/tools/shapeprop-bench [--benchmark_filter=...] [CORPUS_DIR]
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
@@ -16,10 +16,10 @@
 
 namespace {
 
-std::filesystem::path g_shared = SHAPEPROP_SHARED_DIR;
+std::filesystem::path g_corpus = SHAPEPROP_CORPUS_DIR;
 
 onnx::ModelProto load(const std::string& name) {
-  auto m = shapeprop::load_model(g_shared / "corpus" / "torchlib-2024-03" / "models" / name);
+  auto m = shapeprop::load_model(g_corpus / "torchlib-2024-03" / "models" / name);
   if (!m) {
     std::cerr << m.error().str() << '\n';
     std::exit(2);
@@ -62,7 +62,7 @@ void shapeprop_inline(benchmark::State& state, const std::string& name) {
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  if (argc > 1) g_shared = argv[1];
+  if (argc > 1) g_corpus = argv[1];
   for (const char* model : {"transformer_L2.onnx", "transformer_L16.onnx", "sdpa.onnx"}) {
     const std::string m = model;
     benchmark::RegisterBenchmark(("onnx_InferShapes/" + m).c_str(), onnx_infer, m)->Unit(benchmark::kMillisecond);
