@@ -171,53 +171,95 @@ void remove_legacy_entries(onnx::ModelProto& model, const std::unordered_set<con
               list->end());
 }
 
+// Every value a walk defined, in this body and the subgraphs it entered, by name; values
+// of one name join.
+std::unordered_map<std::string_view, Fact> facts_by_name(const BodyFacts& top) {
+  std::unordered_map<std::string_view, Fact> out;
+  std::vector<const BodyFacts*> work{&top};
+  while (!work.empty()) {
+    const BodyFacts* facts = work.back();
+    work.pop_back();
+    for (ir::ValueId v = 0; v < facts->body().num_values(); ++v) {
+      const Fact* f = facts->fact(v);
+      if (!f) continue;
+      auto [it, fresh] = out.try_emplace(facts->body().name(v), *f);
+      if (!fresh) it->second = join(it->second, *f);
+    }
+    for (const auto& s : facts->subgraphs()) work.push_back(s.get());
+  }
+  return out;
+}
+
 }  // namespace
 
-size_t annotate_graph(onnx::ModelProto& model, const Summary& root) {
+size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
   size_t written = 0;
-  std::vector<std::pair<GraphProto*, bool>> work{{model.mutable_graph(), true}};
+  const Summary& root = analysis.graph();
+  // A graph, its Body, the facts of its walk (nullptr where the analysis did not enter
+  // it) and the facts of the graphs around it (for outer values a subgraph returns).
+  struct Item {
+    GraphProto* graph;
+    const ir::Body* body;
+    const BodyFacts* facts;
+    std::vector<const BodyFacts*> outer;  // innermost first
+  };
+  std::vector<Item> work{{model.mutable_graph(), &root.facts.body(), &root.facts, {}}};
   while (!work.empty()) {
-    auto [g, is_main] = work.back();
+    Item item = std::move(work.back());
     work.pop_back();
+    GraphProto* g = item.graph;
+    const bool main = item.outer.empty();
     std::unordered_set<std::string> boundary;
     for (const auto& vi : g->input()) boundary.insert(vi.name());
     for (const auto& vi : g->output()) boundary.insert(vi.name());
     std::vector<std::string> names;
-    for (auto& n : *g->mutable_node()) {
-      for (const auto& o : n.output())
-        if (!o.empty() && !boundary.count(o)) names.push_back(o);
-      for_each_subgraph(n, [&](GraphProto& sg) { work.push_back({&sg, false}); });
+    std::unordered_map<std::string, const Fact*> facts_by_name;
+    const ir::Body* body = item.body;
+    std::vector<const BodyFacts*> chain{item.facts};
+    chain.insert(chain.end(), item.outer.begin(), item.outer.end());
+    for (int i = 0; i < g->node_size(); ++i) {
+      auto& n = *g->mutable_node(i);
+      for (int k = 0; k < n.output_size(); ++k) {
+        const std::string& o = n.output(k);
+        if (o.empty() || boundary.count(o)) continue;
+        names.push_back(o);
+        if (item.facts) {
+          const ir::ValueId v = body->outputs_of(body->nodes()[static_cast<size_t>(i)])[static_cast<size_t>(k)];
+          if (const Fact* f = item.facts->fact(v)) facts_by_name[o] = f;
+        }
+      }
+      for_each_subgraph(n, [&](GraphProto& sg) {
+        work.push_back({&sg, &analysis.bodies().of(sg, body), item.facts ? item.facts->subgraph(sg) : nullptr, chain});
+      });
     }
-    const bool main = is_main;
-    // A subgraph's own facts where it has them (sibling subgraphs may reuse names).
-    const auto scoped = is_main ? root.subgraph_values.end() : root.subgraph_values.find(g);
-    const auto& values = scoped != root.subgraph_values.end() ? scoped->second : root.values;
     written += rewrite_value_info(g->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
-      auto it = values.find(name);
-      if (it == values.end() || !writable(it->second, main)) return std::nullopt;
-      return it->second.type();
+      auto it = facts_by_name.find(name);
+      if (it == facts_by_name.end() || !writable(*it->second, main)) return std::nullopt;
+      return it->second->type();
     });
     // Outputs (and subgraph inputs) keep their declared type unless ours says more, or
     // contradicts it: the analysis already reported the contradiction, and leaving a
     // false declaration next to the true facts written around it would make the model
     // inconsistent.
-    auto fact_of = [&](const std::string& name) -> const Fact* {
-      auto it = values.find(name);
-      if (it != values.end()) return &it->second;
-      auto outer = root.values.find(name);  // an outer value a subgraph returns as it is
-      return outer != root.values.end() ? &outer->second : nullptr;
-    };
-    auto update = [&](ValueInfoProto& vi) {
-      const Fact* fact = fact_of(vi.name());
+    auto update = [&](ValueInfoProto& vi, const Fact* fact) {
       if (!fact || !writable(*fact, main)) return;
       Fact declared = vi.has_type() ? Fact::of_type(vi.type()) : Fact();
       auto refined = Fact::refine(*fact, declared);
       const Fact& best = refined.ok() ? *refined : *fact;
       if (best != declared) *vi.mutable_type() = best.type();
     };
-    for (auto& vi : *g->mutable_output()) update(vi);
-    if (!is_main)
-      for (auto& vi : *g->mutable_input()) update(vi);
+    const auto results = body->outputs();
+    for (int i = 0; i < g->output_size(); ++i) {
+      const ir::Operand& op = results[static_cast<size_t>(i)];
+      const Fact* fact = nullptr;
+      if (op.resolved() && !op.omitted() && op.depth < chain.size() && chain[op.depth])
+        fact = chain[op.depth]->fact(op.id);
+      update(*g->mutable_output(i), fact);
+    }
+    if (!main && item.facts) {
+      const auto inputs = body->inputs();
+      for (int i = 0; i < g->input_size(); ++i) update(*g->mutable_input(i), item.facts->fact(inputs[static_cast<size_t>(i)]));
+    }
   }
   return written;
 }
@@ -253,13 +295,16 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, std
   for (const auto& entry : live) {
     const auto& contexts = entry.second;  // (not a structured binding: the lambda below captures it)
     auto* f = const_cast<onnx::FunctionProto*>(entry.first);  // the analysis holds const views of `model`
+    // Per context, each name's fact: FunctionProto.value_info has one namespace, so values
+    // of one name in sibling subgraphs join.
+    std::vector<std::unordered_map<std::string_view, Fact>> by_name;
+    for (const CallContext* c : contexts) by_name.push_back(facts_by_name(analysis.summary(*c).facts));
     std::vector<std::string> names(f->input().begin(), f->input().end());
     for_each_value(f->node(), [&](const std::string& name) { names.push_back(name); });
     std::vector<std::string> dropped;
     written += rewrite_value_info(f->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
       std::vector<const Fact*> facts;
-      for (const CallContext* c : contexts) {
-        const auto& values = analysis.summary(*c).values;
+      for (const auto& values : by_name) {
         auto it = values.find(name);
         if (it != values.end()) facts.push_back(&it->second);
       }

@@ -8,7 +8,7 @@
 namespace shapeprop::infer {
 
 // value_info of the main graph and its subgraphs; returns the number of entries written.
-size_t annotate_graph(onnx::ModelProto& model, const Summary& root);
+size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis);
 
 // FunctionProto.value_info of every reached function; returns the number of entries
 // written. Appends to `debug` (when given) the values left without an entry and why.

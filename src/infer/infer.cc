@@ -20,7 +20,7 @@ Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& op
   result.stats.body_analyses = analysis.body_analyses();
   if (options.debug) result.debug = analysis.dump();
 
-  result.stats.graph_values = infer::annotate_graph(model, analysis.graph());
+  result.stats.graph_values = infer::annotate_graph(model, analysis);
   if (options.annotate_functions && !live.empty()) {
     result.stats.function_values = infer::annotate_functions(model, analysis, options.debug ? &result.debug : nullptr);
     if (result.stats.function_values > 0 && model.ir_version() < 10) {

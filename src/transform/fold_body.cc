@@ -49,116 +49,191 @@ struct Renames {
   }
 };
 
-void replace_reads(NodeList& nodes, const std::string& from, const std::string& to) {
-  for (auto& n : nodes) {
-    for (auto& in : *n.mutable_input())
-      if (in == from) in = to;
-    for_each_subgraph(n, [&](GraphProto& g) {
-      replace_reads(*g.mutable_node(), from, to);
-      for (auto& o : *g.mutable_output())
-        if (o.name() == from) o.set_name(to);
-    });
-  }
-}
-
-size_t count_reads(const NodeList& nodes, const std::string& name) {
-  size_t k = 0;
-  for (const auto& n : nodes) {
-    k += static_cast<size_t>(std::count(n.input().begin(), n.input().end(), name));
-    for_each_subgraph(n, [&](const GraphProto& g) {
-      k += count_reads(g.node(), name);
-      for (const auto& o : g.output()) k += o.name() == name;
-    });
-  }
-  return k;
-}
-
-// y = Identity(x): readers of y read x instead. Where y must keep its name (an output),
-// x's producer at this level writes y directly when nothing else reads x.
-void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep) {
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (int i = 0; i < nodes.size() && !changed; ++i) {
-      const NodeProto& n = nodes.Get(i);
-      if (!is_op(n, "Identity") || n.input_size() != 1 || n.output_size() != 1 || n.input(0).empty()) continue;
-      const std::string x = n.input(0), y = n.output(0);
-      if (!keep.count(y)) {
-        nodes.erase(nodes.begin() + i);
-        replace_reads(nodes, y, x);
-        changed = true;
-        continue;
-      }
-      if (keep.count(x) || count_reads(nodes, x) != 1) continue;
-      for (int j = i - 1; j >= 0 && !changed; --j) {
-        auto* outputs = nodes.Mutable(j)->mutable_output();
-        auto it = std::find(outputs->begin(), outputs->end(), x);
-        if (it == outputs->end()) continue;
-        *it = y;
-        nodes.erase(nodes.begin() + i);
-        changed = true;
-      }
+// Every place a name is read at one level: node inputs there and, to any depth, in their
+// subgraphs (node inputs and subgraph outputs), counted by name as ONNX's scoping does not
+// matter to a rename that keeps every name distinct.
+class Reads {
+ public:
+  explicit Reads(NodeList& nodes) {
+    for (auto& n : nodes) {
+      for (auto& in : *n.mutable_input()) add(in);
+      for_each_subgraph(n, [&](GraphProto& g) { add_nested(g); });
     }
   }
+  size_t count(const std::string& name) const {
+    auto it = places_.find(name);
+    return it == places_.end() ? 0 : it->second.size();
+  }
+  // Readers of `from` read `to` instead; their places move to `to`'s list.
+  void replace(const std::string& from, const std::string& to) {
+    auto it = places_.find(from);
+    if (it == places_.end()) return;
+    auto moved = std::move(it->second);
+    places_.erase(it);
+    for (std::string* place : moved) *place = to;
+    auto& target = places_[to];
+    target.insert(target.end(), moved.begin(), moved.end());
+  }
+  // One read of `name` is gone (its reader was erased).
+  void forget(const std::string& name, const std::string* place) {
+    auto it = places_.find(name);
+    if (it == places_.end()) return;
+    auto& list = it->second;
+    list.erase(std::find(list.begin(), list.end(), place));
+  }
+
+ private:
+  std::unordered_map<std::string, std::vector<std::string*>> places_;
+
+  void add(std::string& name) { places_[name].push_back(&name); }
+  void add_nested(GraphProto& g) {
+    for (auto& n : *g.mutable_node()) {
+      for (auto& in : *n.mutable_input()) add(in);
+      for_each_subgraph(n, [&](GraphProto& sg) { add_nested(sg); });
+    }
+    for (auto& o : *g.mutable_output()) add(*o.mutable_name());
+  }
+};
+
+// y = Identity(x): readers of y read x instead. Where y must keep its name (an output),
+// x's producer at this level writes y directly when nothing else reads x. One pass over
+// the identities with use lists (Reads), not a rescan per identity: an identity whose y
+// may go is removed whatever its place; one whose y stays waits until those are gone,
+// since they can only add readers of its x or take them away.
+void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep) {
+  auto is_identity = [](const NodeProto& n) {
+    return is_op(n, "Identity") && n.input_size() == 1 && n.output_size() == 1 && !n.input(0).empty();
+  };
+  if (std::none_of(nodes.begin(), nodes.end(), is_identity)) return;
+  Reads reads(nodes);
+  std::vector<bool> erased(static_cast<size_t>(nodes.size()), false);
+  for (int i = 0; i < nodes.size(); ++i) {
+    NodeProto& n = *nodes.Mutable(i);
+    if (!is_identity(n) || keep.count(n.output(0))) continue;
+    const std::string x = n.input(0), y = n.output(0);
+    reads.forget(x, &n.input(0));
+    reads.replace(y, x);
+    erased[static_cast<size_t>(i)] = true;
+  }
+  // Where each name is produced at this level, for the identities whose y stays.
+  std::unordered_map<std::string, std::vector<std::pair<int, int>>> producers;  // name -> (node, output), in order
+  for (int j = 0; j < nodes.size(); ++j) {
+    if (erased[static_cast<size_t>(j)]) continue;
+    const NodeProto& n = nodes.Get(j);
+    for (int k = 0; k < n.output_size(); ++k) producers[n.output(k)].emplace_back(j, k);
+  }
+  for (int i = 0; i < nodes.size(); ++i) {
+    if (erased[static_cast<size_t>(i)]) continue;
+    const NodeProto& n = nodes.Get(i);
+    if (!is_identity(n) || !keep.count(n.output(0))) continue;
+    const std::string& x = n.input(0);
+    if (keep.count(x) || reads.count(x) != 1) continue;
+    // The nearest producer of x before the identity (a valid body has exactly one).
+    auto it = producers.find(x);
+    if (it == producers.end()) continue;
+    const auto& at = it->second;
+    auto after = std::lower_bound(at.begin(), at.end(), std::make_pair(i, 0));
+    if (after == at.begin()) continue;
+    const auto [j, k] = *std::prev(after);
+    nodes.Mutable(j)->set_output(k, n.output(0));
+    erased[static_cast<size_t>(i)] = true;
+  }
+  NodeList kept;
+  kept.Reserve(nodes.size());
+  for (int i = 0; i < nodes.size(); ++i)
+    if (!erased[static_cast<size_t>(i)]) *kept.Add() = std::move(*nodes.Mutable(i));
+  nodes.Swap(&kept);
 }
+
+// The facts of one scope level being folded (the body, an inlined branch, a subgraph),
+// and the levels around it, for inputs read from outer scopes. `facts` is nullptr for a
+// subgraph the analysis did not enter: nothing is known there.
+struct Level {
+  const infer::BodyFacts* facts = nullptr;
+  const Level* outer = nullptr;
+
+  const Fact* read(const ir::Operand& op) const {
+    if (!op.resolved() || op.omitted()) return nullptr;
+    const Level* l = this;
+    for (uint32_t d = 0; d < op.depth && l; ++d) l = l->outer;
+    return l && l->facts ? l->facts->fact(op.id) : nullptr;
+  }
+};
 
 class Folder {
  public:
-  Folder(const infer::Summary& facts, const BodyTarget& target, std::unordered_set<std::string>& names, TransformStats& stats)
-      : facts_(facts), target_(target), names_(names), stats_(stats) {}
+  Folder(const BodyTarget& target, std::unordered_set<std::string>& names, TransformStats& stats)
+      : target_(target), names_(names), stats_(stats) {}
 
   // Folds the nodes of one scope level. `level` holds the names defined at this level;
   // `inlined` is set when the nodes come from a branch inlined into it, whose names may
   // clash with the level's; `top` when this is the top of the main graph.
-  void fold(const NodeList& in, NodeList* out, Renames& renames, std::unordered_set<std::string>& level, bool inlined,
-            bool top) {
-    for (const NodeProto& n : in) {
-      auto branch = facts_.branch_of.find(&n);
-      if (is_op(n, "If") && branch != facts_.branch_of.end()) {
-        inline_branch(n, branch->second, out, renames, level, top);
+  void fold(const NodeList& in, const Level& facts, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
+            bool inlined, bool top) {
+    const ir::Body* body = facts.facts ? &facts.facts->body() : nullptr;
+    for (int i = 0; i < in.size(); ++i) {
+      const NodeProto& n = in.Get(i);
+      const Node node{n, body ? &body->nodes()[static_cast<size_t>(i)] : nullptr, facts};
+      const int branch = node.index ? facts.facts->branch_of(body->index_of(*node.index)) : -1;
+      if (is_op(n, "If") && branch >= 0 && taken_branch(n, branch)) {
+        inline_branch(node, branch, out, renames, level, top);
         ++stats_.ifs_folded;
-      } else if (all_outputs_constant(n) && !is_random(n) && (!is_op(n, "Constant") || (top && target_.main_graph))) {
-        emit_constants(n, out, renames, level, inlined, top);
+      } else if (all_outputs_constant(node) && !is_random(n) && (!is_op(n, "Constant") || (top && target_.main_graph))) {
+        emit_constants(node, out, renames, level, inlined, top);
         if (!is_op(n, "Constant")) ++stats_.constants_folded;
         if (is_op(n, "CastLike")) ++stats_.castlikes_folded;
-      } else if (is_op(n, "CastLike") && fold_castlike(n, out, renames, level, inlined)) {
+      } else if (is_op(n, "CastLike") && fold_castlike(node, out, renames, level, inlined)) {
         ++stats_.castlikes_folded;
-      } else if ((is_op(n, "Expand") || is_op(n, "Reshape")) && keeps_shape(n)) {
+      } else if ((is_op(n, "Expand") || is_op(n, "Reshape")) && keeps_shape(node)) {
         NodeProto id = rewritten(n, "Identity", renames, level, inlined);
         id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
         id.clear_attribute();
         *out->Add() = std::move(id);
       } else {
-        *out->Add() = copy(n, renames, level, inlined);
+        *out->Add() = copy(node, renames, level, inlined);
       }
     }
   }
 
  private:
-  const infer::Summary& facts_;
   const BodyTarget& target_;
   std::unordered_set<std::string>& names_;
   TransformStats& stats_;
 
-  const Fact* fact(const std::string& original) const {
-    auto it = facts_.values.find(original);
-    return it == facts_.values.end() ? nullptr : &it->second;
-  }
+  // A node being folded, with its place in the analysed body (nullptr where nothing is known).
+  struct Node {
+    const NodeProto& proto;
+    const ir::Body::Node* index;
+    const Level& facts;
 
-  bool all_outputs_constant(const NodeProto& n) const {
+    const Fact* output(int k) const {
+      if (!index) return nullptr;
+      const ir::ValueId v = facts.facts->body().outputs_of(*index)[static_cast<size_t>(k)];
+      return v == ir::kNoValue ? nullptr : facts.facts->fact(v);
+    }
+    const Fact* input(int k) const {
+      if (!index || k >= proto.input_size()) return nullptr;
+      return facts.read(facts.facts->body().inputs_of(*index)[static_cast<size_t>(k)]);
+    }
+  };
+
+  bool all_outputs_constant(const Node& node) const {
+    const NodeProto& n = node.proto;
     if (n.output_size() == 0) return false;
-    for (const auto& o : n.output()) {
-      if (o.empty()) return false;
-      const Fact* f = fact(o);
+    for (int k = 0; k < n.output_size(); ++k) {
+      if (n.output(k).empty()) return false;
+      const Fact* f = node.output(k);
       if (!f || !f->to_tensor()) return false;
     }
     return true;
   }
 
   // Expand/Reshape whose output shape is the input's, dim for dim, with nothing unknown.
-  bool keeps_shape(const NodeProto& n) const {
+  bool keeps_shape(const Node& node) const {
+    const NodeProto& n = node.proto;
     if (n.input_size() < 1 || n.output_size() != 1) return false;
-    const Fact* in = fact(n.input(0));
-    const Fact* out = fact(n.output(0));
+    const Fact* in = node.input(0);
+    const Fact* out = node.output(0);
     if (!in || !out || !in->shape || !out->shape || in->elem_type != out->elem_type) return false;
     if (*in->shape != *out->shape) return false;
     return std::none_of(in->shape->begin(), in->shape->end(), [](const Dim& d) { return d.is_unknown(); });
@@ -192,11 +267,12 @@ class Folder {
     return r;
   }
 
-  bool fold_castlike(const NodeProto& n, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
+  bool fold_castlike(const Node& node, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
                      bool inlined) {
+    const NodeProto& n = node.proto;
     if (n.input_size() != 2 || n.output_size() != 1) return false;
-    const Fact* x = fact(n.input(0));
-    const Fact* like = fact(n.input(1));
+    const Fact* x = node.input(0);
+    const Fact* like = node.input(1);
     if (!x || !like || x->other || like->other || x->elem_type == 0 || like->elem_type == 0) return false;
     if (x->elem_type == like->elem_type) {
       NodeProto id = rewritten(n, "Identity", renames, level, inlined);
@@ -216,9 +292,11 @@ class Folder {
     return true;
   }
 
-  void emit_constants(const NodeProto& n, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
+  void emit_constants(const Node& node, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
                       bool inlined, bool top) {
-    for (const auto& o : n.output()) emit_value(o, *fact(o)->to_tensor(), out, renames, level, inlined, top);
+    const NodeProto& n = node.proto;
+    for (int k = 0; k < n.output_size(); ++k)
+      emit_value(n.output(k), *node.output(k)->to_tensor(), out, renames, level, inlined, top);
   }
 
   // Defines `original` as the constant `value`: an initializer at the top of the main
@@ -242,17 +320,24 @@ class Folder {
     *out->Add() = std::move(c);
   }
 
+  // The branch graph an If node holds itself (not through an attribute reference).
+  static const GraphProto* taken_branch(const NodeProto& n, int taken) {
+    const char* which = taken == 0 ? "then_branch" : "else_branch";
+    for (const auto& a : n.attribute())
+      if (a.name() == which && a.has_g()) return &a.g();
+    return nullptr;
+  }
+
   // The taken branch in the If's place. Its initializers become constants; its outputs
   // are wired to the If's outputs through Identity nodes, which collapse afterwards.
-  void inline_branch(const NodeProto& n, int taken, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
+  void inline_branch(const Node& node, int taken, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
                      bool top) {
-    const char* which = taken == 0 ? "then_branch" : "else_branch";
-    const GraphProto* g = nullptr;
-    for (const auto& a : n.attribute())
-      if (a.name() == which && a.has_g()) g = &a.g();
+    const NodeProto& n = node.proto;
+    const GraphProto* g = taken_branch(n, taken);
+    const Level branch{node.facts.facts->subgraph(*g), &node.facts};
     Renames inner{&renames, {}};
     for (const auto& t : g->initializer()) emit_value(t.name(), t, out, inner, level, /*inlined=*/true, top);
-    fold(g->node(), out, inner, level, /*inlined=*/true, top);
+    fold(g->node(), branch, out, inner, level, /*inlined=*/true, top);
     for (int i = 0; i < n.output_size() && i < g->output_size(); ++i) {
       if (n.output(i).empty()) continue;
       NodeProto id;
@@ -263,7 +348,8 @@ class Folder {
     }
   }
 
-  NodeProto copy(const NodeProto& n, Renames& renames, std::unordered_set<std::string>& level, bool inlined) {
+  NodeProto copy(const Node& node, Renames& renames, std::unordered_set<std::string>& level, bool inlined) {
+    const NodeProto& n = node.proto;
     NodeProto r = n;
     for (auto& in : *r.mutable_input())
       if (!in.empty()) in = renames(in);
@@ -287,20 +373,22 @@ class Folder {
       // own scope nested in this one.
       AttributeProto* copy = r.add_attribute();
       *copy = a;
-      if (a.has_g()) fold_subgraph(a.g(), copy->mutable_g(), renames);
-      for (int i = 0; i < a.graphs_size(); ++i) fold_subgraph(a.graphs(i), copy->mutable_graphs(i), renames);
+      if (a.has_g()) fold_subgraph(a.g(), copy->mutable_g(), node.facts, renames);
+      for (int i = 0; i < a.graphs_size(); ++i) fold_subgraph(a.graphs(i), copy->mutable_graphs(i), node.facts, renames);
     }
     for (auto& o : *r.mutable_output()) o = define(o, renames, level, inlined);
-    auto call = facts_.call_of.find(&n);
-    if (call != facts_.call_of.end() && target_.callee_name) {
-      r.set_op_type(target_.callee_name(call->second));
+    const infer::CallContext* call =
+        node.index ? node.facts.facts->call_of(node.facts.facts->body().index_of(*node.index)) : nullptr;
+    if (call && target_.callee_name) {
+      r.set_op_type(target_.callee_name(call));
       r.clear_attribute();  // the specialization holds the context's attribute values
     }
     return r;
   }
 
   // Folds `original` into `g` (a copy of it, whose nodes are replaced).
-  void fold_subgraph(const GraphProto& original, GraphProto* g, Renames& outer) {
+  void fold_subgraph(const GraphProto& original, GraphProto* g, const Level& outer_facts, Renames& outer) {
+    const Level facts{outer_facts.facts ? outer_facts.facts->subgraph(original) : nullptr, &outer_facts};
     Renames inner{&outer, {}};
     std::unordered_set<std::string> level;
     for (const auto& in : original.input()) {
@@ -314,7 +402,7 @@ class Folder {
     for (const auto& n : original.node())
       for (const auto& o : n.output()) level.insert(o);
     NodeList folded;
-    fold(original.node(), &folded, inner, level, /*inlined=*/false, /*top=*/false);
+    fold(original.node(), facts, &folded, inner, level, /*inlined=*/false, /*top=*/false);
     for (auto& o : *g->mutable_output()) o.set_name(inner(o.name()));
     std::unordered_set<std::string> keep;
     for (const auto& o : g->output()) keep.insert(o.name());
@@ -327,16 +415,17 @@ class Folder {
 
 }  // namespace
 
-NodeList fold_body(const NodeList& nodes, const infer::Summary& facts, const BodyTarget& target,
+NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
                    const std::unordered_set<std::string>& protected_names, std::unordered_set<std::string>& scope_names,
                    TransformStats& stats) {
-  Folder folder(facts, target, scope_names, stats);
+  Folder folder(target, scope_names, stats);
+  const Level top{&facts, nullptr};
   Renames renames;
   std::unordered_set<std::string> level(protected_names.begin(), protected_names.end());
   for (const auto& n : nodes)
     for (const auto& o : n.output()) level.insert(o);
   NodeList out;
-  folder.fold(nodes, &out, renames, level, /*inlined=*/false, /*top=*/true);
+  folder.fold(nodes, top, &out, renames, level, /*inlined=*/false, /*top=*/true);
   collapse_identities(out, protected_names);
   return out;
 }

@@ -25,11 +25,12 @@ struct BodyTarget {
   std::function<std::string(const infer::CallContext*)> callee_name;
 };
 
-// Folds `nodes` (the original body, whose facts are `facts`) into a new node list.
+// Folds `nodes` (the original body, whose facts are `facts`: the analysis indexed exactly
+// these nodes) into a new node list.
 // `protected_names` are the body's inputs and outputs (and the main graph's
 // initializers), whose names stay as they are; `scope_names`
 // every name the body defines or reads, from which fresh names are kept apart.
-NodeList fold_body(const NodeList& nodes, const infer::Summary& facts, const BodyTarget& target,
+NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
                    const std::unordered_set<std::string>& protected_names, std::unordered_set<std::string>& scope_names,
                    TransformStats& stats);
 

@@ -227,7 +227,7 @@ class Round {
     transform::BodyTarget target;
     target.attributes = &context.attributes;
     target.callee_name = callee_names();
-    NodeList nodes = transform::fold_body(f.node(), facts, target, io, names, result_.stats);
+    NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, names, result_.stats);
     transform::remove_dead_nodes(nodes, std::unordered_set<std::string>(f.output().begin(), f.output().end()));
     body.mutable_node()->Swap(&nodes);
     return body;
@@ -245,7 +245,7 @@ class Round {
     transform::BodyTarget target;
     target.main_graph = &target_graph;
     target.callee_name = callee_names();
-    NodeList nodes = transform::fold_body(g.node(), analysis.graph(), target, keep, names, result_.stats);
+    NodeList nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, names, result_.stats);
     std::unordered_set<std::string> live;
     for (const auto& vi : g.output()) live.insert(vi.name());
     transform::remove_dead_nodes(nodes, live);
