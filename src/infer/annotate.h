@@ -14,4 +14,8 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis);
 // written. Appends to `debug` (when given) the values left without an entry and why.
 size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, std::string* debug);
 
+// Everything infer_shapes does once `analysis` (of `model`) has run, but for taking its
+// diagnostics: counts, and annotates the graph and the functions.
+InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, const InferOptions& options);
+
 }  // namespace shapeprop::infer

@@ -11,6 +11,8 @@
 #include <set>
 
 #include "fold_body.h"
+#include "infer/annotate.h"
+#include "support/proto_hash.h"
 #include "infer/onnx_bridge.h"
 #include "onnx/inliner/inliner.h"
 #include "shapeprop/call_graph.h"
@@ -132,23 +134,30 @@ void remove_unused_initializers(GraphProto& g) {
                inits->end());
 }
 
+// One round: analyse the model, write one folded copy of each reached function per
+// distinct context (identical copies shared), fold the main graph, remove dead code. The
+// round keeps its analysis, so that when the round changes nothing the analysis of its
+// input is the analysis of the result.
 class Round {
  public:
-  Round(const ModelProto& model, const TransformOptions& options, TransformResult& result, bool count_specializations)
+  Round(ModelProto& model, const TransformOptions& options, TransformResult& result, bool count_specializations)
       : model_(model), options_(options), result_(result), count_specializations_(count_specializations) {}
 
   // One round of specialize + fold + remove dead code into `out`. False (and `out`
   // untouched) when the analysis found errors; an error when it could not run at all.
+  // `out` takes the input's initializers (give_back returns them).
   Result<bool> run(ModelProto& out) {
     auto calls = CallGraph::build(model_);
     if (!calls) return calls.error();
-    infer::Analyzer analysis(model_, *calls, options_.infer);
+    calls_ = std::move(*calls);
+    analysis_ = std::make_unique<infer::Analyzer>(model_, *calls_, options_.infer);
+    infer::Analyzer& analysis = *analysis_;
     analysis.run();
-    for (auto& d : analysis.take_diagnostics()) result_.diagnostics.push_back(std::move(d));
+    diagnostics_ = analysis.take_diagnostics();
+    for (const auto& d : diagnostics_) result_.diagnostics.push_back(d);
     if (has_errors(result_.diagnostics)) return false;
 
-    out = model_;
-    out.clear_functions();
+    start_from(out);
     std::set<std::pair<std::string, std::string>> taken;  // (domain, name) of the original functions
     for (const auto& f : model_.functions()) taken.insert({FunctionId::canonical_domain(f.domain()), f.name()});
 
@@ -156,15 +165,23 @@ class Round {
     for (const auto& [f, contexts] : analysis.live_contexts()) {
       std::vector<FunctionProto> bodies;
       std::vector<std::vector<const infer::CallContext*>> users;
-      std::map<std::string, size_t> index_of_body;
+      std::unordered_map<uint64_t, std::vector<size_t>> bodies_by_hash;
       for (const infer::CallContext* c : contexts) {
         FunctionProto body = fold_function(*f, analysis.summary(*c), *c);
-        auto [it, fresh] = index_of_body.emplace(serialized(body), bodies.size());
-        if (fresh) {
+        // Identical folded bodies are one specialization: found by hash, confirmed whole.
+        auto& same_hash = bodies_by_hash[hash_message(body)];
+        auto same = std::find_if(same_hash.begin(), same_hash.end(),
+                                 [&](size_t k) { return serialized(bodies[k]) == serialized(body); });
+        size_t index;
+        if (same != same_hash.end()) {
+          index = *same;
+        } else {
+          index = bodies.size();
+          same_hash.push_back(index);
           bodies.push_back(std::move(body));
           users.emplace_back();
         }
-        users[it->second].push_back(c);
+        users[index].push_back(c);
       }
       for (size_t k = 0; k < bodies.size(); ++k) {
         // One body keeps the function's name (so that a second run renames nothing);
@@ -198,12 +215,39 @@ class Round {
     return true;
   }
 
+  // The round changed nothing: the input takes its initializers back from `out`, and
+  // stays the result, with this round's analysis of it.
+  void give_back(ModelProto& out) { model_.mutable_graph()->mutable_initializer()->Swap(out.mutable_graph()->mutable_initializer()); }
+  const infer::Analyzer& analysis() const { return *analysis_; }
+  const Diagnostics& diagnostics() const { return diagnostics_; }
+
  private:
-  const ModelProto& model_;
+  ModelProto& model_;
   const TransformOptions& options_;
   TransformResult& result_;
   const bool count_specializations_;  // later rounds see the first round's specializations
+  std::optional<CallGraph> calls_;
+  std::unique_ptr<infer::Analyzer> analysis_;
+  Diagnostics diagnostics_;
   std::unordered_map<const infer::CallContext*, std::string> name_of_;
+
+  // `out` as the input, without what the round writes anew (nodes, functions, value_info),
+  // and with the input's initializers moved into it rather than copied. The analysis
+  // points into the input's nodes and functions, which stay where they are.
+  void start_from(ModelProto& out) {
+    GraphProto& g = *model_.mutable_graph();
+    NodeList nodes;
+    google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> value_info;
+    google::protobuf::RepeatedPtrField<FunctionProto> functions;
+    nodes.Swap(g.mutable_node());
+    value_info.Swap(g.mutable_value_info());
+    functions.Swap(model_.mutable_functions());
+    out = model_;  // what is left: small
+    g.mutable_node()->Swap(&nodes);
+    g.mutable_value_info()->Swap(&value_info);
+    model_.mutable_functions()->Swap(&functions);
+    out.mutable_graph()->mutable_initializer()->Swap(g.mutable_initializer());
+  }
 
   std::function<std::string(const infer::CallContext*)> callee_names() {
     return [this](const infer::CallContext* c) {
@@ -239,7 +283,7 @@ class Round {
     std::unordered_set<std::string> keep;
     for (const auto& vi : g.input()) keep.insert(vi.name());
     for (const auto& vi : g.output()) keep.insert(vi.name());
-    for (const auto& t : g.initializer()) keep.insert(t.name());
+    for (const auto& t : target_graph.initializer()) keep.insert(t.name());
     std::unordered_set<std::string> names = keep;
     transform::collect_names(g.node(), names);
     transform::BodyTarget target;
@@ -250,7 +294,6 @@ class Round {
     for (const auto& vi : g.output()) live.insert(vi.name());
     transform::remove_dead_nodes(nodes, live);
     target_graph.mutable_node()->Swap(&nodes);
-    target_graph.clear_value_info();  // written anew by the final annotation
     remove_unused_initializers(target_graph);
   }
 
@@ -358,10 +401,13 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
   result.stats.nodes_before = count_all_nodes(model);
   result.stats.functions_before = static_cast<size_t>(model.functions_size());
   ModelProto current = model;
+  uint64_t current_hash = hash_message(current);
+  // The round that found `current` unchanged: its analysis is the analysis of the result.
+  std::unique_ptr<Round> fixed_point;
   for (int round = 0; round < kMaxRounds; ++round) {
     ModelProto next;
-    Round step(current, options, result, /*count_specializations=*/round == 0);
-    auto ran = step.run(next);
+    auto step = std::make_unique<Round>(current, options, result, /*count_specializations=*/round == 0);
+    auto ran = step->run(next);
     if (!ran) return ran.error();
     if (!*ran) return result;  // errors in result.diagnostics; the model is left as it was
     if (options.inline_policy != InlinePolicy::None && next.functions_size() > 0) {
@@ -371,9 +417,14 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
         return Diagnostic::error(std::string("ONNX's inliner failed: ") + e.what());
       }
     }
-    const bool changed = serialized(next) != serialized(current);
+    const uint64_t next_hash = hash_message(next);
+    if (next_hash == current_hash) {
+      step->give_back(next);
+      fixed_point = std::move(step);
+      break;
+    }
     current = std::move(next);
-    if (!changed) break;
+    current_hash = next_hash;
   }
   // Every round analyses the model anew and may find the same things again.
   Diagnostics unique;
@@ -381,9 +432,14 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
   for (auto& d : result.diagnostics)
     if (seen.insert(d.str()).second) unique.push_back(std::move(d));
   result.diagnostics = std::move(unique);
-  auto annotated = infer_shapes(current, options.infer);
-  if (!annotated) return annotated.error();
-  result.annotation = std::move(*annotated);
+  if (fixed_point) {
+    result.annotation = infer::annotate_model(current, fixed_point->analysis(), options.infer);
+    result.annotation.diagnostics = fixed_point->diagnostics();
+  } else {  // still changing after kMaxRounds: the result has not been analysed yet
+    auto annotated = infer_shapes(current, options.infer);
+    if (!annotated) return annotated.error();
+    result.annotation = std::move(*annotated);
+  }
   result.stats.calls_kept = count_calls(current);
   result.stats.nodes_after = count_all_nodes(current);
   result.stats.functions_after = static_cast<size_t>(current.functions_size());
