@@ -49,8 +49,10 @@ class Fact {
 
   // The ONNX type: unknown dims are left empty, symbols and expressions become dim_params.
   onnx::TypeProto type() const;
-  // The tensor when is_constant().
+  // The tensor when is_constant() (and the shape and element type allow writing it).
   std::optional<onnx::TensorProto> to_tensor() const;
+  // to_tensor() would give a tensor (without building it).
+  bool has_tensor() const;
   // A 0-D or 1-D integral tensor's elements as an ONNX shape (ONNX's "symbolic input").
   std::optional<onnx::TensorShapeProto> as_shape_value() const;
 

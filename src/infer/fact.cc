@@ -174,15 +174,22 @@ onnx::TypeProto Fact::type() const {
   return t;
 }
 
-std::optional<TensorProto> Fact::to_tensor() const {
-  if (!is_constant() || !shape) return std::nullopt;
+bool Fact::has_tensor() const {
+  if (!is_constant() || !shape) return false;
   auto size = static_size();
-  if (!size) return std::nullopt;
+  if (!size) return false;
+  if (ints) return static_cast<size_t>(*size) == ints->size();
+  return static_cast<size_t>(*size) == reals->size() &&
+         (elem_type == TensorProto::FLOAT || elem_type == TensorProto::DOUBLE || elem_type == TensorProto::FLOAT16 ||
+          elem_type == TensorProto::BFLOAT16);
+}
+
+std::optional<TensorProto> Fact::to_tensor() const {
+  if (!has_tensor()) return std::nullopt;
   TensorProto t;
   t.set_data_type(elem_type);
   for (const Dim& d : *shape) t.add_dims(*d.as_constant());
   if (ints) {
-    if (static_cast<size_t>(*size) != ints->size()) return std::nullopt;
     for (const Dim& d : *ints) {
       const int64_t v = *d.as_constant();
       switch (elem_type) {
@@ -192,14 +199,12 @@ std::optional<TensorProto> Fact::to_tensor() const {
       }
     }
   } else {
-    if (static_cast<size_t>(*size) != reals->size()) return std::nullopt;
     for (double v : *reals) {
       switch (elem_type) {
         case TensorProto::FLOAT: t.add_float_data(static_cast<float>(v)); break;
         case TensorProto::DOUBLE: t.add_double_data(v); break;
         case TensorProto::FLOAT16: t.add_int32_data(float_to_half(static_cast<float>(v))); break;
-        case TensorProto::BFLOAT16: t.add_int32_data(float_to_bfloat16(static_cast<float>(v))); break;
-        default: return std::nullopt;
+        default: t.add_int32_data(float_to_bfloat16(static_cast<float>(v))); break;  // BFLOAT16
       }
     }
   }

@@ -14,6 +14,7 @@
 #include "fold_body.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "support/subgraphs.h"
 
@@ -145,6 +146,32 @@ void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>&
   nodes.Swap(&kept);
 }
 
+// The names defined at one scope level, for telling whether a name that an inlined branch
+// defines clashes with one already there. Built only when a branch is inlined into the
+// level (most levels never are), from what the level starts with: every name defined at
+// the level before the first inlined one is among those.
+class LevelNames {
+ public:
+  explicit LevelNames(std::function<void(std::unordered_set<std::string>&)> initial) : initial_(std::move(initial)) {}
+  bool contains(const std::string& name) {
+    build();
+    return names_->count(name) > 0;
+  }
+  // A name defined at the level (known already, unless a branch was inlined here).
+  void add(const std::string& name) {
+    if (names_) names_->insert(name);
+  }
+
+ private:
+  void build() {
+    if (names_) return;
+    names_.emplace();
+    initial_(*names_);
+  }
+  std::function<void(std::unordered_set<std::string>&)> initial_;
+  std::optional<std::unordered_set<std::string>> names_;
+};
+
 // The facts of one scope level being folded (the body, an inlined branch, a subgraph),
 // and the levels around it, for inputs read from outer scopes. `facts` is nullptr for a
 // subgraph the analysis did not enter: nothing is known there.
@@ -162,13 +189,15 @@ struct Level {
 
 class Folder {
  public:
-  Folder(const BodyTarget& target, std::unordered_set<std::string>& names, TransformStats& stats)
-      : target_(target), names_(names), stats_(stats) {}
+  // `all_names` fills in every name of the body (defined or read, at any depth), from
+  // which fresh names are kept apart; it runs on the first fresh name, if ever.
+  Folder(const BodyTarget& target, std::function<void(std::unordered_set<std::string>&)> all_names, TransformStats& stats)
+      : target_(target), all_names_(std::move(all_names)), stats_(stats) {}
 
   // Folds the nodes of one scope level. `level` holds the names defined at this level;
   // `inlined` is set when the nodes come from a branch inlined into it, whose names may
   // clash with the level's; `top` when this is the top of the main graph.
-  void fold(const NodeList& in, const Level& facts, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
+  void fold(const NodeList& in, const Level& facts, NodeList* out, Renames& renames, LevelNames& level,
             bool inlined, bool top) {
     const ir::Body* body = facts.facts ? &facts.facts->body() : nullptr;
     for (int i = 0; i < in.size(); ++i) {
@@ -197,7 +226,8 @@ class Folder {
 
  private:
   const BodyTarget& target_;
-  std::unordered_set<std::string>& names_;
+  std::function<void(std::unordered_set<std::string>&)> all_names_;
+  std::optional<std::unordered_set<std::string>> names_;
   TransformStats& stats_;
 
   // A node being folded, with its place in the analysed body (nullptr where nothing is known).
@@ -223,7 +253,7 @@ class Folder {
     for (int k = 0; k < n.output_size(); ++k) {
       if (n.output(k).empty()) return false;
       const Fact* f = node.output(k);
-      if (!f || !f->to_tensor()) return false;
+      if (!f || !f->has_tensor()) return false;
     }
     return true;
   }
@@ -240,24 +270,31 @@ class Folder {
   }
 
   std::string fresh(const std::string& base) {
-    if (names_.insert(base).second) return base;
+    if (!names_) {
+      names_.emplace();
+      all_names_(*names_);
+    }
+    if (names_->insert(base).second) return base;
     for (int k = 1;; ++k) {
       std::string name = base + "_" + std::to_string(k);
-      if (names_.insert(name).second) return name;
+      if (names_->insert(name).second) return name;
     }
   }
 
   // The name an output defined by this node gets at this level.
-  std::string define(const std::string& original, Renames& renames, std::unordered_set<std::string>& level, bool inlined) {
+  std::string define(const std::string& original, Renames& renames, LevelNames& level, bool inlined) {
     if (original.empty()) return original;
     std::string name = original;
-    if (inlined && level.count(original)) name = fresh(original);
-    level.insert(name);
-    renames.map[original] = name;
+    if (inlined && level.contains(original)) name = fresh(original);
+    level.add(name);
+    // A rename, or a name an outer level renamed, which this definition shadows; a name
+    // that keeps itself needs no entry.
+    if (name != original || renames.map.count(original) || (renames.parent && renames(original) != original))
+      renames.map[original] = name;
     return name;
   }
 
-  NodeProto rewritten(const NodeProto& n, const char* op, Renames& renames, std::unordered_set<std::string>& level,
+  NodeProto rewritten(const NodeProto& n, const char* op, Renames& renames, LevelNames& level,
                       bool inlined) {
     NodeProto r;
     r.set_name(n.name());
@@ -267,7 +304,7 @@ class Folder {
     return r;
   }
 
-  bool fold_castlike(const Node& node, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
+  bool fold_castlike(const Node& node, NodeList* out, Renames& renames, LevelNames& level,
                      bool inlined) {
     const NodeProto& n = node.proto;
     if (n.input_size() != 2 || n.output_size() != 1) return false;
@@ -292,7 +329,7 @@ class Folder {
     return true;
   }
 
-  void emit_constants(const Node& node, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
+  void emit_constants(const Node& node, NodeList* out, Renames& renames, LevelNames& level,
                       bool inlined, bool top) {
     const NodeProto& n = node.proto;
     for (int k = 0; k < n.output_size(); ++k)
@@ -302,7 +339,7 @@ class Folder {
   // Defines `original` as the constant `value`: an initializer at the top of the main
   // graph, a Constant node elsewhere.
   void emit_value(const std::string& original, onnx::TensorProto value, NodeList* out, Renames& renames,
-                  std::unordered_set<std::string>& level, bool inlined, bool top) {
+                  LevelNames& level, bool inlined, bool top) {
     const std::string name = define(original, renames, level, inlined);
     if (top && target_.main_graph) {
       value.set_name(name);
@@ -330,7 +367,7 @@ class Folder {
 
   // The taken branch in the If's place. Its initializers become constants; its outputs
   // are wired to the If's outputs through Identity nodes, which collapse afterwards.
-  void inline_branch(const Node& node, int taken, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
+  void inline_branch(const Node& node, int taken, NodeList* out, Renames& renames, LevelNames& level,
                      bool top) {
     const NodeProto& n = node.proto;
     const GraphProto* g = taken_branch(n, taken);
@@ -348,13 +385,17 @@ class Folder {
     }
   }
 
-  NodeProto copy(const Node& node, Renames& renames, std::unordered_set<std::string>& level, bool inlined) {
+  NodeProto copy(const Node& node, Renames& renames, LevelNames& level, bool inlined) {
     const NodeProto& n = node.proto;
     NodeProto r = n;
     for (auto& in : *r.mutable_input())
       if (!in.empty()) in = renames(in);
-    r.clear_attribute();
+    const bool rewrite_attributes = std::any_of(n.attribute().begin(), n.attribute().end(), [](const AttributeProto& a) {
+      return a.has_ref_attr_name() || a.has_g() || a.graphs_size() > 0;
+    });
+    if (rewrite_attributes) r.clear_attribute();
     for (const auto& a : n.attribute()) {
+      if (!rewrite_attributes) break;
       if (a.has_ref_attr_name()) {
         // A reference takes the context's value (a specialized body has no attributes).
         if (!target_.attributes) {
@@ -390,17 +431,14 @@ class Folder {
   void fold_subgraph(const GraphProto& original, GraphProto* g, const Level& outer_facts, Renames& outer) {
     const Level facts{outer_facts.facts ? outer_facts.facts->subgraph(original) : nullptr, &outer_facts};
     Renames inner{&outer, {}};
-    std::unordered_set<std::string> level;
-    for (const auto& in : original.input()) {
-      inner.map[in.name()] = in.name();
-      level.insert(in.name());
-    }
-    for (const auto& t : original.initializer()) {
-      inner.map[t.name()] = t.name();
-      level.insert(t.name());
-    }
-    for (const auto& n : original.node())
-      for (const auto& o : n.output()) level.insert(o);
+    for (const auto& in : original.input()) inner.map[in.name()] = in.name();
+    for (const auto& t : original.initializer()) inner.map[t.name()] = t.name();
+    LevelNames level([&original](std::unordered_set<std::string>& names) {
+      for (const auto& in : original.input()) names.insert(in.name());
+      for (const auto& t : original.initializer()) names.insert(t.name());
+      for (const auto& n : original.node())
+        for (const auto& o : n.output()) names.insert(o);
+    });
     NodeList folded;
     fold(original.node(), facts, &folded, inner, level, /*inlined=*/false, /*top=*/false);
     for (auto& o : *g->mutable_output()) o.set_name(inner(o.name()));
@@ -416,14 +454,21 @@ class Folder {
 }  // namespace
 
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
-                   const std::unordered_set<std::string>& protected_names, std::unordered_set<std::string>& scope_names,
-                   TransformStats& stats) {
-  Folder folder(target, scope_names, stats);
+                   const std::unordered_set<std::string>& protected_names, TransformStats& stats) {
+  Folder folder(
+      target,
+      [&](std::unordered_set<std::string>& names) {
+        names.insert(protected_names.begin(), protected_names.end());
+        collect_names(nodes, names);
+      },
+      stats);
   const Level top{&facts, nullptr};
   Renames renames;
-  std::unordered_set<std::string> level(protected_names.begin(), protected_names.end());
-  for (const auto& n : nodes)
-    for (const auto& o : n.output()) level.insert(o);
+  LevelNames level([&](std::unordered_set<std::string>& names) {
+    names.insert(protected_names.begin(), protected_names.end());
+    for (const auto& n : nodes)
+      for (const auto& o : n.output()) names.insert(o);
+  });
   NodeList out;
   folder.fold(nodes, top, &out, renames, level, /*inlined=*/false, /*top=*/true);
   collapse_identities(out, protected_names);

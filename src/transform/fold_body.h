@@ -28,11 +28,10 @@ struct BodyTarget {
 // Folds `nodes` (the original body, whose facts are `facts`: the analysis indexed exactly
 // these nodes) into a new node list.
 // `protected_names` are the body's inputs and outputs (and the main graph's
-// initializers), whose names stay as they are; `scope_names`
-// every name the body defines or reads, from which fresh names are kept apart.
+// initializers), whose names stay as they are; fresh names are kept apart from them and
+// from every name the body defines or reads.
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
-                   const std::unordered_set<std::string>& protected_names, std::unordered_set<std::string>& scope_names,
-                   TransformStats& stats);
+                   const std::unordered_set<std::string>& protected_names, TransformStats& stats);
 
 // Removes nodes whose outputs nobody reads (in subgraphs too); `live` are the names the
 // body must still produce. Returns the number of nodes removed.

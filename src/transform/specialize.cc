@@ -266,12 +266,10 @@ class Round {
     *body.mutable_output() = f.output();
     std::unordered_set<std::string> io(f.input().begin(), f.input().end());
     io.insert(f.output().begin(), f.output().end());
-    std::unordered_set<std::string> names = io;
-    transform::collect_names(f.node(), names);
     transform::BodyTarget target;
     target.attributes = &context.attributes;
     target.callee_name = callee_names();
-    NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, names, result_.stats);
+    NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats);
     transform::remove_dead_nodes(nodes, std::unordered_set<std::string>(f.output().begin(), f.output().end()));
     body.mutable_node()->Swap(&nodes);
     return body;
@@ -284,12 +282,10 @@ class Round {
     for (const auto& vi : g.input()) keep.insert(vi.name());
     for (const auto& vi : g.output()) keep.insert(vi.name());
     for (const auto& t : target_graph.initializer()) keep.insert(t.name());
-    std::unordered_set<std::string> names = keep;
-    transform::collect_names(g.node(), names);
     transform::BodyTarget target;
     target.main_graph = &target_graph;
     target.callee_name = callee_names();
-    NodeList nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, names, result_.stats);
+    NodeList nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats);
     std::unordered_set<std::string> live;
     for (const auto& vi : g.output()) live.insert(vi.name());
     transform::remove_dead_nodes(nodes, live);
