@@ -217,6 +217,7 @@ struct Analyzer::Impl {
   InferOptions options;
   Diagnostics diagnostics;
   ir::BodyIndex bodies;
+  OnnxBridge bridge;
 
   OpsetMap model_opsets;
   std::unordered_map<const FunctionProto*, OpsetMap> function_opsets;
@@ -709,7 +710,7 @@ struct Analyzer::Impl {
       return {};
     }
     const int version = v->second;
-    const onnx::OpSchema* schema = find_schema(n.op_type(), v->first, version);
+    const onnx::OpSchema* schema = bridge.find_schema(n.op_type(), v->first, version);
     std::vector<Fact> outputs(static_cast<size_t>(n.output_size()));
     if (!schema) {
       report_soft(frame, path,
@@ -739,7 +740,7 @@ struct Analyzer::Impl {
         sub.graph = &g;
         return walk_subgraph(g, trial, in, &sub);
       };
-      auto r = run_onnx_inference(*schema, n, inputs, attrs.list, subgraphs);
+      auto r = bridge.infer(*schema, n, inputs, attrs.list, subgraphs);
       if (r.type_error) report_soft(frame, path, "type constraint broken: " + *r.type_error);
       if (r.error) report_soft(frame, path, "ONNX inference failed: " + *r.error);
       outputs = std::move(r.outputs);

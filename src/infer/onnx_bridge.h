@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,11 +30,25 @@ struct OnnxInference {
 using SubgraphInferencer =
     std::function<std::vector<Fact>(const onnx::GraphProto& graph, const std::vector<Fact>& inputs)>;
 
-// Runs the schema's type and shape inference function on the node. `inputs` are the
-// facts of the node's inputs (nullptr where an optional input is omitted).
-OnnxInference run_onnx_inference(const onnx::OpSchema& schema, const onnx::NodeProto& node,
-                                 const std::vector<const Fact*>& inputs,
-                                 const std::vector<const onnx::AttributeProto*>& attributes,
-                                 const SubgraphInferencer& subgraphs);
+// What ONNX answers the same way every time, asked once per analysis: the schema of an
+// op at a version, and the outcome of a schema's type-constraint check for the element
+// types of the inputs (ONNX's OpSchema::CheckInputOutputType, which also gives outputs
+// their element type where the constraints decide it; it spells every type as a string
+// under a lock, which made it the costliest part of inference).
+class OnnxBridge {
+ public:
+  OnnxBridge();
+  ~OnnxBridge();
+  const onnx::OpSchema* find_schema(const std::string& op_type, const std::string& domain, int opset_version);
+
+  // Runs the schema's type and shape inference function on the node. `inputs` are the
+  // facts of the node's inputs (nullptr where an optional input is omitted).
+  OnnxInference infer(const onnx::OpSchema& schema, const onnx::NodeProto& node, const std::vector<const Fact*>& inputs,
+                      const std::vector<const onnx::AttributeProto*>& attributes, const SubgraphInferencer& subgraphs);
+
+ private:
+  struct Caches;
+  std::unique_ptr<Caches> caches_;
+};
 
 }  // namespace shapeprop::infer
