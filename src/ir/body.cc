@@ -1,6 +1,5 @@
 #include "ir/body.h"
 
-#include <unordered_set>
 
 #include "shapeprop/function_id.h"
 
@@ -11,7 +10,7 @@ namespace {
 NodeKind kind_of(const onnx::NodeProto& n, const CallGraph& calls, const onnx::FunctionProto** callee) {
   // A model-local function takes precedence over an op of the same name, as in the
   // analysis of calls everywhere else.
-  if (const onnx::FunctionProto* f = calls.find(FunctionId::of(n))) {
+  if (const onnx::FunctionProto* f = calls.size() > 0 ? calls.find(FunctionId::of(n)) : nullptr) {
     *callee = f;
     return NodeKind::Call;
   }
@@ -26,27 +25,20 @@ NodeKind kind_of(const onnx::NodeProto& n, const CallGraph& calls, const onnx::F
 }  // namespace
 
 Body::Body(const onnx::FunctionProto& function, const CallGraph& calls) {
-  for (const auto& in : function.input()) {
-    inputs_.push_back(define(in));
-    input_defaults_.push_back(-1);
-  }
+  for (const auto& in : function.input()) inputs_.push_back(define(in));
   index_nodes(function.node(), calls);
   for (const auto& out : function.output()) results_.push_back(resolve(out));
 }
 
 Body::Body(const onnx::GraphProto& graph, const Body* parent, const CallGraph& calls) : parent_(parent), graph_(&graph) {
-  std::unordered_map<std::string_view, int> initializer_index;
-  for (int i = 0; i < graph.initializer_size(); ++i) initializer_index.emplace(graph.initializer(i).name(), i);
-  std::unordered_set<std::string_view> input_names;
+  NameMap input_names(static_cast<size_t>(graph.input_size()));
   for (const auto& in : graph.input()) {
     inputs_.push_back(define(in.name()));
-    auto it = initializer_index.find(in.name());
-    input_defaults_.push_back(it == initializer_index.end() ? -1 : it->second);
     input_names.insert(in.name());
   }
   // An initializer that is also an input is that input's default, not a value of its own.
   for (const auto& t : graph.initializer())
-    if (!input_names.count(t.name())) initializers_.push_back(define(t.name()));
+    if (!input_names.contains(t.name())) initializers_.push_back(define(t.name()));
   index_nodes(graph.node(), calls);
   for (const auto& out : graph.output()) results_.push_back(resolve(out.name()));
 }
@@ -59,8 +51,8 @@ ValueId Body::define(std::string_view name) {
 }
 
 ValueId Body::find(std::string_view name) const {
-  auto it = by_name_.find(name);
-  return it == by_name_.end() ? kNoValue : it->second;
+  const uint32_t v = by_name_.find(name);
+  return v == NameMap::kMissing ? kNoValue : v;
 }
 
 Operand Body::resolve(std::string_view name) const {
@@ -73,6 +65,7 @@ Operand Body::resolve(std::string_view name) const {
 
 void Body::index_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const CallGraph& calls) {
   nodes_.reserve(static_cast<size_t>(nodes.size()));
+  by_name_.reserve(names_.size() + static_cast<size_t>(nodes.size()) * 2);
   for (const auto& n : nodes) {
     Node node;
     node.proto = &n;

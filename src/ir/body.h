@@ -19,6 +19,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/call_graph.h"
+#include "support/name_map.h"
 
 namespace shapeprop::ir {
 
@@ -65,9 +66,6 @@ class Body {
   std::span<const ValueId> inputs() const { return inputs_; }              // formal/graph inputs
   std::span<const ValueId> initializers() const { return initializers_; }  // not also inputs; in proto order
   std::span<const Operand> outputs() const { return results_; }            // graph/function outputs
-  // Initializers that are also graph inputs (defaults, overridable): index into the proto's
-  // initializer list, per formal input (-1 when none).
-  int initializer_of_input(size_t input) const { return input_defaults_[input]; }
 
   std::span<const Node> nodes() const { return nodes_; }
   std::span<const Operand> inputs_of(const Node& n) const {
@@ -82,9 +80,8 @@ class Body {
   const Body* parent_ = nullptr;
   const onnx::GraphProto* graph_ = nullptr;
   std::vector<std::string_view> names_;
-  std::unordered_map<std::string_view, ValueId> by_name_;
+  NameMap by_name_;
   std::vector<ValueId> inputs_;
-  std::vector<int> input_defaults_;
   std::vector<ValueId> initializers_;
   std::vector<Operand> results_;
   std::vector<Node> nodes_;

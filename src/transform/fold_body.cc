@@ -50,12 +50,13 @@ struct Renames {
   }
 };
 
-// Every place a name is read at one level: node inputs there and, to any depth, in their
-// subgraphs (node inputs and subgraph outputs), counted by name as ONNX's scoping does not
-// matter to a rename that keeps every name distinct.
+// Every place some names are read at one level: node inputs there and, to any depth, in
+// their subgraphs (node inputs and subgraph outputs), counted by name, as ONNX's scoping
+// does not matter to a rename that keeps every name distinct. Only the names asked about
+// are indexed.
 class Reads {
  public:
-  explicit Reads(NodeList& nodes) {
+  Reads(NodeList& nodes, const NameMap& names) : names_(names) {
     for (auto& n : nodes) {
       for (auto& in : *n.mutable_input()) add(in);
       for_each_subgraph(n, [&](GraphProto& g) { add_nested(g); });
@@ -84,9 +85,12 @@ class Reads {
   }
 
  private:
+  const NameMap& names_;
   std::unordered_map<std::string, std::vector<std::string*>> places_;
 
-  void add(std::string& name) { places_[name].push_back(&name); }
+  void add(std::string& name) {
+    if (names_.contains(name)) places_[name].push_back(&name);
+  }
   void add_nested(GraphProto& g) {
     for (auto& n : *g.mutable_node()) {
       for (auto& in : *n.mutable_input()) add(in);
@@ -105,8 +109,15 @@ void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>&
   auto is_identity = [](const NodeProto& n) {
     return is_op(n, "Identity") && n.input_size() == 1 && n.output_size() == 1 && !n.input(0).empty();
   };
-  if (std::none_of(nodes.begin(), nodes.end(), is_identity)) return;
-  Reads reads(nodes);
+  // The names the identities read and write: the only ones whose readers matter. (Copies:
+  // the identities' own strings change as their readers are rewritten.)
+  std::vector<std::string> involved;
+  for (const auto& n : nodes)
+    if (is_identity(n)) involved.insert(involved.end(), {n.input(0), n.output(0)});
+  if (involved.empty()) return;
+  NameMap names(involved.size());
+  for (const auto& name : involved) names.insert(name);
+  Reads reads(nodes, names);
   std::vector<bool> erased(static_cast<size_t>(nodes.size()), false);
   for (int i = 0; i < nodes.size(); ++i) {
     NodeProto& n = *nodes.Mutable(i);
@@ -475,7 +486,7 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
   return out;
 }
 
-void collect_reads(const NodeList& nodes, std::unordered_set<std::string>& reads) {
+void collect_reads(const NodeList& nodes, NameMap& reads) {
   for (const auto& n : nodes) {
     for (const auto& in : n.input())
       if (!in.empty()) reads.insert(in);
@@ -500,12 +511,13 @@ void collect_names(const NodeList& nodes, std::unordered_set<std::string>& names
 }
 
 size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>& live) {
-  std::unordered_set<std::string> needed = live;
+  NameMap needed(live.size() + static_cast<size_t>(nodes.size()));
+  for (const auto& name : live) needed.insert(name);
   std::vector<bool> keep(static_cast<size_t>(nodes.size()), false);
   size_t removed = 0;
   for (int i = nodes.size() - 1; i >= 0; --i) {
     NodeProto& n = *nodes.Mutable(i);
-    const bool used = std::any_of(n.output().begin(), n.output().end(), [&](const std::string& o) { return needed.count(o) > 0; });
+    const bool used = std::any_of(n.output().begin(), n.output().end(), [&](const std::string& o) { return needed.contains(o); });
     if (!used) continue;
     keep[static_cast<size_t>(i)] = true;
     for_each_subgraph(n, [&](GraphProto& g) {
@@ -513,7 +525,7 @@ size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>&
       for (const auto& o : g.output()) outputs.insert(o.name());
       removed += remove_dead_nodes(*g.mutable_node(), outputs);
       collect_reads(g.node(), needed);
-      needed.insert(outputs.begin(), outputs.end());
+      for (const auto& o : g.output()) needed.insert(o.name());
     });
     for (const auto& in : n.input()) needed.insert(in);
   }

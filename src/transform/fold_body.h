@@ -9,6 +9,7 @@
 
 #include "infer/analyzer.h"
 #include "shapeprop/specialize.h"
+#include "support/name_map.h"
 
 namespace shapeprop::transform {
 
@@ -37,8 +38,9 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
 // body must still produce. Returns the number of nodes removed.
 size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>& live);
 
-// Every name read by the nodes, in subgraphs too (a superset of their free names).
-void collect_reads(const NodeList& nodes, std::unordered_set<std::string>& reads);
+// Every name read by the nodes, in subgraphs too (a superset of their free names); the
+// map views the nodes' strings.
+void collect_reads(const NodeList& nodes, NameMap& reads);
 
 // Every name defined or read anywhere in the nodes and their subgraphs.
 void collect_names(const NodeList& nodes, std::unordered_set<std::string>& names);

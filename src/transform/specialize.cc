@@ -124,13 +124,13 @@ void remove_unused(ModelProto& m) {
 
 // Initializers nothing reads (graph inputs with a default stay: they are interface).
 void remove_unused_initializers(GraphProto& g) {
-  std::unordered_set<std::string> reads;
+  NameMap reads(static_cast<size_t>(g.node_size()) * 2);
   transform::collect_reads(g.node(), reads);
   for (const auto& o : g.output()) reads.insert(o.name());
   for (const auto& i : g.input()) reads.insert(i.name());
   auto* inits = g.mutable_initializer();
   inits->erase(std::remove_if(inits->begin(), inits->end(),
-                              [&](const onnx::TensorProto& t) { return !reads.count(t.name()); }),
+                              [&](const onnx::TensorProto& t) { return !reads.contains(t.name()); }),
                inits->end());
 }
 
