@@ -7,10 +7,10 @@ namespace shapeprop::ir {
 
 namespace {
 
-NodeKind kind_of(const onnx::NodeProto& n, const CallGraph& calls, const onnx::FunctionProto** callee) {
+NodeKind kind_of(const onnx::NodeProto& n, const CallGraph* calls, const onnx::FunctionProto** callee) {
   // A model-local function takes precedence over an op of the same name, as in the
   // analysis of calls everywhere else.
-  if (const onnx::FunctionProto* f = calls.size() > 0 ? calls.find(FunctionId::of(n)) : nullptr) {
+  if (const onnx::FunctionProto* f = calls && calls->size() > 0 ? calls->find(FunctionId::of(n)) : nullptr) {
     *callee = f;
     return NodeKind::Call;
   }
@@ -24,13 +24,13 @@ NodeKind kind_of(const onnx::NodeProto& n, const CallGraph& calls, const onnx::F
 
 }  // namespace
 
-Body::Body(const onnx::FunctionProto& function, const CallGraph& calls) {
+Body::Body(const onnx::FunctionProto& function, const CallGraph* calls) {
   for (const auto& in : function.input()) inputs_.push_back(define(in));
   index_nodes(function.node(), calls);
   for (const auto& out : function.output()) results_.push_back(resolve(out));
 }
 
-Body::Body(const onnx::GraphProto& graph, const Body* parent, const CallGraph& calls) : parent_(parent), graph_(&graph) {
+Body::Body(const onnx::GraphProto& graph, const Body* parent, const CallGraph* calls) : parent_(parent), graph_(&graph) {
   NameMap input_names(static_cast<size_t>(graph.input_size()));
   for (const auto& in : graph.input()) {
     inputs_.push_back(define(in.name()));
@@ -63,7 +63,7 @@ Operand Body::resolve(std::string_view name) const {
   return Operand{Operand::kUnresolved, kNoValue};
 }
 
-void Body::index_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const CallGraph& calls) {
+void Body::index_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const CallGraph* calls) {
   nodes_.reserve(static_cast<size_t>(nodes.size()));
   by_name_.reserve(names_.size() + static_cast<size_t>(nodes.size()) * 2);
   for (const auto& n : nodes) {
@@ -82,13 +82,13 @@ void Body::index_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>
 
 const Body& BodyIndex::of(const onnx::FunctionProto& function) {
   auto& slot = functions_[&function];
-  if (!slot) slot = std::make_unique<Body>(function, calls_);
+  if (!slot) slot = std::make_unique<Body>(function, &calls_);
   return *slot;
 }
 
 const Body& BodyIndex::of(const onnx::GraphProto& graph, const Body* parent) {
   auto& slot = graphs_[{&graph, parent}];
-  if (!slot) slot = std::make_unique<Body>(graph, parent, calls_);
+  if (!slot) slot = std::make_unique<Body>(graph, parent, &calls_);
   return *slot;
 }
 

@@ -51,9 +51,10 @@ class Body {
   };
 
   // Indexes a function body, or a graph (the main graph, or a subgraph whose enclosing
-  // body is `parent`). `calls` tells which nodes call model-local functions.
-  Body(const onnx::FunctionProto& function, const CallGraph& calls);
-  Body(const onnx::GraphProto& graph, const Body* parent, const CallGraph& calls);
+  // body is `parent`). `calls` tells which nodes call model-local functions (nullptr: none
+  // are told apart from ops).
+  Body(const onnx::FunctionProto& function, const CallGraph* calls);
+  Body(const onnx::GraphProto& graph, const Body* parent, const CallGraph* calls);
 
   const Body* parent() const { return parent_; }
   const onnx::GraphProto* graph() const { return graph_; }  // nullptr for a function body
@@ -90,7 +91,7 @@ class Body {
 
   ValueId define(std::string_view name);
   Operand resolve(std::string_view name) const;
-  void index_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const CallGraph& calls);
+  void index_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const CallGraph* calls);
 };
 
 // The Bodies of one model, built on first request and kept for the index's lifetime.

@@ -10,7 +10,9 @@
 #include <map>
 #include <set>
 
+#include "eval/fold.h"
 #include "fold_body.h"
+#include "ir/body.h"
 #include "infer/annotate.h"
 #include "support/proto_hash.h"
 #include "infer/onnx_bridge.h"
@@ -55,6 +57,7 @@ void collect_domains(const NodeList& nodes, std::set<std::string>& domains) {
 
 void collect_calls(const NodeList& nodes, const std::set<FunctionId>& functions, std::set<FunctionId>& called,
                    size_t* count = nullptr) {
+  if (functions.empty()) return;
   for (const auto& n : nodes) {
     if (functions.count(FunctionId::of(n))) {
       called.insert(FunctionId::of(n));
@@ -390,6 +393,40 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
   result.stats.calls_inlined += calls_before > calls_after ? calls_before - calls_after : 0;
 }
 
+// What folding the main graph finds right after inlining, without analysing it again:
+// the inlined bodies were folded in their contexts already, and inlining adds no fact, so
+// what is left is structural (Constants at the top of the main graph become initializers,
+// Identity chains across the old call boundaries collapse, outputs no caller reads die).
+// Constants' facts come from their attributes. The next round analyses the result in full
+// and finds anything this misses: this only saves it the work.
+void fold_inlined_graph(ModelProto& m, TransformStats& stats) {
+  GraphProto& g = *m.mutable_graph();
+  const ir::Body body(g, nullptr, nullptr);
+  infer::BodyFacts facts(body);
+  for (const auto& node : body.nodes()) {
+    const NodeProto& n = *node.proto;
+    if (!FunctionId::is_default_domain(n.domain()) || n.op_type() != "Constant" || n.output_size() != 1) continue;
+    eval::FoldInput fi;
+    fi.op = n.op_type();
+    for (const auto& a : n.attribute()) fi.attributes.push_back(&a);
+    auto folded = eval::fold(fi);
+    if (!folded.empty() && body.outputs_of(node)[0] != ir::kNoValue) facts.define(body.outputs_of(node)[0], std::move(folded[0]));
+  }
+  std::unordered_set<std::string> keep;
+  for (const auto& vi : g.input()) keep.insert(vi.name());
+  for (const auto& vi : g.output()) keep.insert(vi.name());
+  for (const auto& t : g.initializer()) keep.insert(t.name());
+  transform::BodyTarget target;
+  target.main_graph = &g;
+  NodeList nodes = transform::fold_body(g.node(), facts, target, keep, stats);
+  std::unordered_set<std::string> live;
+  for (const auto& vi : g.output()) live.insert(vi.name());
+  transform::remove_dead_nodes(nodes, live);
+  g.mutable_node()->Swap(&nodes);
+  remove_unused_initializers(g);
+  remove_unused(m);
+}
+
 }  // namespace
 
 Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options) {
@@ -412,6 +449,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
       } catch (const std::exception& e) {
         return Diagnostic::error(std::string("ONNX's inliner failed: ") + e.what());
       }
+      fold_inlined_graph(next, result.stats);
     }
     const uint64_t next_hash = hash_message(next);
     if (next_hash == current_hash) {
