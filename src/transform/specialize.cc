@@ -143,12 +143,19 @@ void remove_unused_initializers(GraphProto& g) {
 // input is the analysis of the result.
 class Round {
  public:
-  Round(ModelProto& model, const TransformOptions& options, TransformResult& result, bool count_specializations)
-      : model_(model), options_(options), result_(result), count_specializations_(count_specializations) {}
+  // `take_initializers`: the round may move the input's initializers into its result (the
+  // input is the transform's own copy); otherwise it copies them (the caller's model).
+  Round(ModelProto& model, const TransformOptions& options, TransformResult& result, bool count_specializations,
+        bool take_initializers)
+      : model_(model),
+        options_(options),
+        result_(result),
+        count_specializations_(count_specializations),
+        take_initializers_(take_initializers) {}
 
   // One round of specialize + fold + remove dead code into `out`. False (and `out`
   // untouched) when the analysis found errors; an error when it could not run at all.
-  // `out` takes the input's initializers (give_back returns them).
+  // `out` takes (or copies) the input's initializers; give_back returns them.
   Result<bool> run(ModelProto& out) {
     auto calls = CallGraph::build(model_);
     if (!calls) return calls.error();
@@ -220,7 +227,9 @@ class Round {
 
   // The round changed nothing: the input takes its initializers back from `out`, and
   // stays the result, with this round's analysis of it.
-  void give_back(ModelProto& out) { model_.mutable_graph()->mutable_initializer()->Swap(out.mutable_graph()->mutable_initializer()); }
+  void give_back(ModelProto& out) {
+    if (take_initializers_) model_.mutable_graph()->mutable_initializer()->Swap(out.mutable_graph()->mutable_initializer());
+  }
   const infer::Analyzer& analysis() const { return *analysis_; }
   const Diagnostics& diagnostics() const { return diagnostics_; }
 
@@ -229,13 +238,14 @@ class Round {
   const TransformOptions& options_;
   TransformResult& result_;
   const bool count_specializations_;  // later rounds see the first round's specializations
+  const bool take_initializers_;
   std::optional<CallGraph> calls_;
   std::unique_ptr<infer::Analyzer> analysis_;
   Diagnostics diagnostics_;
   std::unordered_map<const infer::CallContext*, std::string> name_of_;
 
   // `out` as the input, without what the round writes anew (nodes, functions, value_info),
-  // and with the input's initializers moved into it rather than copied. The analysis
+  // and with the input's initializers moved into it where it may take them. The analysis
   // points into the input's nodes and functions, which stay where they are.
   void start_from(ModelProto& out) {
     GraphProto& g = *model_.mutable_graph();
@@ -245,11 +255,13 @@ class Round {
     nodes.Swap(g.mutable_node());
     value_info.Swap(g.mutable_value_info());
     functions.Swap(model_.mutable_functions());
-    out = model_;  // what is left: small
+    google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
+    if (take_initializers_) initializers.Swap(g.mutable_initializer());
+    out = model_;  // what is left: small, unless the initializers are copied
     g.mutable_node()->Swap(&nodes);
     g.mutable_value_info()->Swap(&value_info);
     model_.mutable_functions()->Swap(&functions);
-    out.mutable_graph()->mutable_initializer()->Swap(g.mutable_initializer());
+    if (take_initializers_) out.mutable_graph()->mutable_initializer()->Swap(&initializers);
   }
 
   std::function<std::string(const infer::CallContext*)> callee_names() {
@@ -433,32 +445,44 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
   TransformResult result;
   result.stats.nodes_before = count_all_nodes(model);
   result.stats.functions_before = static_cast<size_t>(model.functions_size());
-  ModelProto current = model;
-  uint64_t current_hash = hash_message(current);
-  // The round that found `current` unchanged: its analysis is the analysis of the result.
+  // The first round reads the caller's model, which stays as it was until the end (or on
+  // errors); from the first round's result on the rounds work on their own copy.
+  ModelProto current;
+  ModelProto* input = &model;
+  uint64_t input_hash = hash_message(model);
+  // The round that found its input unchanged: its analysis is the analysis of the result.
   std::unique_ptr<Round> fixed_point;
   for (int round = 0; round < kMaxRounds; ++round) {
     ModelProto next;
-    auto step = std::make_unique<Round>(current, options, result, /*count_specializations=*/round == 0);
+    auto step = std::make_unique<Round>(*input, options, result, /*count_specializations=*/round == 0,
+                                        /*take_initializers=*/input != &model);
     auto ran = step->run(next);
     if (!ran) return ran.error();
     if (!*ran) return result;  // errors in result.diagnostics; the model is left as it was
     if (options.inline_policy != InlinePolicy::None && next.functions_size() > 0) {
+      const size_t inlined_before = result.stats.calls_inlined;
       try {
         inline_functions(next, options, result);
       } catch (const std::exception& e) {
         return Diagnostic::error(std::string("ONNX's inliner failed: ") + e.what());
       }
+      if (result.stats.calls_inlined > inlined_before) {
+        // The round changed the model: its input (and the analysis of it) can go now
+        // rather than after the folding below, which keeps one graph fewer in memory.
+        step.reset();
+        if (input == &current) current.Clear();
+      }
       fold_inlined_graph(next, result.stats);
     }
     const uint64_t next_hash = hash_message(next);
-    if (next_hash == current_hash) {
+    if (step && next_hash == input_hash) {
       step->give_back(next);
       fixed_point = std::move(step);
       break;
     }
     current = std::move(next);
-    current_hash = next_hash;
+    input = &current;
+    input_hash = next_hash;
   }
   // Every round analyses the model anew and may find the same things again.
   Diagnostics unique;
@@ -467,17 +491,17 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     if (seen.insert(d.str()).second) unique.push_back(std::move(d));
   result.diagnostics = std::move(unique);
   if (fixed_point) {
-    result.annotation = infer::annotate_model(current, fixed_point->analysis(), options.infer);
+    result.annotation = infer::annotate_model(*input, fixed_point->analysis(), options.infer);
     result.annotation.diagnostics = fixed_point->diagnostics();
   } else {  // still changing after kMaxRounds: the result has not been analysed yet
-    auto annotated = infer_shapes(current, options.infer);
+    auto annotated = infer_shapes(*input, options.infer);
     if (!annotated) return annotated.error();
     result.annotation = std::move(*annotated);
   }
-  result.stats.calls_kept = count_calls(current);
-  result.stats.nodes_after = count_all_nodes(current);
-  result.stats.functions_after = static_cast<size_t>(current.functions_size());
-  model = std::move(current);
+  result.stats.calls_kept = count_calls(*input);
+  result.stats.nodes_after = count_all_nodes(*input);
+  result.stats.functions_after = static_cast<size_t>(input->functions_size());
+  if (input != &model) model = std::move(current);
   return result;
 }
 
