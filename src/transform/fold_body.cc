@@ -214,25 +214,48 @@ class Folder {
     for (int i = 0; i < in.size(); ++i) {
       const NodeProto& n = in.Get(i);
       const Node node{n, body ? &body->nodes()[static_cast<size_t>(i)] : nullptr, facts};
-      const int branch = node.index ? facts.facts->branch_of(body->index_of(*node.index)) : -1;
-      if (is_op(n, "If") && branch >= 0 && taken_branch(n, branch)) {
-        inline_branch(node, branch, out, renames, level, top);
-        ++stats_.ifs_folded;
-      } else if (all_outputs_constant(node) && !is_random(n) && (!is_op(n, "Constant") || (top && target_.main_graph))) {
-        emit_constants(node, out, renames, level, inlined, top);
-        if (!is_op(n, "Constant")) ++stats_.constants_folded;
-        if (is_op(n, "CastLike")) ++stats_.castlikes_folded;
-      } else if (is_op(n, "CastLike") && fold_castlike(node, out, renames, level, inlined)) {
-        ++stats_.castlikes_folded;
-      } else if ((is_op(n, "Expand") || is_op(n, "Reshape")) && keeps_shape(node)) {
-        NodeProto id = rewritten(n, "Identity", renames, level, inlined);
-        id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
-        id.clear_attribute();
-        *out->Add() = std::move(id);
-      } else {
-        *out->Add() = copy(node, renames, level, inlined);
+      switch (classify(node, top)) {
+        case Rewrite::TakenBranch: {
+          inline_branch(node, branch_of(node), out, renames, level, top);
+          ++stats_.ifs_folded;
+          break;
+        }
+        case Rewrite::Constants:
+          emit_constants(node, out, renames, level, inlined, top);
+          if (!is_op(n, "Constant")) ++stats_.constants_folded;
+          if (is_op(n, "CastLike")) ++stats_.castlikes_folded;
+          break;
+        case Rewrite::CastLike:
+          fold_castlike(node, out, renames, level, inlined);
+          ++stats_.castlikes_folded;
+          break;
+        case Rewrite::DropShaping: {
+          NodeProto id = rewritten(n, "Identity", renames, level, inlined);
+          id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
+          id.clear_attribute();
+          *out->Add() = std::move(id);
+          break;
+        }
+        case Rewrite::Copy: *out->Add() = copy(node, renames, level, inlined); break;
       }
     }
+  }
+
+  // True when fold() of these nodes at the top of their body would give them back as they
+  // are: every node is a plain copy (no rewrite, no Identity, no subgraph, no attribute
+  // reference, no call to retarget). Conservative: a false answer only means "maybe".
+  bool leaves_unchanged(const NodeList& in, const Level& facts) const {
+    if (!facts.facts) return false;
+    const ir::Body& body = facts.facts->body();
+    for (int i = 0; i < in.size(); ++i) {
+      const NodeProto& n = in.Get(i);
+      const Node node{n, &body.nodes()[static_cast<size_t>(i)], facts};
+      if (classify(node, /*top=*/true) != Rewrite::Copy || is_op(n, "Identity")) return false;
+      if (facts.facts->call_of(static_cast<size_t>(i))) return false;
+      for (const auto& a : n.attribute())
+        if (a.has_ref_attr_name() || a.has_g() || a.graphs_size() > 0) return false;
+    }
+    return true;
   }
 
  private:
@@ -257,6 +280,29 @@ class Folder {
       return facts.read(facts.facts->body().inputs_of(*index)[static_cast<size_t>(k)]);
     }
   };
+
+  // What fold() does with a node.
+  enum class Rewrite {
+    TakenBranch,  // a decided If: its taken branch in its place
+    Constants,    // every output a known constant: the constants
+    CastLike,     // CastLike with both types known: Cast, or nothing
+    DropShaping,  // Expand/Reshape to the shape the input has: Identity
+    Copy,         // the node itself (renamed, attributes resolved, calls retargeted)
+  };
+
+  Rewrite classify(const Node& node, bool top) const {
+    const NodeProto& n = node.proto;
+    if (is_op(n, "If") && branch_of(node) >= 0 && taken_branch(n, branch_of(node))) return Rewrite::TakenBranch;
+    if (all_outputs_constant(node) && !is_random(n) && (!is_op(n, "Constant") || (top && target_.main_graph)))
+      return Rewrite::Constants;
+    if (is_op(n, "CastLike") && castlike_foldable(node)) return Rewrite::CastLike;
+    if ((is_op(n, "Expand") || is_op(n, "Reshape")) && keeps_shape(node)) return Rewrite::DropShaping;
+    return Rewrite::Copy;
+  }
+
+  static int branch_of(const Node& node) {
+    return node.index ? node.facts.facts->branch_of(node.facts.facts->body().index_of(*node.index)) : -1;
+  }
 
   bool all_outputs_constant(const Node& node) const {
     const NodeProto& n = node.proto;
@@ -315,18 +361,24 @@ class Folder {
     return r;
   }
 
-  bool fold_castlike(const Node& node, NodeList* out, Renames& renames, LevelNames& level,
-                     bool inlined) {
+  static bool castlike_foldable(const Node& node) {
     const NodeProto& n = node.proto;
     if (n.input_size() != 2 || n.output_size() != 1) return false;
     const Fact* x = node.input(0);
     const Fact* like = node.input(1);
-    if (!x || !like || x->other || like->other || x->elem_type == 0 || like->elem_type == 0) return false;
+    return x && like && !x->other && !like->other && x->elem_type != 0 && like->elem_type != 0;
+  }
+
+  // CastLike whose types castlike_foldable() knows: Cast to the like's type, or Identity.
+  void fold_castlike(const Node& node, NodeList* out, Renames& renames, LevelNames& level, bool inlined) {
+    const NodeProto& n = node.proto;
+    const Fact* x = node.input(0);
+    const Fact* like = node.input(1);
     if (x->elem_type == like->elem_type) {
       NodeProto id = rewritten(n, "Identity", renames, level, inlined);
       id.mutable_input()->RemoveLast();
       *out->Add() = std::move(id);
-      return true;
+      return;
     }
     NodeProto cast = rewritten(n, "Cast", renames, level, inlined);
     cast.mutable_input()->RemoveLast();
@@ -337,7 +389,6 @@ class Folder {
     for (const auto& a : n.attribute())
       if (a.name() == "saturate") *cast.add_attribute() = a;
     *out->Add() = std::move(cast);
-    return true;
   }
 
   void emit_constants(const Node& node, NodeList* out, Renames& renames, LevelNames& level,
@@ -508,6 +559,23 @@ void collect_names(const NodeList& nodes, std::unordered_set<std::string>& names
       collect_names(g.node(), names);
     });
   }
+}
+
+bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
+                          const std::unordered_set<std::string>& live) {
+  TransformStats unused;
+  const Folder folder(target, [](std::unordered_set<std::string>&) {}, unused);
+  if (!folder.leaves_unchanged(nodes, Level{&facts, nullptr})) return false;
+  // No dead node either (the nodes hold no subgraph: leaves_unchanged made sure).
+  NameMap needed(live.size() + static_cast<size_t>(nodes.size()));
+  for (const auto& name : live) needed.insert(name);
+  for (int i = nodes.size() - 1; i >= 0; --i) {
+    const NodeProto& n = nodes.Get(i);
+    if (std::none_of(n.output().begin(), n.output().end(), [&](const std::string& o) { return needed.contains(o); }))
+      return false;
+    for (const auto& in : n.input()) needed.insert(in);
+  }
+  return true;
 }
 
 size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>& live) {

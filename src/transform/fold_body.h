@@ -34,6 +34,12 @@ struct BodyTarget {
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
                    const std::unordered_set<std::string>& protected_names, TransformStats& stats);
 
+// True when fold_body (with `target`) and then remove_dead_nodes (with `live`) would give
+// `nodes` back as they are. Conservative: false when unsure (a subgraph, an Identity, an
+// attribute reference, a call), so that a caller may skip the work only when it is idle.
+bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
+                          const std::unordered_set<std::string>& live);
+
 // Removes nodes whose outputs nobody reads (in subgraphs too); `live` are the names the
 // body must still produce. Returns the number of nodes removed.
 size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>& live);

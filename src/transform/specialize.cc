@@ -166,6 +166,10 @@ class Round {
     diagnostics_ = analysis.take_diagnostics();
     for (const auto& d : diagnostics_) result_.diagnostics.push_back(d);
     if (has_errors(result_.diagnostics)) return false;
+    if (changes_nothing(analysis)) {
+      unchanged_ = true;
+      return true;
+    }
 
     start_from(out);
     std::set<std::pair<std::string, std::string>> taken;  // (domain, name) of the original functions
@@ -231,6 +235,8 @@ class Round {
     if (take_initializers_) model_.mutable_graph()->mutable_initializer()->Swap(out.mutable_graph()->mutable_initializer());
   }
   const infer::Analyzer& analysis() const { return *analysis_; }
+  // run() found, without writing `out`, that the round would give its input back.
+  bool unchanged() const { return unchanged_; }
   const Diagnostics& diagnostics() const { return diagnostics_; }
 
  private:
@@ -243,6 +249,32 @@ class Round {
   std::unique_ptr<infer::Analyzer> analysis_;
   Diagnostics diagnostics_;
   std::unordered_map<const infer::CallContext*, std::string> name_of_;
+  bool unchanged_ = false;
+
+  // The common last round of --mode inline: a graph without functions (and so without
+  // specializations), nothing left to fold, no dead code, no unused initializer or opset
+  // import, no value_info for the round to drop. Then the round is known to change
+  // nothing before it writes anything. Anything else is left to the round itself.
+  bool changes_nothing(const infer::Analyzer& analysis) const {
+    const GraphProto& g = model_.graph();
+    if (model_.functions_size() > 0 || g.value_info_size() > 0) return false;
+    std::unordered_set<std::string> live;
+    for (const auto& vi : g.output()) live.insert(vi.name());
+    transform::BodyTarget target;
+    target.main_graph = const_cast<GraphProto*>(&g);  // read only: nothing is emitted
+    if (!transform::fold_changes_nothing(g.node(), analysis.graph().facts, target, live)) return false;
+    NameMap reads(static_cast<size_t>(g.node_size()) * 2);
+    transform::collect_reads(g.node(), reads);
+    for (const auto& o : g.output()) reads.insert(o.name());
+    for (const auto& i : g.input()) reads.insert(i.name());
+    for (const auto& t : g.initializer())
+      if (!reads.contains(t.name())) return false;
+    std::set<std::string> used{""};
+    collect_domains(g.node(), used);
+    for (const auto& o : model_.opset_import())
+      if (!used.count(FunctionId::canonical_domain(o.domain()))) return false;
+    return true;
+  }
 
   // `out` as the input, without what the round writes anew (nodes, functions, value_info),
   // and with the input's initializers moved into it where it may take them. The analysis
@@ -459,6 +491,10 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     auto ran = step->run(next);
     if (!ran) return ran.error();
     if (!*ran) return result;  // errors in result.diagnostics; the model is left as it was
+    if (step->unchanged()) {
+      fixed_point = std::move(step);
+      break;
+    }
     if (options.inline_policy != InlinePolicy::None && next.functions_size() > 0) {
       const size_t inlined_before = result.stats.calls_inlined;
       try {
