@@ -127,12 +127,14 @@ void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>&
     reads.replace(y, x);
     erased[static_cast<size_t>(i)] = true;
   }
-  // Where each name is produced at this level, for the identities whose y stays.
+  // Where the names identities read are produced at this level, for the identities whose
+  // y stays.
   std::unordered_map<std::string, std::vector<std::pair<int, int>>> producers;  // name -> (node, output), in order
   for (int j = 0; j < nodes.size(); ++j) {
     if (erased[static_cast<size_t>(j)]) continue;
     const NodeProto& n = nodes.Get(j);
-    for (int k = 0; k < n.output_size(); ++k) producers[n.output(k)].emplace_back(j, k);
+    for (int k = 0; k < n.output_size(); ++k)
+      if (names.contains(n.output(k))) producers[n.output(k)].emplace_back(j, k);
   }
   for (int i = 0; i < nodes.size(); ++i) {
     if (erased[static_cast<size_t>(i)]) continue;

@@ -481,7 +481,9 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
   // errors); from the first round's result on the rounds work on their own copy.
   ModelProto current;
   ModelProto* input = &model;
-  uint64_t input_hash = hash_message(model);
+  // The hash of the round's input, computed when a round has to compare its result with it
+  // (not when it inlined calls, which changes the model for certain).
+  std::optional<uint64_t> input_hash;
   // The round that found its input unchanged: its analysis is the analysis of the result.
   std::unique_ptr<Round> fixed_point;
   for (int round = 0; round < kMaxRounds; ++round) {
@@ -510,11 +512,15 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
       }
       fold_inlined_graph(next, result.stats);
     }
-    const uint64_t next_hash = hash_message(next);
-    if (step && next_hash == input_hash) {
-      step->give_back(next);
-      fixed_point = std::move(step);
-      break;
+    std::optional<uint64_t> next_hash;
+    if (step) {  // not changed for certain: compare
+      if (!input_hash) input_hash = hash_message(*input);
+      next_hash = hash_message(next);
+      if (*next_hash == *input_hash) {
+        step->give_back(next);
+        fixed_point = std::move(step);
+        break;
+      }
     }
     current = std::move(next);
     input = &current;
