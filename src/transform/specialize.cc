@@ -12,11 +12,11 @@
 
 #include "eval/fold.h"
 #include "fold_body.h"
+#include "inline.h"
 #include "ir/body.h"
 #include "infer/annotate.h"
 #include "support/proto_hash.h"
 #include "infer/onnx_bridge.h"
-#include "onnx/inliner/inliner.h"
 #include "shapeprop/call_graph.h"
 #include "support/subgraphs.h"
 
@@ -399,8 +399,8 @@ bool reconcile_opsets(FunctionProto& f, const ModelProto& model, std::string& wh
 
 void inline_functions(ModelProto& m, const TransformOptions& options, TransformResult& result) {
   const size_t calls_before = count_calls(m);
-  std::vector<FunctionProto> kept_aside;  // not inlinable: ONNX's inliner must not see them
-  onnx::inliner::FunctionIdVector selected;
+  std::vector<FunctionProto> kept_aside;  // not inlinable: the inliner must not see them
+  std::vector<std::pair<std::string, std::string>> selected;
   std::map<std::pair<std::string, std::string>, std::optional<bool>> selected_by_name;
   const auto all = m.functions();
   m.clear_functions();
@@ -412,7 +412,7 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
       kept_aside.push_back(std::move(f));
       continue;
     }
-    // ONNX's inliner selects by (domain, name): overloads of one name go together, so
+    // Inlining selects by (domain, name), as ONNX's inliner does: overloads of one name go together, so
     // under the small policy all of them must be small.
     auto& choice = selected_by_name[{f.domain(), f.name()}];
     const bool small = transform::count_nodes(f.node()) <= options.small_limit;
@@ -421,8 +421,7 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
   }
   for (const auto& [id, chosen] : selected_by_name)
     if (*chosen) selected.push_back(id);
-  auto set = onnx::inliner::FunctionIdSet::Create(std::move(selected));
-  onnx::inliner::InlineSelectedFunctions(m, *set);
+  transform::inline_selected_functions(m, selected);
   for (auto& f : kept_aside) *m.add_functions() = std::move(f);
   // Functions the inliner removed that a function kept aside still calls come back.
   const auto present = function_ids(m);
@@ -502,7 +501,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
       try {
         inline_functions(next, options, result);
       } catch (const std::exception& e) {
-        return Diagnostic::error(std::string("ONNX's inliner failed: ") + e.what());
+        return Diagnostic::error(std::string("inlining failed: ") + e.what());
       }
       if (result.stats.calls_inlined > inlined_before) {
         // The round changed the model: its input (and the analysis of it) can go now
