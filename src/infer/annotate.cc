@@ -7,6 +7,7 @@
 // that differs leaves the shape out, an element type that differs leaves the entry out.
 #include "annotate.h"
 
+#include "support/name_map.h"
 #include "support/subgraphs.h"
 #include "support/type_walk.h"
 
@@ -42,9 +43,10 @@ void collect_dim_params(const onnx::TypeProto& t, std::set<std::string>& out) {
 size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* list, const std::vector<std::string>& names,
                           const std::function<std::optional<onnx::TypeProto>(const std::string&)>& type_of) {
   google::protobuf::RepeatedPtrField<ValueInfoProto> out;
-  std::unordered_set<std::string> written;
+  out.Reserve(static_cast<int>(names.size()));
+  NameMap written(names.size());  // views of `names`
   for (const auto& name : names) {
-    if (written.count(name)) continue;
+    if (written.contains(name)) continue;
     auto t = type_of(name);
     if (!t) continue;
     auto* vi = out.Add();
@@ -54,7 +56,7 @@ size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* li
   }
   const size_t count = written.size();
   for (auto& vi : *list)
-    if (!written.count(vi.name())) *out.Add() = std::move(vi);
+    if (!written.contains(vi.name())) *out.Add() = std::move(vi);
   list->Swap(&out);
   return count;
 }
@@ -209,11 +211,13 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
     work.pop_back();
     GraphProto* g = item.graph;
     const bool main = item.outer.empty();
-    std::unordered_set<std::string> boundary;
+    NameMap boundary;
     for (const auto& vi : g->input()) boundary.insert(vi.name());
     for (const auto& vi : g->output()) boundary.insert(vi.name());
     std::vector<std::string> names;
-    std::unordered_map<std::string, const Fact*> facts_by_name;
+    // Each name's fact, as an index into `facts` (the map views the node outputs' strings).
+    NameMap index_of;
+    std::vector<const Fact*> facts;
     const ir::Body* body = item.body;
     std::vector<const BodyFacts*> chain{item.facts};
     chain.insert(chain.end(), item.outer.begin(), item.outer.end());
@@ -221,11 +225,16 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
       auto& n = *g->mutable_node(i);
       for (int k = 0; k < n.output_size(); ++k) {
         const std::string& o = n.output(k);
-        if (o.empty() || boundary.count(o)) continue;
+        if (o.empty() || boundary.contains(o)) continue;
         names.push_back(o);
         if (item.facts) {
           const ir::ValueId v = body->outputs_of(body->nodes()[static_cast<size_t>(i)])[static_cast<size_t>(k)];
-          if (const Fact* f = item.facts->fact(v)) facts_by_name[o] = f;
+          if (const Fact* f = item.facts->fact(v)) {
+            if (index_of.insert(o, static_cast<uint32_t>(facts.size())))
+              facts.push_back(f);
+            else
+              facts[index_of.find(o)] = f;  // a name defined again: its last definition
+          }
         }
       }
       for_each_subgraph(n, [&](GraphProto& sg) {
@@ -233,9 +242,9 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
       });
     }
     written += rewrite_value_info(g->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
-      auto it = facts_by_name.find(name);
-      if (it == facts_by_name.end() || !writable(*it->second, main)) return std::nullopt;
-      return it->second->type();
+      const uint32_t k = index_of.find(name);
+      if (k == NameMap::kMissing || !writable(*facts[k], main)) return std::nullopt;
+      return facts[k]->type();
     });
     // Outputs (and subgraph inputs) keep their declared type unless ours says more, or
     // contradicts it: the analysis already reported the contradiction, and leaving a
