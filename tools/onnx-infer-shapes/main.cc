@@ -11,6 +11,7 @@
 
 #include "shapeprop/infer.h"
 #include "shapeprop/io.h"
+#include "shapeprop/schemas.h"
 #include "shapeprop/specialize.h"
 #include "shapeprop/text.h"
 #include "shapeprop/validate.h"
@@ -38,7 +39,11 @@ options:
   -o, --output PATH      write the result to PATH (atomically); default: text on stdout
   --emit text|binary     output format; default from the output's extension
                          (.onnx binary, .onnxtxt text), text when writing to stdout
-  --strict               conflicts, ops without a schema and failed inference are errors
+  --schemas DIR          also read the rules (*.rule) under DIR for ops outside ONNX's
+                         registry (repeatable; a rule there replaces the shipped rule
+                         for the same op; the language: schemas/README.md)
+  --strict               conflicts, ops without a schema or rule and failed inference
+                         are errors
   --allow-empty-dims     do not assume symbolic dims are at least 1 (by default
                          Size(x) == 0 is false for x of shape [N, 8], as PyTorch's
                          exporter assumes of dynamic dims)
@@ -69,6 +74,7 @@ struct Options {
   bool infer = true;
   bool debug_analysis = false;
   shapeprop::InferOptions infer_options;
+  std::vector<std::string> schema_dirs;
   bool verify_roundtrip = false;
   bool verify_idempotent = false;
   bool verify_full_check = false;
@@ -164,6 +170,10 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         error("--inline takes all, none or small[:N], not '" + *v + "'");
         return kBadInput;
       }
+    } else if (is("--schemas")) {
+      auto v = value("--schemas");
+      if (!v) return kBadInput;
+      o.schema_dirs.push_back(*v);
     } else if (a == "--strict") {
       o.infer_options.strict = true;
     } else if (a == "--allow-empty-dims") {
@@ -259,7 +269,8 @@ int run(const Options& o) {
     return kBadInput;
   }
   const auto input_dir = std::filesystem::path(o.input).parent_path();
-  auto problems = shapeprop::validate_model(*model, o.input, input_dir);
+  const shapeprop::OpRules* rules = o.infer_options.op_rules.get();
+  auto problems = shapeprop::validate_model(*model, o.input, input_dir, rules);
   if (shapeprop::has_errors(problems)) {
     report(errors_only(problems));
     return kBadInput;
@@ -279,7 +290,8 @@ int run(const Options& o) {
   if (o.verify_roundtrip)
     if (auto rt = shapeprop::verify_text_roundtrip(*model); !rt) checks.push_back(rt.error());
   if (o.verify_full_check)
-    for (auto& d : shapeprop::run_onnx_checker(*model, /*full_check=*/true, "<output>", input_dir)) checks.push_back(d);
+    for (auto& d : shapeprop::run_onnx_checker(*model, /*full_check=*/true, "<output>", input_dir, rules))
+      checks.push_back(d);
   if (!checks.empty()) {
     report(checks);
     return kCheckFailed;
@@ -309,6 +321,20 @@ int run(const Options& o) {
   return kOk;
 }
 
+// The shipped rules, then those of each --schemas folder.
+std::optional<int> load_schemas(Options& o) {
+  std::vector<std::filesystem::path> folders;
+  if (auto builtin = shapeprop::builtin_schemas_dir()) folders.push_back(*builtin);
+  folders.insert(folders.end(), o.schema_dirs.begin(), o.schema_dirs.end());
+  auto rules = shapeprop::load_op_rules(folders);
+  if (!rules) {
+    report({rules.error()});
+    return kBadInput;
+  }
+  o.infer_options.op_rules = std::move(*rules);
+  return std::nullopt;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -316,6 +342,7 @@ int main(int argc, char** argv) {
   Options options;
   if (auto done = parse_args(argc, argv, options)) return *done;
   try {
+    if (auto failed = load_schemas(options)) return *failed;
     return run(options);
   } catch (const std::exception& e) {  // a bug of ours: still one clear line, never a crash
     error(std::string("internal error: ") + e.what());
