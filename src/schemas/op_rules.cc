@@ -42,7 +42,11 @@ std::optional<std::filesystem::path> builtin_schemas_dir() {
 Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders) {
   namespace fs = std::filesystem;
   auto rules = std::make_shared<OpRules>();
+  const auto builtin = builtin_schemas_dir();
   for (const auto& folder : folders) {
+    // Diagnostics name a shipped rule as schemas/..., a user's as the folder given.
+    std::error_code same_ec;
+    const fs::path shown = builtin && fs::equivalent(folder, *builtin, same_ec) ? fs::path("schemas") : folder;
     std::error_code ec;
     if (!fs::is_directory(folder, ec))
       return Diagnostic::error("schemas folder '" + folder.string() + "' does not exist or is not a folder");
@@ -57,8 +61,9 @@ Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::file
       std::ifstream in(file, std::ios::binary);
       std::ostringstream text;
       text << in.rdbuf();
-      if (!in) return Diagnostic::error("cannot read rule file").in_file(file.string());
-      auto parsed = schemas::parse_rules(text.str(), file.string());
+      const std::string name = (shown / fs::relative(file, folder, ec)).generic_string();
+      if (!in) return Diagnostic::error("cannot read rule file").in_file(name);
+      auto parsed = schemas::parse_rules(text.str(), name);
       if (!parsed) return parsed.error();
       for (auto& rule : *parsed) {
         std::pair<std::string, std::string> key{rule.domain, rule.op};
