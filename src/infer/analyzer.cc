@@ -611,7 +611,7 @@ struct Analyzer::Impl {
     if (!schema) {
       if (const schemas::OpRule* rule = rules->find(domain, n.op_type())) return call_rule(n, *rule, inputs, attrs, frame, path);
       report_soft(frame, path,
-                  "no schema for " + FunctionId::of(n).str() + " at opset " + std::to_string(version) +
+                  "no schema or rule for " + FunctionId::of(n).str() + " at opset " + std::to_string(version) +
                       " and no model-local function of that name: its outputs are not inferred");
       return outputs;
     }

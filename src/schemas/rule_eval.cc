@@ -164,7 +164,7 @@ struct Matcher {
   }
 
   Match input(const Param& p, const Fact* f, size_t index) {
-    const std::string what = "input " + std::to_string(index) + " (" + p.name + ")";
+    const std::string what = "input " + std::to_string(index) + (p.empty ? "" : " (" + p.name + ")");
     if (p.empty) return f ? no(what + " must be left out") : Match::Yes;
     if (!f) return p.optional ? Match::Yes : no(what + " is required");
     if (f->other) return no(what + " is not a tensor");

@@ -328,7 +328,10 @@ std::optional<int> load_schemas(Options& o) {
   folders.insert(folders.end(), o.schema_dirs.begin(), o.schema_dirs.end());
   auto rules = shapeprop::load_op_rules(folders);
   if (!rules) {
-    report({rules.error()});
+    if (rules.error().file.empty())
+      error(rules.error().message);
+    else
+      report({rules.error()});
     return kBadInput;
   }
   o.infer_options.op_rules = std::move(*rules);
