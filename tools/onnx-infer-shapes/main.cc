@@ -11,6 +11,7 @@
 
 #include "shapeprop/infer.h"
 #include "shapeprop/io.h"
+#include "shapeprop/override.h"
 #include "shapeprop/schemas.h"
 #include "shapeprop/specialize.h"
 #include "shapeprop/text.h"
@@ -39,6 +40,12 @@ options:
   -o, --output PATH      write the result to PATH (atomically); default: text on stdout
   --emit text|binary     output format; default from the output's extension
                          (.onnx binary, .onnxtxt text), text when writing to stdout
+  --override LIB         replace the model's functions by the functions of LIB (ONNX
+                         text syntax, functions only; or a binary model's functions)
+                         with the same (domain, name, overload), before the analysis;
+                         a replacement must keep the arity, the attributes and their
+                         defaults, opsets ONNX's checker accepts, and the output types
+                         of every context the model calls it in (repeatable)
   --schemas DIR          also read the rules (*.rule) under DIR for ops outside ONNX's
                          registry (repeatable; a rule there replaces the shipped rule
                          for the same op; the language: schemas/README.md)
@@ -75,6 +82,7 @@ struct Options {
   bool debug_analysis = false;
   shapeprop::InferOptions infer_options;
   std::vector<std::string> schema_dirs;
+  std::vector<std::string> overrides;
   bool verify_roundtrip = false;
   bool verify_idempotent = false;
   bool verify_full_check = false;
@@ -170,6 +178,10 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         error("--inline takes all, none or small[:N], not '" + *v + "'");
         return kBadInput;
       }
+    } else if (is("--override")) {
+      auto v = value("--override");
+      if (!v) return kBadInput;
+      o.overrides.push_back(*v);
     } else if (is("--schemas")) {
       auto v = value("--schemas");
       if (!v) return kBadInput;
@@ -256,6 +268,32 @@ std::optional<int> process(const Options& o, onnx::ModelProto& model, std::strin
   return std::nullopt;
 }
 
+// --override LIB: LIB's functions replace the model's, checked (shapeprop/override.h).
+// Its note goes to `notes`, printed with the summary once the output is written.
+std::optional<int> override_functions(const Options& o, const std::string& library, const std::filesystem::path& model_dir,
+                                      onnx::ModelProto& model, std::string& notes) {
+  auto functions = shapeprop::load_function_library(library);
+  if (!functions) {
+    report({functions.error()});
+    return kBadInput;
+  }
+  auto done = shapeprop::apply_overrides(model, *functions, library, model_dir, o.infer_options);
+  if (!done) {
+    report({done.error()});
+    return kBadInput;
+  }
+  if (o.quiet) return std::nullopt;
+  report(done->diagnostics);
+  if (!done->replaced.empty()) {
+    std::string names;
+    for (const auto& id : done->replaced) names += (names.empty() ? "" : ", ") + id.str();
+    const size_t n = done->contexts_checked;
+    notes += "onnx-infer-shapes: note: --override " + library + " replaced " + names + " (" + std::to_string(n) +
+             " context" + (n == 1 ? "" : "s") + " checked)\n";
+  }
+  return std::nullopt;
+}
+
 int run(const Options& o) {
   // The input is never modified, not even by naming it as the output.
   std::error_code same_ec;
@@ -276,10 +314,14 @@ int run(const Options& o) {
     return kBadInput;
   }
   if (!o.quiet) report(warnings_only(problems));
+  std::string notes;
+  for (const auto& library : o.overrides)
+    if (auto stop = override_functions(o, library, input_dir, *model, notes)) return *stop;
 
   // Printed last, once the output is written: a failure leaves one line on stderr.
   std::string summary;
   if (auto stop = process(o, *model, &summary)) return *stop;
+  summary = notes + summary;
 
   shapeprop::Diagnostics checks;
   if (o.verify_idempotent && o.infer) {
