@@ -237,8 +237,14 @@ async function checkTypes(file, options = {}) {
   } catch (e) {
     throw new EquivError(`cannot load onnxruntime-node (run 'npm ci --ignore-scripts' in ${__dirname}): ${e.message}`);
   }
-  const bytes = fs.readFileSync(file);
-  const model = decodeModel(bytes);
+  let bytes;
+  let model;
+  try {
+    bytes = fs.readFileSync(file);
+    model = decodeModel(bytes);
+  } catch (e) {
+    throw new EquivError(`cannot read the model: ${e.message}`, file);
+  }
   const g = model.graph;
   const inputNames = new Set(g.inputs.map((vi) => vi.name));
   const initializerNames = new Set(g.initializers.map((t) => t.name));
