@@ -128,6 +128,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
     } else if (a == "--version") {
       std::cout << "onnx-infer-shapes (shapeprop) " << shapeprop::version() << ", ONNX " << shapeprop::onnx_version()
                 << '\n';
+      const auto schemas = shapeprop::builtin_schemas_dir();
+      std::cout << "shipped rules: " << (schemas ? schemas->string() : std::string("not found")) << '\n';
       return kOk;
     } else if (a == "-o" || is("--output")) {
       auto v = value("--output");
