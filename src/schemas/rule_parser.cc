@@ -6,6 +6,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include "onnx/defs/parser.h"
 #include "shapeprop/function_id.h"
@@ -188,29 +189,23 @@ class Parser {
     if (lex_.peek().kind != Token::Kind::Ident) lex_.fail(lex_.peek(), std::string("expected ") + what + found());
     return lex_.next();
   }
-  int64_t integer(const char* what) {
-    const bool negative = accept("-");
-    if (lex_.peek().kind != Token::Kind::Int) lex_.fail(lex_.peek(), std::string("expected ") + what + found());
-    Token t = lex_.next();
-    try {
-      const int64_t v = std::stoll(t.text);
-      return negative ? -v : v;
-    } catch (const std::exception&) {
-      lex_.fail(t, "integer out of range");
-    }
-  }
-  double number(const char* what) {
+  // A number with its sign: an integer literal, or for a floating T a decimal one too.
+  template <class T>
+  T number(const char* what) {
+    constexpr bool floating = std::is_floating_point_v<T>;
     const bool negative = accept("-");
     const Token& t = lex_.peek();
-    if (t.kind != Token::Kind::Int && t.kind != Token::Kind::Float) lex_.fail(t, std::string("expected ") + what + found());
+    if (t.kind != Token::Kind::Int && !(floating && t.kind == Token::Kind::Float))
+      lex_.fail(t, std::string("expected ") + what + found());
     Token n = lex_.next();
     try {
-      const double v = std::stod(n.text);
+      const T v = floating ? static_cast<T>(std::stod(n.text)) : static_cast<T>(std::stoll(n.text));
       return negative ? -v : v;
     } catch (const std::exception&) {
       lex_.fail(n, "number out of range");
     }
   }
+  int64_t integer(const char* what) { return number<int64_t>(what); }
 
   // ------------------------------------------------------------------ op
 
@@ -252,13 +247,13 @@ class Parser {
       value.set_type(a.type);
       switch (a.type) {
         case A::INT: value.set_i(integer("an integer")); break;
-        case A::FLOAT: value.set_f(static_cast<float>(number("a number"))); break;
+        case A::FLOAT: value.set_f(static_cast<float>(number<double>("a number"))); break;
         case A::STRING: value.set_s(string_literal()); break;
         default: {
           expect("[");
           if (!is("]")) do {
               if (a.type == A::INTS) value.add_ints(integer("an integer"));
-              else if (a.type == A::FLOATS) value.add_floats(static_cast<float>(number("a number")));
+              else if (a.type == A::FLOATS) value.add_floats(static_cast<float>(number<double>("a number")));
               else value.add_strings(string_literal());
             } while (accept(","));
           expect("]");

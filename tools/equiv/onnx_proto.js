@@ -1,7 +1,8 @@
 'use strict';
-// Minimal protobuf wire-format decoder for the part of onnx.proto that the equivalence
-// oracle needs: the graph's input/output signatures and the initializer names (a graph
-// input that has an initializer is optional and is not fed).
+// Minimal protobuf wire-format decoder for the part of onnx.proto that the oracles need:
+// the graph's input/output signatures and the initializer names (a graph input that has
+// an initializer is optional and is not fed), value_info and node outputs; and the two
+// encoding helpers that writing a message needs.
 //
 // Deliberately not a general protobuf library: it knows a handful of field numbers and
 // skips everything else, so it keeps working on models written by newer ONNX versions.
@@ -323,4 +324,25 @@ function decodeModel(buf) {
   return model;
 }
 
-module.exports = { decodeModel, decodeType, decodeShape, ELEM_TYPES, Reader, forEachField };
+// ---------------------------------------------------------------------------------------
+// Encoding: the two pieces ort_types.js and the tests' model builder need.
+
+// A varint; int64 values below zero take 10 bytes (two's complement).
+function varintBytes(value) {
+  let v = BigInt.asUintN(64, BigInt(value));
+  const out = [];
+  do {
+    let b = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v !== 0n) b |= 0x80;
+    out.push(b);
+  } while (v !== 0n);
+  return Buffer.from(out);
+}
+
+// A length-delimited field (wire type 2): key, length, bytes.
+function lengthDelimited(field, bytes) {
+  return Buffer.concat([varintBytes((field << 3) | LEN), varintBytes(bytes.length), bytes]);
+}
+
+module.exports = { decodeModel, decodeType, decodeShape, ELEM_TYPES, Reader, forEachField, varintBytes, lengthDelimited };

@@ -21,8 +21,17 @@
 // load or run.
 
 const fs = require('node:fs');
-const { decodeModel } = require('./onnx_proto');
-const { randomTensor, mulberry32, streamSeed, expandBindings, EquivError, DEFAULTS } = require('./equiv');
+const { decodeModel, Reader, lengthDelimited } = require('./onnx_proto');
+const {
+  randomTensor,
+  mulberry32,
+  streamSeed,
+  expandBindings,
+  parseCommandLine,
+  forEachArgument,
+  EquivError,
+  DEFAULTS,
+} = require('./equiv');
 
 const USAGE = `usage: node ort_types.js MODEL.onnx [options]
   --bind NAME=v1,v2     sizes for symbolic dim NAME, one per run (zipped, as equiv.js)
@@ -83,27 +92,10 @@ function evaluateDim(dim, sizes) {
 // ---------------------------------------------------------------------------------------
 // The model with every typed value as a graph output.
 
-function varint(value) {
-  const out = [];
-  let v = BigInt(value);
-  do {
-    let b = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v !== 0n) b |= 0x80;
-    out.push(b);
-  } while (v !== 0n);
-  return Buffer.from(out);
-}
-
-function lengthDelimited(field, bytes) {
-  return Buffer.concat([varint((field << 3) | 2), varint(bytes.length), bytes]);
-}
-
 // What ONNX Runtime runs: the model without its value_info and without the types of its
 // outputs (so that ONNX Runtime infers and computes on its own, rather than check or
 // take what is declared), and with every value of `names` as an untyped output.
 function observable(bytes, names) {
-  const { Reader } = require('./onnx_proto');
   const copyFields = (buf, start, end, rewrite) => {
     const parts = [];
     const r = new Reader(buf, start, end);
@@ -318,29 +310,17 @@ async function checkTypes(file, options = {}) {
 function parseArgs(argv) {
   const options = { bind: {}, fill: {} };
   let file;
-  for (let i = 0; i < argv.length; i++) {
-    let arg = argv[i];
-    let value;
-    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
-    if (eq > 0) {
-      value = arg.slice(eq + 1);
-      arg = arg.slice(0, eq);
-    }
-    const take = () => {
-      if (value !== undefined) return value;
-      if (i + 1 >= argv.length) throw new EquivError(`${arg} needs a value`);
-      return argv[++i];
-    };
-    const pair = (flag) => {
+  const help = forEachArgument(argv, (arg, take) => {
+    const pair = () => {
       const spec = take();
       const m = /^([^=]+)=(.+)$/.exec(spec);
-      if (!m) throw new EquivError(`${flag} expects NAME=VALUE, got '${spec}'`);
+      if (!m) throw new EquivError(`${arg} expects NAME=VALUE, got '${spec}'`);
       return [m[1], m[2]];
     };
     switch (arg) {
       case '-h':
       case '--help':
-        return { help: true };
+        return true;
       case '--quiet':
       case '-q':
         options.quiet = true;
@@ -349,14 +329,14 @@ function parseArgs(argv) {
         options.requireFull = true;
         break;
       case '--bind': {
-        const [name, list] = pair(arg);
+        const [name, list] = pair();
         const sizes = list.split(',').map(Number);
         if (sizes.some((s) => !Number.isInteger(s) || s < 0)) throw new EquivError(`--bind ${name}: sizes are integers >= 0`);
         options.bind[name] = sizes;
         break;
       }
       case '--fill': {
-        const [name, expr] = pair(arg);
+        const [name, expr] = pair();
         options.fill[name] = expr;
         break;
       }
@@ -372,23 +352,16 @@ function parseArgs(argv) {
         if (file) throw new EquivError('expected one model file');
         file = arg;
     }
-  }
+    return false;
+  });
+  if (help) return { help: true };
   if (!file) throw new EquivError('expected one model file');
   return { file, options };
 }
 
 async function main(argv, out = process.stdout, err = process.stderr) {
-  let parsed;
-  try {
-    parsed = parseArgs(argv);
-  } catch (e) {
-    err.write(`ort_types: ${e.message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (parsed.help) {
-    out.write(`${USAGE}\n`);
-    return 0;
-  }
+  const { args: parsed, exit } = parseCommandLine('ort_types', USAGE, parseArgs, argv, out, err);
+  if (!parsed) return exit;
   const { file, options } = parsed;
   if (!options.quiet) {
     options.onRun = (run) =>
