@@ -9,12 +9,15 @@
 // differs leaves the shape out; an element type that differs leaves the entry out).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
 
 namespace shapeprop {
+
+class OpRules;  // shapeprop/schemas.h
 
 struct InferOptions {
   // Conflicts between declared and inferred types, ops without a schema and failed
@@ -27,8 +30,11 @@ struct InferOptions {
   // assumes of dynamic dims: Size(x) == 0 is then false for x of shape [N, 8]. Without
   // it such conditions stay undecided.
   bool assume_positive_dims = true;
-  // Collect a text dump of the call graph and the contexts analysed per function.
+  // Collect a text dump of the call graph and the contexts analysed per function (and
+  // note which rule layout each op outside ONNX's registry took).
   bool debug = false;
+  // Rules for ops outside ONNX's registry (shapeprop/schemas.h); null: the built-in ones.
+  std::shared_ptr<const OpRules> op_rules;
 };
 
 struct InferStats {

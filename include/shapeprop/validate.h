@@ -8,14 +8,17 @@
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
+#include "shapeprop/schemas.h"
 
 namespace shapeprop {
 
 // ONNX's checker. With `full_check` it also runs ONNX's strict shape inference, which
 // rejects some valid models (it infers both branches of every If). External data is
-// looked up in `model_dir` (the model file's folder).
+// looked up in `model_dir` (the model file's folder). An op with a rule in `rules` (the
+// built-in rules when null) passes as ONNX's checker lets an op of a custom domain pass,
+// also in the default domain, where ONNX Runtime registers some.
 Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin,
-                             const std::filesystem::path& model_dir);
+                             const std::filesystem::path& model_dir, const OpRules* rules = nullptr);
 
 // Rules every model must keep for shapeprop to analyse it:
 //  - each node's domain has an opset import where the node stands (the model's for the
@@ -27,6 +30,6 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
 
 // Both of the above, ours first (its messages name the place more precisely).
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
-                           const std::filesystem::path& model_dir);
+                           const std::filesystem::path& model_dir, const OpRules* rules = nullptr);
 
 }  // namespace shapeprop

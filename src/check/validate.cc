@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "onnx/checker.h"
+#include "schemas/checker_registry.h"
 #include "shapeprop/call_graph.h"
 #include "support/labels.h"
 #include "onnx/shape_inference/implementation.h"
@@ -132,7 +133,7 @@ class StructureValidator {
 }  // namespace
 
 Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin,
-                             const std::filesystem::path& model_dir) {
+                             const std::filesystem::path& model_dir, const OpRules* rules) {
   try {
     // ONNX's checker requires a type on every output and value_info entry of the main
     // graph. Entries without one carry nothing to check, so the checker sees the model
@@ -156,6 +157,9 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
 #if SHAPEPROP_HAVE_CHECK_MODEL_WITH_CONTEXT
     onnx::checker::CheckerContext ctx;
     if (!model_dir.empty()) ctx.set_model_dir(model_dir.string() + "/");
+    const auto builtin = rules ? nullptr : builtin_op_rules();
+    schemas::CheckerRegistry registry(rules ? *rules : *builtin);
+    ctx.set_schema_registry(&registry);
     onnx::checker::check_model(*checked, ctx);
     if (full_check) {  // what check_model(model, full_check=true) adds
       onnx::ModelProto copy = *checked;
@@ -164,6 +168,7 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
     }
 #else  // external data is then looked up relative to the working folder
     (void)model_dir;
+    (void)rules;  // and ops with a rule in the default domain are rejected
     onnx::checker::check_model(*checked, full_check);
 #endif
     return {};
@@ -184,10 +189,10 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
 }
 
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
-                           const std::filesystem::path& model_dir) {
+                           const std::filesystem::path& model_dir, const OpRules* rules) {
   Diagnostics all = validate_structure(model, origin);
   if (has_errors(all)) return all;
-  for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, model_dir)) all.push_back(std::move(d));
+  for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, model_dir, rules)) all.push_back(std::move(d));
   return all;
 }
 

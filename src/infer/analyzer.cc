@@ -20,6 +20,8 @@
 #include "eval/fold.h"
 #include "onnx/defs/function.h"
 #include "onnx_bridge.h"
+#include "schemas/rule_eval.h"
+#include "shapeprop/schemas.h"
 #include "support/labels.h"
 #include "support/subgraphs.h"
 
@@ -230,12 +232,14 @@ struct Analyzer::Impl {
   std::unordered_map<const CallContext*, const FunctionProto*> function_of;
   std::deque<FunctionProto> schema_bodies;  // ONNX ops defined by a function body, expanded
   std::map<std::tuple<std::string, std::string, int>, const FunctionProto*> schema_body_of;
+  std::shared_ptr<const OpRules> rules;
   std::unique_ptr<Summary> root;
   std::unordered_set<const CallContext*> root_callees;
   size_t analyses = 0;
   Analyzer::LiveContexts live;  // filled once run() is done
 
-  Impl(const onnx::ModelProto& m, const CallGraph& c, const InferOptions& o) : model(m), calls(c), options(o), bodies(c) {
+  Impl(const onnx::ModelProto& m, const CallGraph& c, const InferOptions& o)
+      : model(m), calls(c), options(o), bodies(c), rules(o.op_rules ? o.op_rules : builtin_op_rules()) {
     model_opsets = opsets_of(model.opset_import());
     for (const auto& f : model.functions()) {
       function_opsets[&f] = opsets_of(f.opset_import());
@@ -713,8 +717,9 @@ struct Analyzer::Impl {
     const onnx::OpSchema* schema = bridge.find_schema(n.op_type(), v->first, version);
     std::vector<Fact> outputs(static_cast<size_t>(n.output_size()));
     if (!schema) {
+      if (const schemas::OpRule* rule = rules->find(v->first, n.op_type())) return call_rule(n, *rule, inputs, attrs, frame, path);
       report_soft(frame, path,
-                  "no schema for " + FunctionId::of(n).str() + " at opset " + std::to_string(version) +
+                  "no schema or rule for " + FunctionId::of(n).str() + " at opset " + std::to_string(version) +
                       " and no model-local function of that name: its outputs are not inferred");
       return outputs;
     }
@@ -815,17 +820,44 @@ struct Analyzer::Impl {
     for (const Fact* f : inputs) present.push_back(f != nullptr);
     for (int i = 0; i < n.input_size(); ++i)
       if (n.input(i).empty()) present[static_cast<size_t>(i)] = false;
+    return call_body(body, id, sig, inputs, present, attrs, path);
+  }
+
+  // The outputs of an op's body in the node's context: ONNX's function body of an op, or
+  // the shape function of a rule. Problems inside such bodies are ONNX's or the rule's,
+  // not the model's: not reported.
+  std::vector<Fact> call_body(const FunctionProto& body, const FunctionId& id, const Signature& sig,
+                              const std::vector<const Fact*>& inputs, const std::vector<bool>& present,
+                              const ResolvedAttributes& attrs, const PathLink* path) {
     const CallContext ctx = make_context(id, sig, inputs, present, attrs);
     const CallContext* key = nullptr;
     PathLink entered;
     entered.parent = path;
     entered.kind = PathLink::Kind::SchemaBody;
     entered.function = &id;
-    // Problems inside ONNX's own bodies are ONNX's, not the model's: not reported.
     const size_t before = diagnostics.size();
     const Summary& s = analyze(ctx, body, &entered, &key);
     diagnostics.resize(before);
     return s.outputs;
+  }
+
+  // An op outside ONNX's registry with a rule in schemas/ (src/schemas does the work).
+  std::vector<Fact> call_rule(const NodeProto& n, const schemas::OpRule& rule, const std::vector<const Fact*>& inputs,
+                              const ResolvedAttributes& attrs, Frame& frame, const PathLink* path) {
+    auto shape_function = [&](const FunctionProto& body, const std::vector<const Fact*>& in,
+                              const std::vector<AttributeProto>& values) {
+      Signature sig;
+      sig.num_inputs = body.input_size();
+      sig.defaults = values;  // every attribute with a value, the node's or the rule's default
+      std::vector<bool> present;
+      for (const Fact* f : in) present.push_back(f != nullptr);
+      return call_body(body, FunctionId::of(body), sig, in, present, ResolvedAttributes(NodeProto(), nullptr), path);
+    };
+    auto applied = schemas::apply_rule(rule, static_cast<size_t>(n.output_size()), inputs, attrs.list, shape_function);
+    for (auto& problem : applied.problems) report_soft(frame, path, std::move(problem));
+    if (options.debug && applied.layout)
+      report(frame, path, Severity::Note, "rule layout '" + applied.layout->label + "' at " + applied.layout->where.str());
+    return std::move(applied.outputs);
   }
 };
 

@@ -11,6 +11,8 @@
 
 #include "shapeprop/infer.h"
 #include "shapeprop/io.h"
+#include "shapeprop/override.h"
+#include "shapeprop/schemas.h"
 #include "shapeprop/specialize.h"
 #include "shapeprop/text.h"
 #include "shapeprop/validate.h"
@@ -38,7 +40,17 @@ options:
   -o, --output PATH      write the result to PATH (atomically); default: text on stdout
   --emit text|binary     output format; default from the output's extension
                          (.onnx binary, .onnxtxt text), text when writing to stdout
-  --strict               conflicts, ops without a schema and failed inference are errors
+  --override LIB         replace the model's functions by the functions of LIB (ONNX
+                         text syntax, functions only; or a binary model's functions)
+                         with the same (domain, name, overload), before the analysis;
+                         a replacement must keep the arity, the attributes and their
+                         defaults, opsets ONNX's checker accepts, and the output types
+                         of every context the model calls it in (repeatable)
+  --schemas DIR          also read the rules (*.rule) under DIR for ops outside ONNX's
+                         registry (repeatable; a rule there replaces the shipped rule
+                         for the same op; the language: schemas/README.md)
+  --strict               conflicts, ops without a schema or rule and failed inference
+                         are errors
   --allow-empty-dims     do not assume symbolic dims are at least 1 (by default
                          Size(x) == 0 is false for x of shape [N, 8], as PyTorch's
                          exporter assumes of dynamic dims)
@@ -69,6 +81,8 @@ struct Options {
   bool infer = true;
   bool debug_analysis = false;
   shapeprop::InferOptions infer_options;
+  std::vector<std::string> schema_dirs;
+  std::vector<std::string> overrides;
   bool verify_roundtrip = false;
   bool verify_idempotent = false;
   bool verify_full_check = false;
@@ -114,6 +128,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
     } else if (a == "--version") {
       std::cout << "onnx-infer-shapes (shapeprop) " << shapeprop::version() << ", ONNX " << shapeprop::onnx_version()
                 << '\n';
+      const auto schemas = shapeprop::builtin_schemas_dir();
+      std::cout << "shipped rules: " << (schemas ? schemas->string() : std::string("not found")) << '\n';
       return kOk;
     } else if (a == "-o" || is("--output")) {
       auto v = value("--output");
@@ -164,6 +180,14 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         error("--inline takes all, none or small[:N], not '" + *v + "'");
         return kBadInput;
       }
+    } else if (is("--override")) {
+      auto v = value("--override");
+      if (!v) return kBadInput;
+      o.overrides.push_back(*v);
+    } else if (is("--schemas")) {
+      auto v = value("--schemas");
+      if (!v) return kBadInput;
+      o.schema_dirs.push_back(*v);
     } else if (a == "--strict") {
       o.infer_options.strict = true;
     } else if (a == "--allow-empty-dims") {
@@ -246,6 +270,32 @@ std::optional<int> process(const Options& o, onnx::ModelProto& model, std::strin
   return std::nullopt;
 }
 
+// --override LIB: LIB's functions replace the model's, checked (shapeprop/override.h).
+// Its note goes to `notes`, printed with the summary once the output is written.
+std::optional<int> override_functions(const Options& o, const std::string& library, const std::filesystem::path& model_dir,
+                                      onnx::ModelProto& model, std::string& notes) {
+  auto functions = shapeprop::load_function_library(library);
+  if (!functions) {
+    report({functions.error()});
+    return kBadInput;
+  }
+  auto done = shapeprop::apply_overrides(model, *functions, library, model_dir, o.infer_options);
+  if (!done) {
+    report({done.error()});
+    return kBadInput;
+  }
+  if (o.quiet) return std::nullopt;
+  report(done->diagnostics);
+  if (!done->replaced.empty()) {
+    std::string names;
+    for (const auto& id : done->replaced) names += (names.empty() ? "" : ", ") + id.str();
+    const size_t n = done->contexts_checked;
+    notes += "onnx-infer-shapes: note: --override " + library + " replaced " + names + " (" + std::to_string(n) +
+             " context" + (n == 1 ? "" : "s") + " checked)\n";
+  }
+  return std::nullopt;
+}
+
 int run(const Options& o) {
   // The input is never modified, not even by naming it as the output.
   std::error_code same_ec;
@@ -259,16 +309,21 @@ int run(const Options& o) {
     return kBadInput;
   }
   const auto input_dir = std::filesystem::path(o.input).parent_path();
-  auto problems = shapeprop::validate_model(*model, o.input, input_dir);
+  const shapeprop::OpRules* rules = o.infer_options.op_rules.get();
+  auto problems = shapeprop::validate_model(*model, o.input, input_dir, rules);
   if (shapeprop::has_errors(problems)) {
     report(errors_only(problems));
     return kBadInput;
   }
   if (!o.quiet) report(warnings_only(problems));
+  std::string notes;
+  for (const auto& library : o.overrides)
+    if (auto stop = override_functions(o, library, input_dir, *model, notes)) return *stop;
 
   // Printed last, once the output is written: a failure leaves one line on stderr.
   std::string summary;
   if (auto stop = process(o, *model, &summary)) return *stop;
+  summary = notes + summary;
 
   shapeprop::Diagnostics checks;
   if (o.verify_idempotent && o.infer) {
@@ -279,7 +334,8 @@ int run(const Options& o) {
   if (o.verify_roundtrip)
     if (auto rt = shapeprop::verify_text_roundtrip(*model); !rt) checks.push_back(rt.error());
   if (o.verify_full_check)
-    for (auto& d : shapeprop::run_onnx_checker(*model, /*full_check=*/true, "<output>", input_dir)) checks.push_back(d);
+    for (auto& d : shapeprop::run_onnx_checker(*model, /*full_check=*/true, "<output>", input_dir, rules))
+      checks.push_back(d);
   if (!checks.empty()) {
     report(checks);
     return kCheckFailed;
@@ -309,6 +365,23 @@ int run(const Options& o) {
   return kOk;
 }
 
+// The shipped rules, then those of each --schemas folder.
+std::optional<int> load_schemas(Options& o) {
+  std::vector<std::filesystem::path> folders;
+  if (auto builtin = shapeprop::builtin_schemas_dir()) folders.push_back(*builtin);
+  folders.insert(folders.end(), o.schema_dirs.begin(), o.schema_dirs.end());
+  auto rules = shapeprop::load_op_rules(folders);
+  if (!rules) {
+    if (rules.error().file.empty())
+      error(rules.error().message);
+    else
+      report({rules.error()});
+    return kBadInput;
+  }
+  o.infer_options.op_rules = std::move(*rules);
+  return std::nullopt;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -316,6 +389,7 @@ int main(int argc, char** argv) {
   Options options;
   if (auto done = parse_args(argc, argv, options)) return *done;
   try {
+    if (auto failed = load_schemas(options)) return *failed;
     return run(options);
   } catch (const std::exception& e) {  // a bug of ours: still one clear line, never a crash
     error(std::string("internal error: ") + e.what());
