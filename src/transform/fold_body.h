@@ -34,6 +34,14 @@ struct BodyTarget {
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
                    const std::unordered_set<std::string>& protected_names, TransformStats& stats);
 
+// y = Identity(x) at this level: readers of y read x instead; where y must keep its name
+// (`keep`: outputs and inputs), x's producer writes y when nothing else reads x.
+void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep);
+
+// What fold_body does to the subgraphs of a node it copies when nothing is known of them
+// (Identity chains collapse, value_info goes), done in place.
+void fold_subgraphs_without_facts(onnx::NodeProto& node);
+
 // True when fold_body (with `target`) and then remove_dead_nodes (with `live`) would give
 // `nodes` back as they are. Conservative: false when unsure (a subgraph, an Identity, an
 // attribute reference, a call), so that a caller may skip the work only when it is idle.

@@ -442,30 +442,37 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
 // Identity chains across the old call boundaries collapse, outputs no caller reads die).
 // Constants' facts come from their attributes. The next round analyses the result in full
 // and finds anything this misses: this only saves it the work.
-void fold_inlined_graph(ModelProto& m, TransformStats& stats) {
+void fold_inlined_graph(ModelProto& m) {
   GraphProto& g = *m.mutable_graph();
-  const ir::Body body(g, nullptr, nullptr);
-  infer::BodyFacts facts(body);
-  for (const auto& node : body.nodes()) {
-    const NodeProto& n = *node.proto;
-    if (!FunctionId::is_default_domain(n.domain()) || n.op_type() != "Constant" || n.output_size() != 1) continue;
-    eval::FoldInput fi;
-    fi.op = n.op_type();
-    for (const auto& a : n.attribute()) fi.attributes.push_back(&a);
-    auto folded = eval::fold(fi);
-    if (!folded.empty() && body.outputs_of(node)[0] != ir::kNoValue) facts.define(body.outputs_of(node)[0], std::move(folded[0]));
-  }
   std::unordered_set<std::string> keep;
   for (const auto& vi : g.input()) keep.insert(vi.name());
   for (const auto& vi : g.output()) keep.insert(vi.name());
   for (const auto& t : g.initializer()) keep.insert(t.name());
-  transform::BodyTarget target;
-  target.main_graph = &g;
-  NodeList nodes = transform::fold_body(g.node(), facts, target, keep, stats);
+  // In place, as fold_body would have it: the nodes that stay are moved, not copied.
+  NodeList kept;
+  kept.Reserve(g.node_size());
+  for (auto& n : *g.mutable_node()) {
+    if (FunctionId::is_default_domain(n.domain()) && n.op_type() == "Constant" && n.output_size() == 1 &&
+        !n.output(0).empty()) {
+      eval::FoldInput fi;
+      fi.op = n.op_type();
+      for (const auto& a : n.attribute()) fi.attributes.push_back(&a);
+      auto folded = eval::fold(fi);
+      if (!folded.empty() && folded[0].has_tensor()) {
+        onnx::TensorProto value = *folded[0].to_tensor();
+        value.set_name(n.output(0));
+        *g.add_initializer() = std::move(value);
+        continue;
+      }
+    }
+    transform::fold_subgraphs_without_facts(n);
+    kept.Add()->Swap(&n);
+  }
+  g.mutable_node()->Swap(&kept);
+  transform::collapse_identities(*g.mutable_node(), keep);
   std::unordered_set<std::string> live;
   for (const auto& vi : g.output()) live.insert(vi.name());
-  transform::remove_dead_nodes(nodes, live);
-  g.mutable_node()->Swap(&nodes);
+  transform::remove_dead_nodes(*g.mutable_node(), live);
   remove_unused_initializers(g);
   remove_unused(m);
 }
@@ -509,7 +516,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
         step.reset();
         if (input == &current) current.Clear();
       }
-      fold_inlined_graph(next, result.stats);
+      fold_inlined_graph(next);
     }
     std::optional<uint64_t> next_hash;
     if (step) {  // not changed for certain: compare
