@@ -59,7 +59,11 @@ void collect_calls(const NodeList& nodes, const std::set<FunctionId>& functions,
                    size_t* count = nullptr) {
   if (functions.empty()) return;
   for (const auto& n : nodes) {
-    if (functions.count(FunctionId::of(n))) {
+    // Most nodes are ops of a domain no function has: told apart without building an id.
+    const bool may_call = std::any_of(functions.begin(), functions.end(), [&](const FunctionId& f) {
+      return f.name == n.op_type() && f.domain == (n.domain() == "ai.onnx" ? std::string_view() : std::string_view(n.domain()));
+    });
+    if (may_call && functions.count(FunctionId::of(n))) {
       called.insert(FunctionId::of(n));
       if (count) ++*count;
     }
