@@ -17,6 +17,8 @@
 #include <sstream>
 #include <unordered_set>
 
+#include <range/v3/view/zip.hpp>
+
 #include "eval/fold.h"
 #include "onnx/defs/function.h"
 #include "onnx_bridge.h"
@@ -29,6 +31,7 @@ namespace shapeprop::infer {
 
 namespace {
 
+namespace views = ranges::views;
 using onnx::AttributeProto;
 using onnx::FunctionProto;
 using onnx::GraphProto;
@@ -404,13 +407,12 @@ struct Analyzer::Impl {
     here.parent = frame.path;
     here.kind = PathLink::Kind::Node;
     here.node = &n;
-    const auto operands = frame.body->inputs_of(node);
-    std::vector<const Fact*> inputs(operands.size());
-    std::vector<bool> present(operands.size());
-    for (size_t i = 0; i < operands.size(); ++i) {
+    std::vector<const Fact*> inputs;
+    std::vector<bool> present;
+    for (auto&& [operand, name] : views::zip(frame.body->inputs_of(node), n.input())) {
       bool p;
-      inputs[i] = read(operands[i], n.input(static_cast<int>(i)), frame, &here, p);
-      present[i] = p;
+      inputs.push_back(read(operand, name, frame, &here, p));
+      present.push_back(p);
     }
     ResolvedAttributes attrs(n, frame.attributes);
 
@@ -426,8 +428,7 @@ struct Analyzer::Impl {
       case ir::NodeKind::Op: outputs = call_op(n, inputs, attrs, frame, &here); break;
     }
     outputs.resize(static_cast<size_t>(n.output_size()));
-    const auto defined = frame.body->outputs_of(node);
-    for (size_t i = 0; i < defined.size(); ++i) define(defined[i], std::move(outputs[i]), frame, &here);
+    for (auto&& [v, fact] : views::zip(frame.body->outputs_of(node), outputs)) define(v, std::move(fact), frame, &here);
   }
 
   // ------------------------------------------------------------------ calls

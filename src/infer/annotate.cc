@@ -7,6 +7,8 @@
 // that differs leaves the shape out, an element type that differs leaves the entry out.
 #include "annotate.h"
 
+#include <range/v3/view/zip.hpp>
+
 #include "support/name_map.h"
 #include "support/subgraphs.h"
 #include "support/type_walk.h"
@@ -223,12 +225,10 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
     chain.insert(chain.end(), item.outer.begin(), item.outer.end());
     for (int i = 0; i < g->node_size(); ++i) {
       auto& n = *g->mutable_node(i);
-      for (int k = 0; k < n.output_size(); ++k) {
-        const std::string& o = n.output(k);
+      for (auto&& [o, v] : ranges::views::zip(n.output(), body->outputs_of(body->nodes()[static_cast<size_t>(i)]))) {
         if (o.empty() || boundary.contains(o)) continue;
         names.push_back(o);
         if (item.facts) {
-          const ir::ValueId v = body->outputs_of(body->nodes()[static_cast<size_t>(i)])[static_cast<size_t>(k)];
           if (const Fact* f = item.facts->fact(v)) {
             if (index_of.insert(o, static_cast<uint32_t>(facts.size())))
               facts.push_back(f);
