@@ -9,8 +9,7 @@
 #include "check/symbol_renaming.h"
 #include "onnx/defs/shape_inference.h"
 #include "shapeprop/function_id.h"
-#include "support/subgraphs.h"
-#include "support/type_walk.h"
+#include "support/dim_params.h"
 
 namespace shapeprop {
 
@@ -34,33 +33,6 @@ bool small_constant(const onnx::TensorProto& t) {
   if (!n) return false;
   const size_t limit = is_floating_type(t.data_type()) ? Fact::kMaxRealElements : Fact::kMaxIntElements;
   return static_cast<uint64_t>(*n) <= limit;
-}
-
-// Every dim_param the model declares (graphs, subgraphs, function value_info).
-std::set<std::string> dim_params_of(const onnx::ModelProto& model) {
-  std::set<std::string> out;
-  auto add = [&out](const onnx::ValueInfoProto& vi) {
-    for_each_shape(vi.type(), [&out](const onnx::TensorShapeProto& shape) {
-      for (const auto& d : shape.dim())
-        if (d.has_dim_param()) out.insert(d.dim_param());
-    });
-  };
-  std::vector<const onnx::GraphProto*> graphs{&model.graph()};
-  auto nodes = [&graphs](const google::protobuf::RepeatedPtrField<onnx::NodeProto>& list) {
-    for (const auto& n : list) for_each_subgraph(n, [&graphs](const onnx::GraphProto& g) { graphs.push_back(&g); });
-  };
-  for (const auto& f : model.functions()) {
-    for (const auto& vi : f.value_info()) add(vi);
-    nodes(f.node());
-  }
-  while (!graphs.empty()) {
-    const onnx::GraphProto* g = graphs.back();
-    graphs.pop_back();
-    for (const auto* list : {&g->input(), &g->output(), &g->value_info()})
-      for (const auto& vi : *list) add(vi);
-    nodes(g->node());
-  }
-  return out;
 }
 
 }  // namespace
@@ -88,7 +60,7 @@ struct SchemaRegistry::Impl {
   size_t calls = 0;
 
   Impl(const onnx::ModelProto& model, const onnx::ISchemaRegistry* b, const InferOptions& options)
-      : base(b), analysis(model, options), model_dim_params(dim_params_of(model)) {
+      : base(b), analysis(model, options), model_dim_params(declared_dim_params(model)) {
     for (const auto& f : model.functions()) {
       auto [it, fresh] = functions.try_emplace({FunctionId::canonical_domain(f.domain()), f.name()}, &f);
       if (!fresh) it->second = nullptr;

@@ -13,33 +13,19 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// aten_t (If on Rank(self) == 2: Transpose, else Identity), torchlib's own body, and a
-// main graph calling it on float[7] and float[3,4].
-const char* kAtenT = R"(<ir_version: 10, opset_import: ["" : 18, "pkg.onnxscript.torch_lib" : 1]>
+// torchlib's aten_t (If on Rank(self) == 2: Transpose, else Identity) with `value_info`
+// as its value_info, called on float[7] and float[3,4].
+onnx::ModelProto aten_t(const std::string& value_info) {
+  std::string body = testing::torchlib("aten_t");
+  const std::string signature = "aten_t (self) => (result_1)\n";
+  body.insert(body.find(signature) + signature.size(), value_info + "\n");
+  return testing::parse_or_fail(R"(<ir_version: 10, opset_import: ["" : 18, "pkg.onnxscript.torch_lib" : 1,
+                                                               "pkg.onnxscript.torch_lib.common" : 1]>
 main (float[7] v, float[3,4] w) => (float[7] v_t, float[4,3] w_t) {
    v_t = pkg.onnxscript.torch_lib.aten_t (v)
    w_t = pkg.onnxscript.torch_lib.aten_t (w)
 }
-<domain: "pkg.onnxscript.torch_lib", opset_import: ["" : 18]>
-aten_t (self) => (result_1)
-  <VALUE_INFO>
-{
-   tmp = Shape (self)
-   rank = Size (tmp)
-   int64_2 = Constant <value: tensor = int64 int64_2 {2}> ()
-   cond = Equal (rank, int64_2)
-   result_1 = If (cond) <then_branch: graph = thenGraph_6 () => ( result) {
-      result = Transpose <perm: ints = [1, 0]> (self)
-   }, else_branch: graph = elseGraph_6 () => ( result_0) {
-      result_0 = Identity (self)
-   }>
-}
-)";
-
-onnx::ModelProto aten_t(const std::string& value_info) {
-  std::string text = kAtenT;
-  text.replace(text.find("<VALUE_INFO>"), 12, value_info);
-  return testing::parse_or_fail(text);
+)" + body + testing::torchlib("Rank"));
 }
 
 Diagnostics errors_of(const Diagnostics& all) {

@@ -13,7 +13,7 @@
 #include "onnx/shape_inference/implementation.h"
 #include "shapeprop/infer.h"
 #include "shapeprop/schema_registry.h"
-#include "support/type_walk.h"
+#include "support/dim_params.h"
 #include "test_util.h"
 
 namespace shapeprop {
@@ -23,29 +23,22 @@ using ::testing::HasSubstr;
 
 const onnx::ShapeInferenceOptions kStrict{/*check_type=*/true, /*error_mode=*/1, /*enable_data_propagation=*/false};
 
-const char* kAtenT = R"(<ir_version: 8, opset_import: ["" : 18, "pkg.onnxscript.torch_lib" : 1]>
+// torchlib's aten_t (If on Rank(self) == 2: Transpose, else Identity), called on float[7]
+// and float[3,4].
+onnx::ModelProto aten_t_model() {
+  return testing::parse_or_fail(R"(<ir_version: 8, opset_import: ["" : 18, "pkg.onnxscript.torch_lib" : 1,
+                                                              "pkg.onnxscript.torch_lib.common" : 1]>
 main (float[7] v, float[3,4] w) => (float[7] v_t, float[4,3] w_t) {
    v_t = pkg.onnxscript.torch_lib.aten_t (v)
    w_t = pkg.onnxscript.torch_lib.aten_t (w)
 }
-<domain: "pkg.onnxscript.torch_lib", opset_import: ["" : 18]>
-aten_t (self) => (result_1) {
-   tmp = Shape (self)
-   rank = Size (tmp)
-   int64_2 = Constant <value: tensor = int64 int64_2 {2}> ()
-   cond = Equal (rank, int64_2)
-   result_1 = If (cond) <then_branch: graph = thenGraph_6 () => ( result) {
-      result = Transpose <perm: ints = [1, 0]> (self)
-   }, else_branch: graph = elseGraph_6 () => ( result_0) {
-      result_0 = Identity (self)
-   }>
+)" + testing::torchlib("aten_t") + testing::torchlib("Rank"));
 }
-)";
 
 std::string type_text(const onnx::ValueInfoProto& vi) { return check::type_text(vi.type()); }
 
 TEST(SchemaRegistry, StrictInferencePassesAtenTOnRank1) {
-  const auto model = testing::parse_or_fail(kAtenT);
+  const auto model = aten_t_model();
   // ONNX's own registry: both branches of the If are inferred, and the Transpose of the
   // rank-1 call's never-taken branch fails.
   onnx::ModelProto with_onnx = model;
@@ -139,30 +132,8 @@ g (x) => (r) {
 
 // ----------------------------------------------------------------- the corpus
 
-// The dim_params a model declares anywhere; a dim_param ONNX's inference writes that is
-// not one of them is a symbol it made up for an unknown dim (unk__N).
-std::set<std::string> declared_dim_params(const onnx::ModelProto& m) {
-  std::set<std::string> out;
-  auto add = [&out](const onnx::ValueInfoProto& vi) {
-    for_each_shape(vi.type(), [&out](const onnx::TensorShapeProto& s) {
-      for (const auto& d : s.dim())
-        if (d.has_dim_param()) out.insert(d.dim_param());
-    });
-  };
-  std::vector<const onnx::GraphProto*> work{&m.graph()};
-  while (!work.empty()) {
-    const auto* g = work.back();
-    work.pop_back();
-    for (const auto* list : {&g->input(), &g->output(), &g->value_info()})
-      for (const auto& vi : *list) add(vi);
-    for (const auto& n : g->node())
-      for (const auto& a : n.attribute())
-        if (a.has_g()) work.push_back(&a.g());
-  }
-  return out;
-}
-
-// Equal types, but that where shapeprop leaves a dim unknown ONNX may have made up a symbol.
+// Equal types, but that where shapeprop leaves a dim unknown ONNX may have made up a
+// symbol (unk__N, not among the model's dim_params).
 bool same_type(const onnx::TypeProto& onnx_type, const onnx::TypeProto& ours, const std::set<std::string>& model_symbols) {
   if (onnx_type.value_case() != ours.value_case()) return false;
   switch (ours.value_case()) {
