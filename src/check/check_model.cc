@@ -163,7 +163,7 @@ class Checker {
       DimParams scratch;  // an initializer is a default value, not a binding of the graph's sizes
       if (auto why = check::contradiction(in.type(), Fact::of_tensor(*init->second), scratch, "'" + in.name() + "'"))
         error(path_of(in.name()), "graph input '" + in.name() + "' is declared " + check::type_text(in.type()) +
-                                      " but its initializer is " + Fact::of_tensor(*init->second).str() + ": " + *why);
+                                      " but its initializer is " + check::fact_text(Fact::of_tensor(*init->second)) + ": " + *why);
     }
     for (const auto& vi : g.value_info()) {
       if (!has_type(vi)) continue;
@@ -187,7 +187,7 @@ class Checker {
     if (!proven) return;  // never computed (a branch not taken): nothing to contradict
     ++graph_checked_;
     if (auto why = check::contradiction(d.entry->type(), *proven, dim_params, "'" + d.value + "'"))
-      error(path, declared_as(d) + " but proven " + proven->str() + ": " + *why);
+      error(path, declared_as(d) + " but proven " + check::fact_text(*proven) + ": " + *why);
   }
 
   // Subgraphs of the main graph that run: value_info, inputs and outputs.
@@ -203,9 +203,13 @@ class Checker {
         auto proven = [&](const std::string& name) {
           return own.count(name) ? facts_.fact(main, g, name) : facts_.fact(main, name);
         };
+        // Sibling subgraphs may reuse a name: this one's own definitions first.
+        auto local = definitions(g.node(), inside);
+        for (const auto& in : g.input()) local.try_emplace(in.name(), with(inside, "input '" + in.name() + "'"));
         auto path_of = [&](const std::string& name) {
-          auto it = defined.find(name);
-          return it != defined.end() ? it->second : inside;
+          if (auto own_path = local.find(name); own_path != local.end()) return own_path->second;
+          auto outer = defined.find(name);
+          return outer != defined.end() ? outer->second : inside;
         };
         for (const auto& in : g.input())
           if (has_type(in)) check_graph_value({in.name(), &in, "subgraph input"}, proven(in.name()), path_of(in.name()), dim_params);
@@ -271,11 +275,11 @@ class Checker {
         path.insert(path.end(), it->second.begin(), it->second.end());
       else
         path.push_back("input '" + declared[i].value + "'");
-      std::string message = declared_as(declared[i]) + " but proven " + v.proven.str() + " in the context " +
+      std::string message = declared_as(declared[i]) + " but proven " + check::fact_text(v.proven) + " in the context " +
                             facts_.describe(*v.first_false) + ": " + v.why;
       if (v.computed_in > 1)
         message += "; false in " + std::to_string(v.false_in) + " of the " + std::to_string(v.computed_in) +
-                   " contexts that compute it, which all hold " + v.joined->str();
+                   " contexts that compute it, which all hold " + check::fact_text(*v.joined);
       error(std::move(path), std::move(message));
     }
   }

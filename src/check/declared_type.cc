@@ -17,6 +17,15 @@ const char* kind_of(const TypeProto& t) {
   }
 }
 
+// A sparse tensor type as the dense tensor type of the same element type and shape.
+TypeProto dense_of(const TypeProto& sparse) {
+  TypeProto dense;
+  auto* t = dense.mutable_tensor_type();
+  t->set_elem_type(sparse.sparse_tensor_type().elem_type());
+  if (sparse.sparse_tensor_type().has_shape()) *t->mutable_shape() = sparse.sparse_tensor_type().shape();
+  return dense;
+}
+
 std::optional<std::string> compare_tensor(int32_t elem_type, const onnx::TensorShapeProto* shape, const Fact& proven,
                                           DimParams& dim_params, const std::string& where) {
   if (elem_type != 0 && proven.elem_type != 0 && elem_type != proven.elem_type)
@@ -51,11 +60,8 @@ std::optional<std::string> compare_types(const TypeProto& declared, const TypePr
       return contradiction(declared, Fact::of_type(proven), dim_params, where);
     case TypeProto::kSparseTensorType: {
       const auto& d = declared.sparse_tensor_type();
-      TypeProto dense;
-      *dense.mutable_tensor_type()->mutable_shape() = proven.sparse_tensor_type().shape();
-      dense.mutable_tensor_type()->set_elem_type(proven.sparse_tensor_type().elem_type());
-      if (!proven.sparse_tensor_type().has_shape()) dense.mutable_tensor_type()->clear_shape();
-      return compare_tensor(d.elem_type(), d.has_shape() ? &d.shape() : nullptr, Fact::of_type(dense), dim_params, where);
+      return compare_tensor(d.elem_type(), d.has_shape() ? &d.shape() : nullptr, Fact::of_type(dense_of(proven)),
+                            dim_params, where);
     }
     case TypeProto::kSequenceType:
       return compare_types(declared.sequence_type().elem_type(), proven.sequence_type().elem_type(), dim_params, where);
@@ -101,14 +107,7 @@ std::optional<std::string> contradiction(const onnx::TypeProto& declared, const 
 std::string type_text(const onnx::TypeProto& type) {
   switch (type.value_case()) {
     case TypeProto::kTensorType: return Fact::of_type(type).str();
-    case TypeProto::kSparseTensorType: {
-      TypeProto dense;
-      *dense.mutable_tensor_type() = onnx::TypeProto_Tensor();
-      dense.mutable_tensor_type()->set_elem_type(type.sparse_tensor_type().elem_type());
-      if (type.sparse_tensor_type().has_shape())
-        *dense.mutable_tensor_type()->mutable_shape() = type.sparse_tensor_type().shape();
-      return "sparse " + type_text(dense);
-    }
+    case TypeProto::kSparseTensorType: return "sparse " + type_text(dense_of(type));
     case TypeProto::kSequenceType: return "seq(" + type_text(type.sequence_type().elem_type()) + ")";
     case TypeProto::kOptionalType: return "optional(" + type_text(type.optional_type().elem_type()) + ")";
     case TypeProto::kMapType:
@@ -116,5 +115,7 @@ std::string type_text(const onnx::TypeProto& type) {
     default: return "?";
   }
 }
+
+std::string fact_text(const Fact& fact) { return fact.other ? type_text(*fact.other) : fact.str(); }
 
 }  // namespace shapeprop::check

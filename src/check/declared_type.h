@@ -39,5 +39,7 @@ std::optional<std::string> contradiction(const onnx::TypeProto& declared, const 
 
 // "float[4,?]", "seq(float[N])": a declared type as diagnostics write it.
 std::string type_text(const onnx::TypeProto& type);
+// A proven fact the same way ("int64[2] {N,3}" for a tensor whose elements are known).
+std::string fact_text(const Fact& fact);
 
 }  // namespace shapeprop::check

@@ -112,6 +112,21 @@ main (float[3] a, float[4] b) => (float[S] ya, float[S] yb) {
             "'yb' is declared float[S] (graph output) but proven float[4]: dim 0 is S, which is 3 at 'ya' (dim 0), proven 4");
 }
 
+TEST(CheckModel, TypesOtherThanTensors) {
+  auto m = testing::parse_or_fail(R"(<ir_version: 10, opset_import: ["" : 18]>
+main (float[3] x) => (seq(int64[3]) s, seq(float[3]) t, float[3] u) {
+   zero = Constant <value: tensor = int64 {0}> ()
+   s = SequenceConstruct (x, x)
+   t = SequenceConstruct (x)
+   u = SequenceAt (t, zero)
+}
+)");
+  const auto errors = errors_of(check_model(m));
+  ASSERT_EQ(errors.size(), 1u) << errors.back().str();
+  EXPECT_EQ(errors[0].message, "'s' is declared seq(int64[3]) (graph output) but proven seq(float[3]): element type "
+                               "int64, proven float");
+}
+
 TEST(CheckModel, MalformedModelStopsBeforeInference) {
   auto m = testing::parse_or_fail(R"(<ir_version: 10, opset_import: ["" : 18, "local" : 1]>
 main (float[3] a) => (float[3] y) {
