@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shapeprop/check.h"
@@ -36,7 +37,7 @@ options:
                          inline: specialize, then inline (--inline=all unless given);
                          check: write nothing; check every declared type against
                          what strict inference proves in each context (exit 1 when
-                         one is false, or the model is malformed)
+                         one is false, or the model is malformed; always strict)
   --inline POLICY        all | none | small[:N] (bodies of at most N nodes after
                          folding, default 8); implies --mode specialize at least
   -o, --output PATH      write the result to PATH (atomically); default: text on stdout
@@ -203,18 +204,20 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
     return kBadInput;
   }
   if (o.mode == Mode::Check) {
-    const char* refused = !o.output.empty()                        ? "-o"
-                          : o.emit                                 ? "--emit"
-                          : o.inline_policy                        ? "--inline"
-                          : !o.infer                               ? "--no-infer"
-                          : !o.infer_options.annotate_functions    ? "--keep-ir-version"
-                          : o.infer_options.debug                  ? "--debug-analysis"
-                          : o.verify_roundtrip || o.verify_idempotent || o.verify_full_check ? "--verify-*"
-                                                                                             : nullptr;
-    if (refused) {
-      error(std::string("--mode check writes nothing and takes no ") + refused);
-      return kBadInput;
-    }
+    const std::pair<bool, const char*> writing[] = {
+        {!o.output.empty(), "-o"},
+        {o.emit.has_value(), "--emit"},
+        {o.inline_policy.has_value(), "--inline"},
+        {!o.infer, "--no-infer"},
+        {!o.infer_options.annotate_functions, "--keep-ir-version"},
+        {o.infer_options.debug, "--debug-analysis"},
+        {o.verify_roundtrip || o.verify_idempotent || o.verify_full_check, "--verify-*"},
+    };
+    for (const auto& [given, flag] : writing)
+      if (given) {
+        error(std::string("--mode check writes nothing and takes no ") + flag);
+        return kBadInput;
+      }
   }
   return std::nullopt;
 }
