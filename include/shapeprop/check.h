@@ -6,7 +6,8 @@
 // declared type with what that inference proves from the graph's inputs and
 // initializers alone (no declaration vouches for another):
 //   - the main graph's outputs and value_info, and the inputs that have an initializer;
-//   - inside subgraphs (If branches, Loop and Scan bodies): value_info, inputs and outputs;
+//   - inside subgraphs (If branches, Loop and Scan bodies) of the graph and of function
+//     bodies: value_info, inputs and outputs, in each context that runs the subgraph;
 //   - FunctionProto.value_info, in every context the function is called in;
 //   - legacy qualified entries ("domain::function/value" in the graph's value_info, as
 //     exporters wrote them before IR 10), in every context of that function.

@@ -11,6 +11,7 @@
 #include "shapeprop/call_graph.h"
 #include "shapeprop/validate.h"
 #include "support/labels.h"
+#include "support/subgraphs.h"
 
 namespace shapeprop {
 
@@ -102,6 +103,7 @@ class Checker {
     std::string value;       // the value it describes (in its body)
     const ValueInfoProto* entry;
     std::string source;      // "graph value_info", "value_info of function pkg.f", ...
+    const GraphProto* subgraph = nullptr;  // the subgraph that defines the value, if one does
   };
 
   const onnx::ModelProto& model_;
@@ -239,6 +241,7 @@ class Checker {
       if (has_type(vi)) declared.push_back({vi.name(), &vi, source});
     if (auto legacy = legacy_.find(&f); legacy != legacy_.end())
       declared.insert(declared.end(), legacy->second.begin(), legacy->second.end());
+    subgraph_declarations(f.node(), "function " + FunctionId::of(f).str(), declared);
     const auto& contexts = facts_.contexts_of(f);
     if (declared.empty() || contexts.empty()) return;
     ++functions_checked_;
@@ -255,7 +258,10 @@ class Checker {
     for (const FactsView::Context* c : contexts) {
       DimParams dim_params;  // one call's sizes
       for (size_t i = 0; i < declared.size(); ++i) {
-        const Fact* proven = facts_.fact(*c, declared[i].value);
+        const Declared& d = declared[i];
+        // A subgraph's own values as that subgraph computes them (absent where this context
+        // never runs it); the body's, and outer values a subgraph names, as the body does.
+        const Fact* proven = d.subgraph ? facts_.fact(*c, *d.subgraph, d.value) : facts_.fact(*c, d.value);
         if (!proven) continue;
         ++function_checked_;
         Verdict& v = verdicts[i];
@@ -282,6 +288,25 @@ class Checker {
                    " contexts that compute it, which all hold " + check::fact_text(*v.joined);
       error(std::move(path), std::move(message));
     }
+  }
+
+  // The inputs, outputs and value_info that subgraphs of a function body declare, however
+  // deep.
+  static void subgraph_declarations(const google::protobuf::RepeatedPtrField<NodeProto>& nodes, const std::string& in,
+                                    std::vector<Declared>& out) {
+    for (const auto& n : nodes)
+      for_each_subgraph(n, [&](const GraphProto& g) {
+        const std::set<std::string> own = defined_in(g);
+        auto add = [&](const google::protobuf::RepeatedPtrField<ValueInfoProto>& list, const char* what) {
+          for (const auto& vi : list)
+            if (has_type(vi))
+              out.push_back({vi.name(), &vi, std::string(what) + " in " + in, own.count(vi.name()) ? &g : nullptr});
+        };
+        add(g.input(), "subgraph input");
+        add(g.value_info(), "subgraph value_info");
+        add(g.output(), "subgraph output");
+        subgraph_declarations(g.node(), in, out);
+      });
   }
 
   Diagnostic count_note() const {
