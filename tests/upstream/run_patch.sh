@@ -18,8 +18,9 @@ if [ $# -ne 4 ]; then
   exit 2
 fi
 src=$(cd "$1" && pwd)
-work=$2
-patch_file=$3
+mkdir -p "$2"
+work=$(cd "$2" && pwd)
+patch_file=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
 name=$4
 cache=${SHAPEPROP_CACHE:-/var/cache/shapeprop}
 onnx_version=1.17.0
