@@ -84,15 +84,13 @@ CallResult CallAnalysis::analyse(const onnx::FunctionProto& f, const std::vector
   call.set_op_type(f.name());
   call.set_overload(f.overload());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].type) {
-      call.add_input("");
-      continue;
-    }
     const std::string name = "x" + std::to_string(i);
-    bind_input(g, name, inputs[i]);
+    if (inputs[i].type)
+      bind_input(g, name, inputs[i]);
+    else
+      g.add_input()->set_name(name);  // no type: nothing is known of it
     call.add_input(name);
   }
-  while (call.input_size() > 0 && call.input(call.input_size() - 1).empty()) call.mutable_input()->RemoveLast();
   for (size_t k = 0; k < num_outputs; ++k) {
     call.add_output("y" + std::to_string(k));
     g.add_output()->set_name(call.output(static_cast<int>(k)));

@@ -15,7 +15,10 @@ namespace shapeprop::check {
 
 // One actual input as ONNX's InferenceContext gives it.
 struct CallInput {
-  const onnx::TypeProto* type = nullptr;              // nullptr: omitted (or its type is unknown)
+  // nullptr when ONNX knows no type. An inference function cannot tell an omitted input
+  // from one of unknown type (both are nullptr), so it is analysed as present and unknown:
+  // what is proven then holds either way.
+  const onnx::TypeProto* type = nullptr;
   const onnx::TensorProto* data = nullptr;            // a constant (initializer, Constant)
   const onnx::TensorShapeProto* shape_value = nullptr;  // the elements ONNX's data propagation knows
 };
