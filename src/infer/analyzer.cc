@@ -246,11 +246,12 @@ struct Analyzer::Impl {
     model_opsets = opsets_of(model.opset_import());
     for (const auto& f : model.functions()) {
       function_opsets[&f] = opsets_of(f.opset_import());
+      if (!options.use_declared_types) continue;
       auto& declared = declared_function[&f];
       for (const auto& vi : f.value_info())
         if (vi.has_type()) declared[vi.name()] = Fact::of_type(vi.type());
     }
-    collect_declared(model.graph());
+    if (options.use_declared_types) collect_declared(model.graph());
   }
 
   // Graph value_info, graph outputs and subgraph inputs/outputs are declared facts of the
