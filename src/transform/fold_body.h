@@ -26,13 +26,18 @@ struct BodyTarget {
   std::function<std::string(const infer::CallContext*)> callee_name;
 };
 
+// The facts of a body's top-level values by name (nullptr or absent: nothing known).
+using FactsByName = std::unordered_map<std::string, const Fact*>;
+
 // Folds `nodes` (the original body, whose facts are `facts`: the analysis indexed exactly
-// these nodes) into a new node list.
+// these nodes) into a new node list; `facts_out`, if given, receives the facts of the
+// inputs, initializers and top-level values of the result by name.
 // `protected_names` are the body's inputs and outputs (and the main graph's
 // initializers), whose names stay as they are; fresh names are kept apart from them and
 // from every name the body defines or reads.
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
-                   const std::unordered_set<std::string>& protected_names, TransformStats& stats);
+                   const std::unordered_set<std::string>& protected_names, TransformStats& stats,
+                   FactsByName* facts_out = nullptr);
 
 // y = Identity(x) at this level: readers of y read x instead; where y must keep its name
 // (`keep`: outputs and inputs), x's producer writes y when nothing else reads x.
