@@ -384,6 +384,12 @@ class ConstantFolder {
     return t ? decode(*t) : std::nullopt;
   }
 
+  bool is_constant(const std::string& name) const {
+    if (body_.stored_constant(name)) return true;
+    const Fact* f = body_.fact(name);
+    return f && f->has_tensor();
+  }
+
   // The shape the facts know of the node's output, every dim a constant.
   std::optional<std::vector<int64_t>> output_dims(const NodeProto& n) const {
     const std::vector<Dim>* dims = known_dims(body_.fact(n.output(0)));
@@ -406,6 +412,8 @@ class ConstantFolder {
     const bool known = unary_ops.count(op) || binary_ops.count(op) || reshaping_ops.count(op) || op == "Transpose" ||
                        op == "Cast" || op == "Concat";
     if (!known) return std::nullopt;
+    for (int k = 0; k < n.input_size(); ++k)
+      if (!n.input(k).empty() && !is_constant(n.input(k))) return std::nullopt;
     // Every input a constant (shape inputs of the reshaping ops too: the output's shape is
     // then a fact).
     std::vector<Values> in;

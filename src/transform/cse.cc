@@ -1,17 +1,17 @@
 // Common subexpressions, in one walk over the body in order:
 //  - a node with the same op, domain, attributes and inputs as an earlier one is that
-//    node (never a random op, an inference-mode-unsure Dropout, an op of another domain,
+//    node (never a random op, a Dropout that may be training, an op of another domain,
 //    whose meaning is not ONNX's to tell, or a node holding a subgraph);
 //  - a value whose facts know every element (a shape value: int64[3] {batch, seq, 300})
 //    is the earlier value the facts know to be the same, whichever ops computed the two;
-//  - an initializer of the main graph equal to an earlier one is that one.
+// and, once per body, an initializer of the main graph equal to an earlier one is that one.
 // Readers move to the earlier value, which is defined before every one of them; a value
 // that must keep its name (a body output) stays. Subgraphs' reads of merged values move
 // with the rest (a subgraph may read the outer scope), nothing is moved into or out of one.
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
+// Nodes are compared by a hash of what they compute, and compared whole only when two
+// hashes agree.
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 
 #include "rewrite_support.h"
@@ -27,16 +27,6 @@ using onnx::NodeProto;
 // comparing them would read every byte).
 constexpr size_t kMaxSharedInitializerBytes = 8192;
 
-std::string serialized(const google::protobuf::MessageLite& m) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream raw(&bytes);
-  google::protobuf::io::CodedOutputStream out(&raw);
-  out.SetSerializationDeterministic(true);
-  m.SerializeToCodedStream(&out);
-  out.Trim();
-  return bytes;
-}
-
 bool is_random(const NodeProto& n) {
   static const std::unordered_set<std::string> random = {"RandomNormal", "RandomUniform", "RandomNormalLike",
                                                          "RandomUniformLike", "Bernoulli", "Multinomial"};
@@ -45,45 +35,77 @@ bool is_random(const NodeProto& n) {
   return n.op_type() == "Dropout" && n.input_size() >= 3 && !n.input(2).empty();
 }
 
-// The attributes in name order, each as bytes (a tensor without its name): equal strings
-// are equal attributes.
-std::string attribute_key(const NodeProto& n) {
-  if (n.attribute_size() == 0) return {};
-  std::vector<const AttributeProto*> sorted;
-  for (const auto& a : n.attribute()) sorted.push_back(&a);
-  std::sort(sorted.begin(), sorted.end(), [](const AttributeProto* a, const AttributeProto* b) { return a->name() < b->name(); });
-  std::string key;
-  for (const AttributeProto* a : sorted) {
-    if (a->has_t() && !a->t().name().empty()) {
-      AttributeProto copy = *a;
-      copy.mutable_t()->clear_name();
-      key += serialized(copy);
-    } else {
-      key += serialized(*a);
-    }
-    key += '\x1f';
-  }
-  return key;
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
 }
 
-// Domain, op, overload, number of outputs, inputs and attributes: equal strings are
-// equal nodes.
-std::string expression_of(const NodeProto& n) {
-  std::string e = n.domain() == "ai.onnx" ? std::string() : n.domain();
-  e += '\x1e';
-  e += n.op_type();
-  e += '\x1e';
-  e += n.overload();
-  e += '\x1e';
-  e += std::to_string(n.output_size());
-  e += '\x1e';
-  for (const auto& in : n.input()) {
-    e += in;
-    e += '\x1f';
+uint64_t hash_bytes(std::string_view s) { return std::hash<std::string_view>()(s); }
+
+template <class Field>
+uint64_t hash_field(uint64_t h, const Field& values) {
+  for (const auto& v : values) {
+    uint64_t bits = 0;
+    static_assert(sizeof v <= sizeof bits);
+    std::memcpy(&bits, &v, sizeof v);
+    h = mix(h, bits);
   }
-  e += '\x1e';
-  e += attribute_key(n);
-  return e;
+  return h;
+}
+
+// A hash of an attribute's name and value.
+uint64_t hash_attribute(const AttributeProto& a) {
+  uint64_t h = mix(hash_bytes(a.name()), static_cast<uint64_t>(a.type()));
+  h = mix(h, static_cast<uint64_t>(a.i()));
+  const float value = a.f();
+  uint32_t f = 0;
+  std::memcpy(&f, &value, sizeof f);
+  h = mix(h, f);
+  h = mix(h, hash_bytes(a.s()));
+  h = hash_field(h, a.ints());
+  h = hash_field(h, a.floats());
+  for (const auto& s : a.strings()) h = mix(h, hash_bytes(s));
+  if (a.has_t()) h = mix(h, tensor_value_hash(a.t()));
+  return h;
+}
+
+bool same_attribute(const AttributeProto& a, const AttributeProto& b) {
+  if (a.name() != b.name() || a.type() != b.type()) return false;
+  if (a.has_t() || b.has_t()) {
+    if (a.has_t() != b.has_t() || tensor_value_key(a.t()) != tensor_value_key(b.t())) return false;
+    AttributeProto x = a, y = b;
+    x.clear_t();
+    y.clear_t();
+    return x.SerializeAsString() == y.SerializeAsString();
+  }
+  return a.SerializeAsString() == b.SerializeAsString();
+}
+
+// What a node computes: domain, op, overload, number of outputs, inputs and attributes
+// (in any order).
+uint64_t hash_expression(const NodeProto& n) {
+  uint64_t h = mix(hash_bytes(n.op_type()), hash_bytes(FunctionId::canonical_domain(n.domain())));
+  h = mix(h, hash_bytes(n.overload()));
+  h = mix(h, static_cast<uint64_t>(n.output_size()));
+  for (const auto& in : n.input()) h = mix(h, hash_bytes(in));
+  uint64_t attributes = 0;
+  for (const auto& a : n.attribute()) attributes += hash_attribute(a);
+  return mix(h, attributes);
+}
+
+bool same_expression(const NodeProto& a, const NodeProto& b) {
+  if (a.op_type() != b.op_type() || FunctionId::canonical_domain(a.domain()) != FunctionId::canonical_domain(b.domain()) ||
+      a.overload() != b.overload() || a.output_size() != b.output_size() || a.input_size() != b.input_size() ||
+      a.attribute_size() != b.attribute_size())
+    return false;
+  for (int k = 0; k < a.input_size(); ++k)
+    if (a.input(k) != b.input(k)) return false;
+  for (const auto& x : a.attribute()) {
+    const auto same = std::find_if(b.attribute().begin(), b.attribute().end(),
+                                   [&](const AttributeProto& y) { return same_attribute(x, y); });
+    if (same == b.attribute().end()) return false;
+  }
+  return true;
 }
 
 // A value whose every element is known: the facts say whether two such are equal.
@@ -108,9 +130,6 @@ class Merger {
   explicit Merger(BodyRewriter& body) : body_(body) {}
 
   bool run() {
-    if (share_initializers()) {
-      if (body_.dry()) return true;
-    }
     seed_known_inputs();
     for (auto id = body_.first(); id != BodyRewriter::kEnd; id = body_.next(id)) {
       if (merge_node(id) && body_.dry()) return true;
@@ -122,33 +141,8 @@ class Merger {
  private:
   BodyRewriter& body_;
   bool changed_ = false;
-  std::unordered_map<std::string, BodyRewriter::NodeId> expressions_;
+  std::unordered_multimap<uint64_t, BodyRewriter::NodeId> expressions_;
   std::unordered_map<const Fact*, std::string, FactHash, FactEqual> values_;
-
-  bool share_initializers() {
-    const onnx::GraphProto* g = body_.main_graph();
-    if (!g) return false;
-    std::unordered_set<std::string> inputs;
-    for (const auto& in : g->input()) inputs.insert(in.name());
-    std::unordered_map<std::string, std::string> first_of;  // value bytes -> name
-    std::vector<std::pair<std::string, std::string>> merges;
-    for (const auto& t : g->initializer()) {
-      if (inputs.count(t.name()) || static_cast<size_t>(t.ByteSizeLong()) > kMaxSharedInitializerBytes) continue;
-      onnx::TensorProto copy = t;
-      copy.clear_name();
-      auto [it, fresh] = first_of.emplace(serialized(copy), t.name());
-      if (!fresh && body_.uses(t.name()) > 0) merges.emplace_back(t.name(), it->second);
-    }
-    bool changed = false;
-    for (const auto& [from, to] : merges) {
-      if (body_.dry()) return true;
-      if (body_.replace_value(from, to)) {
-        ++body_.stats().constants_shared;
-        changed = changed_ = true;
-      }
-    }
-    return changed;
-  }
 
   // Inputs and initializers whose elements the facts know, in name order (so that which
   // of two equal ones stays does not depend on hashing).
@@ -166,8 +160,13 @@ class Merger {
     if (n.output_size() == 0 || !FunctionId::is_default_domain(n.domain()) || has_subgraph(n) || is_random(n) ||
         has_reference(n))
       return false;
-    auto [it, fresh] = expressions_.emplace(expression_of(n), id);
-    if (fresh) return false;
+    const uint64_t h = hash_expression(n);
+    auto [from, to] = expressions_.equal_range(h);
+    auto it = std::find_if(from, to, [&](const auto& e) { return same_expression(body_.node(e.second), n); });
+    if (it == to) {
+      expressions_.emplace(h, id);
+      return false;
+    }
     if (body_.erased(it->second)) {  // its values were merged into others since: this one stands for it
       it->second = id;
       return false;
@@ -178,10 +177,9 @@ class Merger {
       if (earlier.output(k).empty() || body_.is_protected(n.output(k))) return false;
     }
     if (body_.dry()) return true;
-    const NodeProto copy_of_n = n;  // its outputs, as the moves below erase it
-    const NodeProto& e = body_.node(it->second);
-    for (int k = 0; k < copy_of_n.output_size(); ++k)
-      if (!copy_of_n.output(k).empty()) body_.replace_value(copy_of_n.output(k), e.output(k));
+    const std::vector<std::string> outputs(n.output().begin(), n.output().end());  // the moves below erase n
+    for (size_t k = 0; k < outputs.size(); ++k)
+      if (!outputs[k].empty()) body_.replace_value(outputs[k], earlier.output(static_cast<int>(k)));
     if (!body_.erased(id)) body_.erase(id);
     ++body_.stats().subexpressions_merged;
     changed_ = true;
@@ -214,5 +212,28 @@ class Merger {
 }  // namespace
 
 bool merge_common_subexpressions(BodyRewriter& body) { return Merger(body).run(); }
+
+bool share_equal_initializers(BodyRewriter& body) {
+  const onnx::GraphProto* g = body.main_graph();
+  if (!g) return false;
+  std::unordered_set<std::string> inputs;
+  for (const auto& in : g->input()) inputs.insert(in.name());
+  std::vector<std::pair<std::string, std::string>> merges;
+  for (const auto& t : g->initializer()) {
+    if (inputs.count(t.name()) || static_cast<size_t>(t.ByteSizeLong()) > kMaxSharedInitializerBytes) continue;
+    if (body.uses(t.name()) == 0) continue;
+    std::string first = body.remember_constant(t.name());
+    if (first != t.name()) merges.emplace_back(t.name(), std::move(first));
+  }
+  bool changed = false;
+  for (const auto& [from, to] : merges) {
+    if (body.dry()) return true;
+    if (body.replace_value(from, to)) {
+      ++body.stats().constants_shared;
+      changed = true;
+    }
+  }
+  return changed;
+}
 
 }  // namespace shapeprop::transform

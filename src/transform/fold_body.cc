@@ -291,7 +291,8 @@ class Folder {
     std::string name = original;
     if (inlined && level.contains(original)) name = fresh(original);
     level.add(name);
-    if (facts_out_ && subgraph_depth_ == 0 && fact) (*facts_out_)[name] = fact;
+    // Names the analysis knows by themselves need no record.
+    if (facts_out_ && subgraph_depth_ == 0 && fact && (inlined || name != original)) facts_out_->add(name, fact);
     // A rename, or a name an outer level renamed, which this definition shadows; a name
     // that keeps itself needs no entry.
     if (name != original || renames.map.count(original) || (renames.parent && renames(original) != original))
@@ -536,12 +537,6 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
         collect_names(nodes, names);
       },
       stats, facts_out);
-  if (facts_out) {  // what the body starts with keeps its name
-    const ir::Body& body = facts.body();
-    for (const auto ids : {body.inputs(), body.initializers()})
-      for (ir::ValueId v : ids)
-        if (const Fact* f = facts.fact(v)) (*facts_out)[std::string(body.name(v))] = f;
-  }
   const Level top{&facts, nullptr};
   Renames renames;
   LevelNames level([&](std::unordered_set<std::string>& names) {

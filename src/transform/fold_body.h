@@ -26,12 +26,31 @@ struct BodyTarget {
   std::function<std::string(const infer::CallContext*)> callee_name;
 };
 
-// The facts of a body's top-level values by name (nullptr or absent: nothing known).
-using FactsByName = std::unordered_map<std::string, const Fact*>;
+// The facts of a body's top-level values by name: the analysis's, for the names the body
+// had, and those folding recorded for names it made (the definitions of a taken branch,
+// renamed definitions). nullptr where nothing is known.
+class FactsByName {
+ public:
+  explicit FactsByName(const infer::BodyFacts* facts = nullptr) : facts_(facts) {}
+  const Fact* find(std::string_view name) const {
+    if (!made_.empty()) {
+      auto it = made_.find(std::string(name));
+      if (it != made_.end()) return it->second;
+    }
+    if (!facts_) return nullptr;
+    const ir::ValueId v = facts_->body().find(name);
+    return v == ir::kNoValue ? nullptr : facts_->fact(v);
+  }
+  void add(const std::string& name, const Fact* fact) { made_[name] = fact; }
+
+ private:
+  const infer::BodyFacts* facts_;
+  std::unordered_map<std::string, const Fact*> made_;
+};
 
 // Folds `nodes` (the original body, whose facts are `facts`: the analysis indexed exactly
-// these nodes) into a new node list; `facts_out`, if given, receives the facts of the
-// inputs, initializers and top-level values of the result by name.
+// these nodes) into a new node list; `facts_out`, if given, learns the facts of the names
+// folding made.
 // `protected_names` are the body's inputs and outputs (and the main graph's
 // initializers), whose names stay as they are; fresh names are kept apart from them and
 // from every name the body defines or reads.

@@ -79,14 +79,15 @@ class Gemms {
   bool fold_transposed_inputs(BodyRewriter::NodeId id) {
     const NodeProto& n = body_.node(id);
     if (n.input_size() < 2 || n.output_size() != 1) return false;
+    std::optional<std::string> inputs[2];
+    for (int k = 0; k < 2; ++k)
+      if (!n.input(k).empty()) inputs[k] = transposed(n.input(k));
+    if (!inputs[0] && !inputs[1]) return false;
+    if (body_.dry()) return true;
     NodeProto g = n;
-    bool found = false;
     for (int k = 0; k < 2; ++k) {
-      auto x = n.input(k).empty() ? std::nullopt : transposed(n.input(k));
-      if (!x) continue;
-      if (body_.dry()) return true;
-      found = true;
-      g.set_input(k, *x);
+      if (!inputs[k]) continue;
+      g.set_input(k, *inputs[k]);
       const char* flag = k == 0 ? "transA" : "transB";
       const int64_t before = int_attribute(n, flag).value_or(0);
       auto* attrs = g.mutable_attribute();
@@ -94,7 +95,6 @@ class Gemms {
                    attrs->end());
       if (before == 0) set_int_attribute(g, flag, 1);
     }
-    if (!found) return false;
     body_.replace_node(id, std::move(g));
     ++body_.stats().gemms_formed;
     return true;

@@ -1,10 +1,8 @@
 // BodyRewriter and the pipeline of rewrite passes over one body.
 #include "rewriter.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-
 #include <algorithm>
+#include <cstring>
 
 #include "support/subgraphs.h"
 
@@ -20,18 +18,74 @@ using onnx::TensorProto;
 // more than a few are never needed (the rounds of specialize() catch anything left).
 constexpr int kMaxPassRounds = 6;
 
-// The bytes of a tensor without its name, which say whether two constants are equal.
-std::string value_key(const TensorProto& t) {
-  TensorProto copy = t;
-  copy.clear_name();
-  std::string bytes;
-  google::protobuf::io::StringOutputStream raw(&bytes);
-  google::protobuf::io::CodedOutputStream out(&raw);
-  out.SetSerializationDeterministic(true);
-  copy.SerializeToCodedStream(&out);
-  out.Trim();
-  return bytes;
+}  // namespace
+
+namespace {
+
+// Feeds what tensor_value_key() holds to `add(data, bytes)`.
+template <class Add>
+void visit_tensor_value(const TensorProto& t, Add&& add) {
+  const int32_t type = t.data_type();
+  add(&type, sizeof type);
+  const int ndims = t.dims_size();
+  add(&ndims, sizeof ndims);
+  add(t.dims().data(), sizeof(int64_t) * static_cast<size_t>(ndims));
+  // Which field holds the data, then the data.
+  auto field = [&](char tag, const auto& values) {
+    if (values.empty()) return;
+    add(&tag, 1);
+    add(values.data(), sizeof(values.Get(0)) * static_cast<size_t>(values.size()));
+  };
+  if (t.has_raw_data()) {
+    const char tag = 'r';
+    add(&tag, 1);
+    add(t.raw_data().data(), t.raw_data().size());
+  }
+  field('f', t.float_data());
+  field('i', t.int32_data());
+  field('l', t.int64_data());
+  field('d', t.double_data());
+  field('u', t.uint64_data());
+  for (const auto& s : t.string_data()) {
+    const size_t n = s.size();
+    add("s", 1);
+    add(&n, sizeof n);
+    add(s.data(), n);
+  }
+  // What else a tensor may hold (external data, segments) is compared whole.
+  if (t.external_data_size() > 0 || t.has_segment() || t.data_location() != TensorProto::DEFAULT) {
+    TensorProto rest = t;
+    rest.clear_name();
+    const std::string bytes = rest.SerializeAsString();
+    add("x", 1);
+    add(bytes.data(), bytes.size());
+  }
 }
+
+}  // namespace
+
+std::string tensor_value_key(const TensorProto& t) {
+  std::string key;
+  visit_tensor_value(t, [&key](const void* data, size_t bytes) { key.append(static_cast<const char*>(data), bytes); });
+  return key;
+}
+
+uint64_t tensor_value_hash(const TensorProto& t) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  visit_tensor_value(t, [&h](const void* data, size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (; bytes >= 8; p += 8, bytes -= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      h = (h ^ w) * 0xff51afd7ed558ccdull;
+      h ^= h >> 32;
+    }
+    for (; bytes > 0; ++p, --bytes) h = (h ^ *p) * 0x100000001b3ull;
+  });
+  return h;
+}
+
+namespace {
 
 NodeProto constant_node(const std::string& name, TensorProto value) {
   value.clear_name();
@@ -60,14 +114,13 @@ void for_each_nested_read(GraphProto& g, Fn&& fn) {
 BodyRewriter::BodyRewriter(NodeList& nodes, const FactsByName& facts, const BodyTarget& target,
                            const std::unordered_set<std::string>& protected_names, const RewriteOptions& options,
                            TransformStats& stats)
-    : list_(nodes), target_(target), protected_(protected_names), options_(options), stats_(stats) {
+    : list_(nodes), facts_(facts), target_(target), protected_(protected_names), options_(options), stats_(stats) {
   const auto n = static_cast<size_t>(nodes.size());
   nodes_.reserve(n);
   erased_.assign(n, false);
   next_.resize(n);
   prev_.resize(n);
   values_.reserve(n * 2);
-  for (const auto& [name, fact] : facts) values_[name].fact = fact;
   if (target.main_graph) {
     std::unordered_set<std::string> inputs;
     for (const auto& in : target.main_graph->input()) inputs.insert(in.name());
@@ -115,7 +168,7 @@ void BodyRewriter::forget_reads(NodeProto& n) {
 
 const Fact* BodyRewriter::fact(const std::string& name) const {
   const Value* v = find(name);
-  return v ? v->fact : nullptr;
+  return v && v->fact ? v->fact : facts_.find(name);
 }
 
 BodyRewriter::NodeId BodyRewriter::producer(const std::string& name, int* output) const {
@@ -307,9 +360,8 @@ std::string BodyRewriter::fresh(const std::string& base) {
 
 std::string BodyRewriter::add_constant(TensorProto value, NodeId /*before*/, const std::string& base) {
   changed_ = true;
-  std::string key = value_key(value);
-  auto it = constants_made_.find(key);
-  if (it != constants_made_.end()) return it->second;
+  const uint64_t hash = tensor_value_hash(value);
+  if (auto same = find_constant(value, hash)) return *same;
   const std::string name = fresh(base);
   constant_facts_.push_back(Fact::of_tensor(value));
   const Fact* fact = &constant_facts_.back();
@@ -326,7 +378,27 @@ std::string BodyRewriter::add_constant(TensorProto value, NodeId /*before*/, con
     insert_before(head_, constant_node(name, std::move(value)));
     this->value(name).fact = fact;
   }
-  constants_made_.emplace(std::move(key), name);
+  constants_.emplace(hash, name);
+  return name;
+}
+
+std::optional<std::string> BodyRewriter::find_constant(const TensorProto& value, uint64_t hash) const {
+  auto [from, to] = constants_.equal_range(hash);
+  if (from == to) return std::nullopt;
+  const std::string key = tensor_value_key(value);
+  for (auto it = from; it != to; ++it) {
+    const TensorProto* t = stored_constant(it->second);
+    if (t && tensor_value_key(*t) == key) return it->second;
+  }
+  return std::nullopt;
+}
+
+std::string BodyRewriter::remember_constant(const std::string& name) {
+  const TensorProto* t = stored_constant(name);
+  if (!t) return name;
+  const uint64_t hash = tensor_value_hash(*t);
+  if (auto same = find_constant(*t, hash)) return *same;
+  constants_.emplace(hash, name);
   return name;
 }
 
@@ -359,25 +431,19 @@ bool BodyRewriter::commit() {
   return true;
 }
 
-FactsByName facts_by_name(const infer::BodyFacts& facts) {
-  const ir::Body& body = facts.body();
-  FactsByName by_name;
-  by_name.reserve(body.num_values());
-  for (ir::ValueId v = 0; v < body.num_values(); ++v)
-    if (const Fact* f = facts.fact(v)) by_name[std::string(body.name(v))] = f;
-  return by_name;
-}
-
 bool rewrite_body(NodeList& nodes, const FactsByName& facts, const BodyTarget& target,
                   const std::unordered_set<std::string>& protected_names, const RewriteOptions& options,
                   TransformStats& stats) {
   BodyRewriter body(nodes, facts, target, protected_names, options, stats);
   using Pass = bool (*)(BodyRewriter&);
+  // Gemms before constants: a Gemm reads a weight through transB instead of a transposed
+  // copy of it.
   static constexpr Pass passes[] = {
-      remove_redundant_casts, fold_small_constants, rewrite_sequences_and_splits, simplify_shape_inputs,
-      form_gemms,             apply_peepholes,      merge_common_subexpressions,
+      remove_redundant_casts, form_gemms,      fold_small_constants,       rewrite_sequences_and_splits,
+      simplify_shape_inputs,  apply_peepholes, merge_common_subexpressions,
   };
-  bool changed = false;
+  bool changed = share_equal_initializers(body);
+  if (changed && options.dry) return true;
   for (int round = 0; round < kMaxPassRounds; ++round) {
     bool this_round = false;
     for (Pass pass : passes) {

@@ -60,8 +60,10 @@ class BodyRewriter {
   // still reads, with its fact; in no particular order.
   template <class Fn>
   void for_each_input(Fn&& fn) const {
-    for (const auto& [name, v] : values_)
-      if (v.producer == kEnd && v.live_reads > 0 && v.fact) fn(name, v.fact);
+    for (const auto& [name, v] : values_) {
+      if (v.producer != kEnd || v.live_reads == 0) continue;
+      if (const Fact* f = fact(name)) fn(name, f);
+    }
   }
 
   // Walking the nodes in order: first(), then next(id) until kEnd; erased nodes are
@@ -110,6 +112,10 @@ class BodyRewriter {
   // constant this rewriter made already, or a new one (an initializer in the main graph, a
   // Constant node elsewhere) named after `base`.
   std::string add_constant(onnx::TensorProto value, NodeId before, const std::string& base);
+  // The constant `name` (an initializer or a Constant node) holds, under the name of the
+  // first constant of that value remembered, or `name`, which is then remembered.
+  // add_constant reuses the constants remembered.
+  std::string remember_constant(const std::string& name);
   // A name no value of the body has.
   std::string fresh(const std::string& base);
   // Says that a rewrite holds only because symbolic dims are at least 1.
@@ -126,7 +132,7 @@ class BodyRewriter {
     NodeId owner;
   };
   struct Value {
-    const Fact* fact = nullptr;
+    const Fact* fact = nullptr;  // of a constant made here; others' are in facts_
     NodeId producer = kEnd;
     int output = 0;
     std::vector<Read> reads;
@@ -135,6 +141,7 @@ class BodyRewriter {
   };
 
   NodeList& list_;
+  const FactsByName& facts_;
   const BodyTarget& target_;
   const std::unordered_set<std::string>& protected_;
   RewriteOptions options_;
@@ -146,7 +153,7 @@ class BodyRewriter {
   NodeId head_ = kEnd;
   std::deque<onnx::NodeProto> added_;  // nodes the passes made
   std::deque<Fact> constant_facts_;    // facts of the constants they made
-  std::unordered_map<std::string, std::string> constants_made_;  // serialized value -> name
+  std::unordered_multimap<uint64_t, std::string> constants_;  // tensor_value_hash -> name
   std::optional<std::unordered_set<std::string>> names_;  // every name, for fresh()
   bool changed_ = false;
 
@@ -162,12 +169,20 @@ class BodyRewriter {
   void index_reads(NodeId id);
   void forget_reads(onnx::NodeProto& n);
   void erase_if_dead(const std::string& name);
+  std::optional<std::string> find_constant(const onnx::TensorProto& value, uint64_t hash) const;
 };
+
+// The element type, dims and data of a tensor, not its name: equal keys are equal
+// constants (the same values stored differently may have different keys).
+std::string tensor_value_key(const onnx::TensorProto& t);
+// A hash of what tensor_value_key() holds, computed without it.
+uint64_t tensor_value_hash(const onnx::TensorProto& t);
 
 // The rewrite passes, each in its own file. Each walks the body once and returns whether
 // it changed anything (in a dry run: whether it would).
 bool remove_redundant_casts(BodyRewriter& body);       // cast_elim.cc
 bool merge_common_subexpressions(BodyRewriter& body);  // cse.cc
+bool share_equal_initializers(BodyRewriter& body);     // cse.cc (once per body)
 bool simplify_shape_inputs(BodyRewriter& body);        // shape_glue.cc
 bool rewrite_sequences_and_splits(BodyRewriter& body); // split_patterns.cc
 bool form_gemms(BodyRewriter& body);                   // gemm.cc
@@ -179,9 +194,5 @@ bool fold_small_constants(BodyRewriter& body);         // const_fold.cc
 bool rewrite_body(NodeList& nodes, const FactsByName& facts, const BodyTarget& target,
                   const std::unordered_set<std::string>& protected_names, const RewriteOptions& options,
                   TransformStats& stats);
-
-// The facts of a body's values by name, from its analysis (for a body folding leaves as
-// it is).
-FactsByName facts_by_name(const infer::BodyFacts& facts);
 
 }  // namespace shapeprop::transform

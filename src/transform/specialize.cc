@@ -286,7 +286,7 @@ class Round {
     // Nor would any rewrite apply (a dry run only reads the nodes).
     transform::RewriteOptions dry = rewrite_options(onnx_opset(model_.opset_import()), "");
     dry.dry = true;
-    if (transform::rewrite_body(const_cast<NodeList&>(g.node()), transform::facts_by_name(analysis.graph().facts), target,
+    if (transform::rewrite_body(const_cast<NodeList&>(g.node()), transform::FactsByName(&analysis.graph().facts), target,
                                 interface_names(g), dry, result_.stats))
       return false;
     NameMap reads(static_cast<size_t>(g.node_size()) * 2);
@@ -351,7 +351,7 @@ class Round {
     transform::BodyTarget target;
     target.attributes = &context.attributes;
     target.callee_name = callee_names();
-    transform::FactsByName facts_by_name;
+    transform::FactsByName facts_by_name(&facts.facts);
     NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats, &facts_by_name);
     const std::unordered_set<std::string> outputs(f.output().begin(), f.output().end());
     transform::remove_dead_nodes(nodes, outputs);
@@ -376,7 +376,7 @@ class Round {
     transform::BodyTarget target;
     target.main_graph = &target_graph;
     target.callee_name = callee_names();
-    transform::FactsByName facts_by_name;
+    transform::FactsByName facts_by_name(&analysis.graph().facts);
     NodeList nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats, &facts_by_name);
     std::unordered_set<std::string> live;
     for (const auto& vi : g.output()) live.insert(vi.name());
@@ -492,11 +492,10 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
 // the inlined bodies were folded in their contexts already, and inlining adds no fact, so
 // what is left is structural (Constants at the top of the main graph become initializers,
 // Identity chains across the old call boundaries collapse, outputs no caller reads die).
-// Constants' facts come from their attributes. The rewrites that need no facts run too:
-// common subexpressions across the bodies inlining brought together, equal constants.
-// The next round analyses the result in full and finds anything this misses: this only
-// saves it the work.
-void fold_inlined_graph(ModelProto& m, const TransformOptions& options, TransformResult& result) {
+// Constants' facts come from their attributes. The next round analyses the result in full
+// and finds anything this misses (the rewrites across the bodies inlining brought together
+// among it): this only saves it the work.
+void fold_inlined_graph(ModelProto& m) {
   GraphProto& g = *m.mutable_graph();
   std::unordered_set<std::string> keep;
   for (const auto& vi : g.input()) keep.insert(vi.name());
@@ -527,16 +526,6 @@ void fold_inlined_graph(ModelProto& m, const TransformOptions& options, Transfor
   std::unordered_set<std::string> live;
   for (const auto& vi : g.output()) live.insert(vi.name());
   transform::remove_dead_nodes(*g.mutable_node(), live);
-  transform::BodyTarget target;
-  target.main_graph = &g;
-  transform::RewriteOptions rewrite;
-  rewrite.assume_positive_dims = options.infer.assume_positive_dims;
-  rewrite.onnx_opset = onnx_opset(m.opset_import());
-  if (transform::rewrite_body(*g.mutable_node(), transform::FactsByName(), target, interface_names(g), rewrite,
-                              result.stats)) {
-    transform::collapse_identities(*g.mutable_node(), keep);
-    transform::remove_dead_nodes(*g.mutable_node(), live);
-  }
   remove_unused_initializers(g);
   remove_unused(m);
 }
@@ -593,7 +582,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
         step.reset();
         if (input == &current) current.Clear();
       }
-      fold_inlined_graph(next, options, result);
+      fold_inlined_graph(next);
     }
     std::optional<uint64_t> next_hash;
     if (step) {  // not changed for certain: compare
