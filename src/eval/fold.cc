@@ -41,6 +41,9 @@ const std::unordered_map<std::string_view, Rule>& rules() {
       {"Split", fold_split},
       {"ReduceSum", fold_reduce_sum},
       {"ReduceProd", fold_reduce_prod},
+      {"ReduceMean", fold_reduce_mean},
+      {"ReduceMax", fold_reduce_max},
+      {"ReduceMin", fold_reduce_min},
       // elementwise
       {"Identity", fold_identity},
       {"Cast", fold_cast},
