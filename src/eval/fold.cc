@@ -74,6 +74,17 @@ const std::unordered_map<std::string_view, Rule>& rules() {
 
 bool has_rule(std::string_view op) { return rules().count(op) != 0; }
 
+namespace {
+thread_local std::optional<std::string>* watched = nullptr;
+}  // namespace
+
+OverflowWatch::OverflowWatch(std::optional<std::string>& first) : previous_(watched) { watched = &first; }
+OverflowWatch::~OverflowWatch() { watched = previous_; }
+
+void OverflowWatch::note(int64_t value, int32_t elem_type) {
+  if (watched && !*watched) *watched = std::to_string(value) + " does not fit " + elem_type_name(elem_type);
+}
+
 std::vector<Fact> fold(const FoldInput& node) {
   auto it = rules().find(node.op);
   if (it == rules().end()) return {};

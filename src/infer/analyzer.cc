@@ -490,6 +490,11 @@ struct Analyzer::Impl {
                  id.str() + " takes " + counted(f.input_size(), "input") + " and " + counted(f.output_size(), "output"));
       return {};
     }
+    // Fewer outputs than the function has: what ONNX's strict inference refuses.
+    if (options.strict && n.output_size() != f.output_size())
+      report(frame, path, Severity::Error,
+             "call has " + counted(n.output_size(), "output") + "; function " + id.str() + " has " +
+                 counted(f.output_size(), "output"));
     for (const auto* a : attrs.list) {
       const bool known = std::count(f.attribute().begin(), f.attribute().end(), a->name()) > 0 ||
                          std::any_of(f.attribute_proto().begin(), f.attribute_proto().end(),
@@ -762,7 +767,15 @@ struct Analyzer::Impl {
       fi.attributes = attrs.list;
       fi.num_outputs = static_cast<size_t>(n.output_size());
       fi.symbol_min = options.assume_positive_dims ? 1 : 0;
-      auto folded = eval::fold(fi);
+      std::optional<std::string> overflow;
+      std::vector<Fact> folded;
+      {
+        // The rules compute in 64 bits and leave a value that does not fit a narrower
+        // integer type unknown (it wraps at run time); the first one is reported.
+        eval::OverflowWatch watch(overflow);
+        folded = eval::fold(fi);
+      }
+      if (overflow) report_soft(frame, path, "integer overflow: " + *overflow);
       for (size_t i = 0; i < folded.size() && i < outputs.size(); ++i) {
         auto refined = Fact::refine(outputs[i], folded[i]);
         if (refined.ok())
