@@ -25,12 +25,13 @@ namespace {
 using onnx::GraphProto;
 using onnx::ValueInfoProto;
 
-// ONNX's checker wants an element type and a shape on every tensor value_info of the
-// main graph; subgraphs and functions may say less.
-bool writable(const Fact& f, bool main_graph) {
+// What an entry needs: an element type (a tensor whose rank is unknown is written as its
+// element type alone, as ONNX's own inference writes it). ONNX's checker wants a shape on
+// the main graph's inputs and outputs only (`main_graph_io`).
+bool writable(const Fact& f, bool main_graph_io) {
   if (f.other) return true;
   if (f.elem_type == 0) return false;
-  return !main_graph || f.shape.has_value();
+  return !main_graph_io || f.shape.has_value();
 }
 
 void collect_dim_params(const onnx::TypeProto& t, std::set<std::string>& out) {
@@ -243,7 +244,7 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
     }
     written += rewrite_value_info(g->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
       const uint32_t k = index_of.find(name);
-      if (k == NameMap::kMissing || !writable(*facts[k], main)) return std::nullopt;
+      if (k == NameMap::kMissing || !writable(*facts[k], /*main_graph_io=*/false)) return std::nullopt;
       return facts[k]->type();
     });
     // Outputs (and subgraph inputs) keep their declared type unless ours says more, or
