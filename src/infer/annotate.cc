@@ -92,7 +92,7 @@ void for_each_value(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& n
 
 class FunctionJoin {
  public:
-  explicit FunctionJoin(std::set<std::string> taken) : taken_(std::move(taken)) {}
+  FunctionJoin(std::set<std::string> taken, DimTexts& texts) : texts_(texts), taken_(std::move(taken)) {}
 
   // The join of one value's facts over the contexts that computed it; nullopt (with the
   // reason) when nothing can be written.
@@ -104,7 +104,7 @@ class FunctionJoin {
           why = "its type differs between contexts";
           return std::nullopt;
         }
-      return first.type();
+      return texts_.type_of(first);
     }
     for (const Fact* f : facts) {
       if (f->elem_type == 0 || f->other) {
@@ -141,10 +141,11 @@ class FunctionJoin {
       }
       joined.shape = std::move(dims);
     }
-    return joined.type();
+    return texts_.type_of(joined);
   }
 
  private:
+  DimTexts& texts_;
   std::set<std::string> taken_;
   std::map<std::vector<Dim>, std::string> symbols_;
   int next_ = 0;
@@ -197,7 +198,7 @@ std::unordered_map<std::string_view, Fact> facts_by_name(const BodyFacts& top) {
 
 }  // namespace
 
-size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
+size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimTexts& texts) {
   size_t written = 0;
   const Summary& root = analysis.graph();
   // A graph, its Body, the facts of its walk (nullptr where the analysis did not enter
@@ -245,7 +246,7 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
     written += rewrite_value_info(g->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
       const uint32_t k = index_of.find(name);
       if (k == NameMap::kMissing || !writable(*facts[k], /*main_graph_io=*/false)) return std::nullopt;
-      return facts[k]->type();
+      return texts.type_of(*facts[k]);
     });
     // Outputs (and subgraph inputs) keep their declared type unless ours says more, or
     // contradicts it: the analysis already reported the contradiction, and leaving a
@@ -253,10 +254,10 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
     // inconsistent.
     auto update = [&](ValueInfoProto& vi, const Fact* fact) {
       if (!fact || !writable(*fact, main)) return;
-      Fact declared = vi.has_type() ? Fact::of_type(vi.type()) : Fact();
+      Fact declared = vi.has_type() ? Fact::of_type(vi.type(), &texts.ours()) : Fact();
       auto refined = Fact::refine(*fact, declared);
       const Fact& best = refined.ok() ? *refined : *fact;
-      if (best != declared) *vi.mutable_type() = best.type();
+      if (best != declared) *vi.mutable_type() = texts.type_of(best);
     };
     const auto results = body->outputs();
     for (int i = 0; i < g->output_size(); ++i) {
@@ -274,7 +275,7 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
   return written;
 }
 
-size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, std::string* debug) {
+size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, DimTexts& texts, std::string* debug) {
   // Fresh symbols must not collide with a dim_param the model already uses (outside the
   // function value_info this rewrites, so that a second run names them the same).
   std::set<std::string> taken;
@@ -300,7 +301,7 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, std
   }
   remove_legacy_entries(model, reached);
 
-  FunctionJoin joiner(std::move(taken));
+  FunctionJoin joiner(std::move(taken), texts);
   size_t written = 0;
   for (const auto& entry : live) {
     const auto& contexts = entry.second;  // (not a structured binding: the lambda below captures it)
