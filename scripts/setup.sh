@@ -6,6 +6,8 @@
 #     from Debian 13's source package into a machine-level cache that later clones reuse;
 #   - that source tarball itself, kept in the cache (sha256-checked), for the upstream
 #     ctest that patches ONNX with a proposal and builds it (tests/upstream/);
+#   - ONNX's backend test models from it (node, simple, light, pytorch-converted,
+#     pytorch-operator), beside the ONNX it built (tests/conformance, tests/backend);
 #   - onnxruntime-node (npm) for the numerical-equivalence oracle.
 # A second run installs nothing; `setup.sh --dry-run` says what a run would install and
 # exits 1 if anything. Environment:
@@ -141,6 +143,28 @@ else
   fetch_onnx_source "$work"
   keep_onnx_source "$work/onnx_$onnx_version.orig.tar.gz"
   rm -rf "$work"
+fi
+
+# ONNX's backend test models, beside the ONNX built into the cache: the node tests feed the
+# conformance driver, and every set goes through each mode (tests/backend). A cache made
+# before the other sets were kept gets them from the tarball.
+backend_data=$onnx_prefix/share/onnx/backend/test/data
+backend_sets=(node simple light pytorch-converted pytorch-operator)
+if [ -d "$onnx_prefix" ]; then
+  missing_sets=()
+  for set in "${backend_sets[@]}"; do [ -d "$backend_data/$set" ] || missing_sets+=("$set"); done
+  if [ ${#missing_sets[@]} -gt 0 ] && [ -n "$dry_run" ]; then
+    would+=("ONNX's backend test models: ${missing_sets[*]}")
+  elif [ ${#missing_sets[@]} -gt 0 ]; then
+    say "installing ONNX's backend test models: ${missing_sets[*]}"
+    work=$(mktemp -d /tmp/shapeprop-onnx-data.XXXXXX)
+    members=()
+    for set in "${missing_sets[@]}"; do members+=("onnx-$onnx_version/onnx/backend/test/data/$set"); done
+    tar -xzf "$onnx_tarball" -C "$work" "${members[@]}"
+    mkdir -p "$backend_data"
+    for set in "${missing_sets[@]}"; do mv "$work/onnx-$onnx_version/onnx/backend/test/data/$set" "$backend_data/"; done
+    rm -rf "$work"
+  fi
 fi
 
 # ---------------------------------------------------------------- onnxruntime-node

@@ -21,6 +21,7 @@
 
 #include "eval/fold.h"
 #include "onnx/defs/function.h"
+#include "dim_texts.h"
 #include "onnx_bridge.h"
 #include "schemas/rule_eval.h"
 #include "shapeprop/schemas.h"
@@ -224,6 +225,9 @@ struct Analyzer::Impl {
   ir::BodyIndex bodies;
   OnnxBridge bridge;
 
+  // Dim texts the model lists as expressions shapeprop wrote (dim_texts.h); every other
+  // dim_param is a name.
+  std::set<std::string> ours;
   OpsetMap model_opsets;
   std::unordered_map<const FunctionProto*, OpsetMap> function_opsets;
   FactMap declared_graph;
@@ -242,14 +246,15 @@ struct Analyzer::Impl {
   Analyzer::LiveContexts live;  // filled once run() is done
 
   Impl(const onnx::ModelProto& m, const CallGraph& c, const InferOptions& o)
-      : model(m), calls(c), options(o), bodies(c), rules(o.op_rules ? o.op_rules : builtin_op_rules()) {
+      : model(m), calls(c), options(o), bodies(c), ours(listed_expressions(m)),
+        rules(o.op_rules ? o.op_rules : builtin_op_rules()) {
     model_opsets = opsets_of(model.opset_import());
     for (const auto& f : model.functions()) {
       function_opsets[&f] = opsets_of(f.opset_import());
       if (!options.use_declared_types) continue;
       auto& declared = declared_function[&f];
       for (const auto& vi : f.value_info())
-        if (vi.has_type()) declared[vi.name()] = Fact::of_type(vi.type());
+        if (vi.has_type()) declared[vi.name()] = Fact::of_type(vi.type(), &ours);
     }
     if (options.use_declared_types) collect_declared(model.graph());
   }
@@ -265,7 +270,7 @@ struct Analyzer::Impl {
       auto add = [&](const onnx::ValueInfoProto& vi) {
         if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
         if (g == &main && add_legacy(vi)) return;
-        declared_graph[vi.name()] = Fact::of_type(vi.type());
+        declared_graph[vi.name()] = Fact::of_type(vi.type(), &ours);
       };
       for (const auto& vi : g->value_info()) add(vi);
       for (const auto& vi : g->output()) add(vi);
@@ -283,7 +288,7 @@ struct Analyzer::Impl {
     FunctionId id(name.substr(0, sep), name.substr(sep + 2, slash - sep - 2));
     const FunctionProto* f = calls.find(id);
     if (!f) return false;
-    declared_function[f][name.substr(slash + 1)] = Fact::of_type(vi.type());
+    declared_function[f][name.substr(slash + 1)] = Fact::of_type(vi.type(), &ours);
     return true;
   }
 
@@ -490,6 +495,11 @@ struct Analyzer::Impl {
                  id.str() + " takes " + counted(f.input_size(), "input") + " and " + counted(f.output_size(), "output"));
       return {};
     }
+    // Fewer outputs than the function has: what ONNX's strict inference refuses.
+    if (options.strict && n.output_size() != f.output_size())
+      report(frame, path, Severity::Error,
+             "call has " + counted(n.output_size(), "output") + "; function " + id.str() + " has " +
+                 counted(f.output_size(), "output"));
     for (const auto* a : attrs.list) {
       const bool known = std::count(f.attribute().begin(), f.attribute().end(), a->name()) > 0 ||
                          std::any_of(f.attribute_proto().begin(), f.attribute_proto().end(),
@@ -762,7 +772,15 @@ struct Analyzer::Impl {
       fi.attributes = attrs.list;
       fi.num_outputs = static_cast<size_t>(n.output_size());
       fi.symbol_min = options.assume_positive_dims ? 1 : 0;
-      auto folded = eval::fold(fi);
+      std::optional<std::string> overflow;
+      std::vector<Fact> folded;
+      {
+        // The rules compute in 64 bits and leave a value that does not fit a narrower
+        // integer type unknown (it wraps at run time); the first one is reported.
+        eval::OverflowWatch watch(overflow);
+        folded = eval::fold(fi);
+      }
+      if (overflow) report_soft(frame, path, "integer overflow: " + *overflow);
       for (size_t i = 0; i < folded.size() && i < outputs.size(); ++i) {
         auto refined = Fact::refine(outputs[i], folded[i]);
         if (refined.ok())
@@ -887,7 +905,7 @@ void Analyzer::run() {
   const auto inputs = body.inputs();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = g.input(static_cast<int>(i));
-    m.root->facts.define(inputs[i], in.has_type() ? Fact::of_type(in.type()) : Fact());
+    m.root->facts.define(inputs[i], in.has_type() ? Fact::of_type(in.type(), &m.ours) : Fact());
   }
   // An initializer that is also a graph input is only a default: its value may be
   // overridden at run time, so only its type is a fact.

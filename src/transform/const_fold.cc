@@ -6,8 +6,9 @@
 // graph, a Constant node in a function).
 //
 // Arithmetic is done in the element type, as ONNX Runtime does it: float in float (16-bit
-// floats in float, rounded back), double in double, integers wrapping; a division by zero,
-// or a float to integer Cast out of range, is not folded. Transcendental functions come
+// floats in float, rounded back), double in double. An integer result out of its type's
+// range (ONNX does not say what it wraps to; the analysis leaves such values unknown too),
+// a division by zero, or a Cast to an integer type out of its range, is not folded. Transcendental functions come
 // from the C library, which may differ from ONNX Runtime's in the last bit.
 #include <cmath>
 #include <limits>
@@ -113,7 +114,7 @@ double round_to(int32_t type, double x) {
   }
 }
 
-// An integer wrapped to the width of the element type.
+// An integer wrapped to the width of the element type (equal to `x` when it fits).
 int64_t wrap_to(int32_t type, int64_t x) {
   switch (type) {
     case TensorProto::INT32: return static_cast<int32_t>(x);
@@ -138,14 +139,18 @@ std::optional<Values> unary(const std::string& op, const Values& x) {
   Values out = x;
   if (!x.real) {
     for (auto& e : out.ints) {
-      if (op == "Neg")
-        e = wrap_to(x.type, static_cast<int64_t>(0ull - static_cast<uint64_t>(e)));
-      else if (op == "Abs")
-        e = wrap_to(x.type, e < 0 ? static_cast<int64_t>(0ull - static_cast<uint64_t>(e)) : e);
-      else if (op == "Relu")
-        e = std::max<int64_t>(e, 0);
-      else
+      int64_t r;
+      if (op == "Neg" || (op == "Abs" && e < 0)) {
+        if (__builtin_sub_overflow(int64_t{0}, e, &r)) return std::nullopt;
+      } else if (op == "Abs") {
+        r = e;
+      } else if (op == "Relu") {
+        r = std::max<int64_t>(e, 0);
+      } else {
         return std::nullopt;
+      }
+      if (wrap_to(x.type, r) != r) return std::nullopt;  // out of range (the negation of an unsigned)
+      e = r;
     }
     return out;
   }
@@ -232,19 +237,20 @@ std::optional<Values> binary(const std::string& op, const Values& a, const Value
   }
   if (a.type == TensorProto::BOOL) return std::nullopt;
   for (size_t k = 0; k < oa.size(); ++k) {
-    const auto x = static_cast<uint64_t>(a.ints[oa[k]]), y = static_cast<uint64_t>(b.ints[ob[k]]);
+    const int64_t x = a.ints[oa[k]], y = b.ints[ob[k]];
     int64_t r;
-    if (op == "Add") r = static_cast<int64_t>(x + y);
-    else if (op == "Sub") r = static_cast<int64_t>(x - y);
-    else if (op == "Mul") r = static_cast<int64_t>(x * y);
+    bool overflow = false;
+    if (op == "Add") overflow = __builtin_add_overflow(x, y, &r);
+    else if (op == "Sub") overflow = __builtin_sub_overflow(x, y, &r);
+    else if (op == "Mul") overflow = __builtin_mul_overflow(x, y, &r);
     else if (op == "Div") {
-      const int64_t u = a.ints[oa[k]], v = b.ints[ob[k]];
-      if (v == 0 || (u == std::numeric_limits<int64_t>::min() && v == -1)) return std::nullopt;
-      r = u / v;  // toward zero, as ONNX's integer Div
+      if (y == 0 || (x == std::numeric_limits<int64_t>::min() && y == -1)) return std::nullopt;
+      r = x / y;  // toward zero, as ONNX's integer Div
     } else {
       return std::nullopt;
     }
-    out.ints.push_back(wrap_to(a.type, r));
+    if (overflow || wrap_to(a.type, r) != r) return std::nullopt;
+    out.ints.push_back(r);
   }
   return out;
 }
@@ -310,7 +316,13 @@ std::optional<Values> cast(const Values& x, int32_t to) {
       if (wrap_to(to, t) != t) return std::nullopt;  // out of the type's range: the runtime's to decide
       out.ints.push_back(t);
     } else {
-      out.ints.push_back(wrap_to(to, x.ints[k]));
+      const int64_t i = x.ints[k];
+      if (to == TensorProto::BOOL) {
+        out.ints.push_back(i != 0);
+        continue;
+      }
+      if (wrap_to(to, i) != i) return std::nullopt;  // out of the type's range: the runtime's to decide
+      out.ints.push_back(i);
     }
   }
   return out;

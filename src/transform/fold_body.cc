@@ -173,7 +173,7 @@ class Folder {
           fold_castlike(node, out, renames, level, inlined);
           ++stats_.castlikes_folded;
           break;
-        case Rewrite::DropShaping: {
+        case Rewrite::Identity: {
           NodeProto id = rewritten(node, "Identity", renames, level, inlined);
           id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
           id.clear_attribute();
@@ -232,7 +232,7 @@ class Folder {
     TakenBranch,  // a decided If: its taken branch in its place
     Constants,    // every output a known constant: the constants
     CastLike,     // CastLike with both types known: Cast, or nothing
-    DropShaping,  // Expand/Reshape to the shape the input has: Identity
+    Identity,     // a node whose output is its input: Identity (then collapsed)
     Copy,         // the node itself (renamed, attributes resolved, calls retargeted)
   };
 
@@ -242,7 +242,7 @@ class Folder {
     if (all_outputs_constant(node) && !is_random(n) && (!is_op(n, "Constant") || (top && target_.main_graph)))
       return Rewrite::Constants;
     if (is_op(n, "CastLike") && castlike_foldable(node)) return Rewrite::CastLike;
-    if ((is_op(n, "Expand") || is_op(n, "Reshape")) && keeps_shape(node)) return Rewrite::DropShaping;
+    if (returns_its_input(n) && keeps_shape(node)) return Rewrite::Identity;
     return Rewrite::Copy;
   }
 
@@ -261,7 +261,17 @@ class Folder {
     return true;
   }
 
-  // Expand/Reshape whose output shape is the input's, dim for dim, with nothing unknown.
+  // Ops whose output is their first input whenever the shapes are equal: Expand and
+  // Reshape to the input's own shape; a reduction that keeps every element (no axes with
+  // noop_with_empty_axes, or axes of size 1 kept) gives each element back, for the
+  // reductions whose value over one element is that element.
+  static bool returns_its_input(const NodeProto& n) {
+    static const std::unordered_set<std::string> ops = {"Expand",    "Reshape",   "ReduceSum", "ReduceMean",
+                                                        "ReduceMax", "ReduceMin", "ReduceProd"};
+    return FunctionId::is_default_domain(n.domain()) && ops.count(n.op_type()) > 0;
+  }
+
+  // The output's shape is the input's, dim for dim, with nothing unknown.
   bool keeps_shape(const Node& node) const {
     const NodeProto& n = node.proto;
     if (n.input_size() < 1 || n.output_size() != 1) return false;

@@ -18,7 +18,9 @@ using NodeList = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
 // Where folded constants go: initializers of the main graph, or Constant nodes in a
 // function body.
 struct BodyTarget {
-  onnx::GraphProto* main_graph = nullptr;  // set when folding the main graph
+  // The main graph being folded, where folded constants go as initializers (nullptr: in a
+  // function, or a model whose IR version wants Constant nodes there).
+  onnx::GraphProto* main_graph = nullptr;
   // The attribute values of the function's context, substituted for references (a
   // specialized body has no attributes of its own); nullptr in the main graph.
   const std::vector<onnx::AttributeProto>* attributes = nullptr;

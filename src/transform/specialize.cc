@@ -161,6 +161,11 @@ std::unordered_set<std::string> interface_names(const GraphProto& g) {
 // distinct context (identical copies shared), fold the main graph, remove dead code. The
 // round keeps its analysis, so that when the round changes nothing the analysis of its
 // input is the analysis of the result.
+// Folded constants in the main graph become initializers, unless the model's IR version
+// is below 4, where every initializer must also be a graph input: then they stay Constant
+// nodes.
+bool constants_may_be_initializers(const ModelProto& m) { return m.ir_version() >= 4; }
+
 class Round {
  public:
   // `take_initializers`: the round may move the input's initializers into its result (the
@@ -281,7 +286,8 @@ class Round {
     std::unordered_set<std::string> live;
     for (const auto& vi : g.output()) live.insert(vi.name());
     transform::BodyTarget target;
-    target.main_graph = const_cast<GraphProto*>(&g);  // read only: nothing is emitted
+    if (constants_may_be_initializers(model_))
+      target.main_graph = const_cast<GraphProto*>(&g);  // read only: nothing is emitted
     if (!transform::fold_changes_nothing(g.node(), analysis.graph().facts, target, live)) return false;
     // Nor would any rewrite apply (a dry run only reads the nodes).
     transform::RewriteOptions dry = rewrite_options(onnx_opset(model_.opset_import()), "");
@@ -374,7 +380,7 @@ class Round {
     for (const auto& vi : g.output()) keep.insert(vi.name());
     for (const auto& t : target_graph.initializer()) keep.insert(t.name());
     transform::BodyTarget target;
-    target.main_graph = &target_graph;
+    if (constants_may_be_initializers(model_)) target.main_graph = &target_graph;
     target.callee_name = callee_names();
     transform::FactsByName facts_by_name(&analysis.graph().facts);
     NodeList nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats, &facts_by_name);
@@ -505,7 +511,8 @@ void fold_inlined_graph(ModelProto& m) {
   NodeList kept;
   kept.Reserve(g.node_size());
   for (auto& n : *g.mutable_node()) {
-    if (FunctionId::is_default_domain(n.domain()) && n.op_type() == "Constant" && n.output_size() == 1 &&
+    if (constants_may_be_initializers(m) && FunctionId::is_default_domain(n.domain()) && n.op_type() == "Constant" &&
+        n.output_size() == 1 &&
         !n.output(0).empty()) {
       eval::FoldInput fi;
       fi.op = n.op_type();
