@@ -364,20 +364,18 @@ class ConstantFolder {
   explicit ConstantFolder(BodyRewriter& body) : body_(body) {}
 
   bool run() {
-    bool changed = false;
-    for (auto id = body_.first(); id != BodyRewriter::kEnd; id = body_.next(id)) {
+    return body_.rewrite_each([&](BodyRewriter::NodeId id) {
       const NodeProto& n = body_.node(id);
       if (!FunctionId::is_default_domain(n.domain()) || n.output_size() != 1 || n.output(0).empty() ||
           n.input_size() == 0 || is_op(n, "Constant") || has_subgraph(n))
-        continue;
+        return false;
       auto value = evaluate(n);
-      if (!value || static_cast<int64_t>(value->size()) > kMaxFoldedElements) continue;
+      if (!value || static_cast<int64_t>(value->size()) > kMaxFoldedElements) return false;
       if (body_.dry()) return true;
       body_.make_constant(id, encode(*value));
       ++body_.stats().constants_computed;
-      changed = true;
-    }
-    return changed;
+      return true;
+    });
   }
 
  private:

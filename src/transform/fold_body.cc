@@ -367,15 +367,7 @@ class Folder {
       *target_.main_graph->add_initializer() = std::move(value);
       return;
     }
-    value.clear_name();
-    NodeProto c;
-    c.set_op_type("Constant");
-    c.add_output(name);
-    auto* a = c.add_attribute();
-    a->set_name("value");
-    a->set_type(AttributeProto::TENSOR);
-    *a->mutable_t() = std::move(value);
-    *out->Add() = std::move(c);
+    *out->Add() = constant_node(name, std::move(value));
   }
 
   // The branch graph an If node holds itself (not through an attribute reference).
@@ -535,6 +527,18 @@ void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>&
   for (int i = 0; i < nodes.size(); ++i)
     if (!erased[static_cast<size_t>(i)]) *kept.Add() = std::move(*nodes.Mutable(i));
   nodes.Swap(&kept);
+}
+
+onnx::NodeProto constant_node(const std::string& name, onnx::TensorProto value) {
+  value.clear_name();
+  NodeProto c;
+  c.set_op_type("Constant");
+  c.add_output(name);
+  auto* a = c.add_attribute();
+  a->set_name("value");
+  a->set_type(AttributeProto::TENSOR);
+  *a->mutable_t() = std::move(value);
+  return c;
 }
 
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,

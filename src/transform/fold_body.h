@@ -64,6 +64,9 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
 // (`keep`: outputs and inputs), x's producer writes y when nothing else reads x.
 void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep);
 
+// A Constant node defining `name` as `value` (whose own name it drops).
+onnx::NodeProto constant_node(const std::string& name, onnx::TensorProto value);
+
 // What fold_body does to the subgraphs of a node it copies when nothing is known of them
 // (Identity chains collapse, value_info goes), done in place.
 void fold_subgraphs_without_facts(onnx::NodeProto& node);

@@ -25,20 +25,13 @@ class Gemms {
 
   bool run() {
     if (body_.options().onnx_opset < kGemmWithOptionalC) return false;
-    bool changed = false;
-    for (auto id = body_.first(); id != BodyRewriter::kEnd; id = body_.next(id)) {
+    return body_.rewrite_each([&](BodyRewriter::NodeId id) {
       const NodeProto& n = body_.node(id);
-      bool found = false;
-      if (is_op(n, "Gemm"))
-        found = fold_transposed_inputs(id);
-      else if (is_op(n, "Add"))
-        found = matmul_add(id);
-      else if (is_op(n, "MatMul"))
-        found = matmul_transposed(id);
-      if (found && body_.dry()) return true;
-      changed = changed || found;
-    }
-    return changed;
+      if (is_op(n, "Gemm")) return fold_transposed_inputs(id);
+      if (is_op(n, "Add")) return matmul_add(id);
+      if (is_op(n, "MatMul")) return matmul_transposed(id);
+      return false;
+    });
   }
 
  private:

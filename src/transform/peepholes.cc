@@ -58,36 +58,23 @@ class Peepholes {
   explicit Peepholes(BodyRewriter& body) : body_(body) {}
 
   bool run() {
-    bool changed = false;
-    for (auto id = body_.first(); id != BodyRewriter::kEnd; id = body_.next(id)) {
+    return body_.rewrite_each([&](BodyRewriter::NodeId id) {
       const NodeProto& n = body_.node(id);
       if (!FunctionId::is_default_domain(n.domain()) || n.output_size() == 0 || n.output(0).empty() || n.input_size() == 0 ||
           n.input(0).empty())
-        continue;
-      bool found = false;
+        return false;
       const std::string& op = n.op_type();
-      if (op == "Transpose")
-        found = transpose(id);
-      else if (op == "Squeeze" || op == "Unsqueeze")
-        found = squeeze_pair(id);
-      else if (op == "Reshape")
-        found = keeps_shape(id) || reshape_of_reshape(id);
-      else if (op == "Concat")
-        found = single_concat(id);
-      else if (op == "Where")
-        found = constant_where(id);
-      else if (op == "Expand" || op == "Tile")
-        found = keeps_shape(id) || by_ones(id);
-      else if (op == "Slice")
-        found = whole_slice(id);
-      else if (op == "Mul" || op == "Div")
-        found = by_one(id);
-      else if (op == "Dropout")
-        found = inference_dropout(id);
-      if (found && body_.dry()) return true;
-      changed = changed || found;
-    }
-    return changed;
+      if (op == "Transpose") return transpose(id);
+      if (op == "Squeeze" || op == "Unsqueeze") return squeeze_pair(id);
+      if (op == "Reshape") return keeps_shape(id) || reshape_of_reshape(id);
+      if (op == "Concat") return single_concat(id);
+      if (op == "Where") return constant_where(id);
+      if (op == "Expand" || op == "Tile") return keeps_shape(id) || by_ones(id);
+      if (op == "Slice") return whole_slice(id);
+      if (op == "Mul" || op == "Div") return by_one(id);
+      if (op == "Dropout") return inference_dropout(id);
+      return false;
+    });
   }
 
  private:

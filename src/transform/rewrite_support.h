@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "eval/fold_support.h"
 #include "onnx/onnx_pb.h"
 #include "rewriter.h"
 #include "shapeprop/fact.h"
@@ -51,15 +52,8 @@ inline std::optional<std::vector<int64_t>> ints_attribute(const onnx::NodeProto&
 // The elements of an integral value whose every element the facts (or a constant) know.
 inline std::optional<std::vector<int64_t>> constant_ints(const BodyRewriter& body, const std::string& name) {
   const Fact* f = body.fact(name);
-  if (!f || !f->ints || !is_integral_type(f->elem_type)) return std::nullopt;
-  std::vector<int64_t> values;
-  values.reserve(f->ints->size());
-  for (const Dim& d : *f->ints) {
-    auto c = d.as_constant();
-    if (!c) return std::nullopt;
-    values.push_back(*c);
-  }
-  return values;
+  if (!f || !is_integral_type(f->elem_type)) return std::nullopt;
+  return eval::detail::constant_ints(f);
 }
 
 // The dims of a value's shape when its rank is known and no dim is unknown (symbols are

@@ -87,18 +87,6 @@ uint64_t tensor_value_hash(const TensorProto& t) {
 
 namespace {
 
-NodeProto constant_node(const std::string& name, TensorProto value) {
-  value.clear_name();
-  NodeProto c;
-  c.set_op_type("Constant");
-  c.add_output(name);
-  auto* a = c.add_attribute();
-  a->set_name("value");
-  a->set_type(onnx::AttributeProto::TENSOR);
-  *a->mutable_t() = std::move(value);
-  return c;
-}
-
 template <class Fn>
 void for_each_nested_read(GraphProto& g, Fn&& fn) {
   for (auto& n : *g.mutable_node()) {

@@ -52,6 +52,18 @@ class BodyRewriter {
                TransformStats& stats);
 
   bool dry() const { return options_.dry; }
+  // Offers each live node, in order, to `rewrite(id)`, which says whether it rewrote the
+  // node (in a dry run: whether it would). True when one did; a dry run stops at the first.
+  template <class Fn>
+  bool rewrite_each(Fn&& rewrite) {
+    bool changed = false;
+    for (NodeId id = first(); id != kEnd; id = next(id)) {
+      if (!rewrite(id)) continue;
+      if (dry()) return true;
+      changed = true;
+    }
+    return changed;
+  }
   const RewriteOptions& options() const { return options_; }
   TransformStats& stats() { return stats_; }
   // The main graph (for its initializers), or nullptr in a function body.

@@ -87,19 +87,13 @@ class ShapeGlue {
   explicit ShapeGlue(BodyRewriter& body) : body_(body) {}
 
   bool run() {
-    bool changed = false;
-    for (auto id = body_.first(); id != BodyRewriter::kEnd; id = body_.next(id)) {
+    return body_.rewrite_each([&](BodyRewriter::NodeId id) {
       const NodeProto& n = body_.node(id);
-      if (n.input_size() != 2 || n.output_size() != 1 || n.input(0).empty() || n.input(1).empty()) continue;
-      bool found = false;
-      if (is_op(n, "Reshape"))
-        found = reshape(id);
-      else if (is_op(n, "Expand"))
-        found = expand(id);
-      if (found && body_.dry()) return true;
-      changed = changed || found;
-    }
-    return changed;
+      if (n.input_size() != 2 || n.output_size() != 1 || n.input(0).empty() || n.input(1).empty()) return false;
+      if (is_op(n, "Reshape")) return reshape(id);
+      if (is_op(n, "Expand")) return expand(id);
+      return false;
+    });
   }
 
  private:

@@ -22,19 +22,13 @@ class Sequences {
   explicit Sequences(BodyRewriter& body) : body_(body) {}
 
   bool run() {
-    bool changed = false;
-    for (auto id = body_.first(); id != BodyRewriter::kEnd; id = body_.next(id)) {
+    return body_.rewrite_each([&](BodyRewriter::NodeId id) {
       const NodeProto& n = body_.node(id);
-      if (n.output_size() != 1 || n.output(0).empty() || body_.is_protected(n.output(0))) continue;
-      bool found = false;
-      if (is_op(n, "SplitToSequence"))
-        found = split_to_sequence(id);
-      else if (is_op(n, "SequenceConstruct"))
-        found = sequence_construct(id);
-      if (found && body_.dry()) return true;
-      changed = changed || found;
-    }
-    return changed;
+      if (n.output_size() != 1 || n.output(0).empty() || body_.is_protected(n.output(0))) return false;
+      if (is_op(n, "SplitToSequence")) return split_to_sequence(id);
+      if (is_op(n, "SequenceConstruct")) return sequence_construct(id);
+      return false;
+    });
   }
 
  private:
