@@ -237,6 +237,8 @@ struct Analyzer::Impl {
   std::unordered_set<const CallContext*> root_callees;
   size_t analyses = 0;
   Analyzer::LiveContexts live;  // filled once run() is done
+  std::vector<AssumptionUse> assumptions;
+  std::set<std::vector<std::string>> assumption_places;
 
   Impl(const onnx::ModelProto& m, const CallGraph& c, const InferOptions& o)
       : model(m), calls(c), options(o), bodies(c), rules(o.op_rules ? o.op_rules : builtin_op_rules()) {
@@ -760,7 +762,13 @@ struct Analyzer::Impl {
       fi.attributes = attrs.list;
       fi.num_outputs = static_cast<size_t>(n.output_size());
       fi.symbol_min = options.assume_positive_dims ? 1 : 0;
+      bool relied = false;
+      fi.relied_on_symbol_min = &relied;
       auto folded = eval::fold(fi);
+      // Recorded in every walk, speculative ones too: what they find feeds facts as well.
+      if (relied)
+        if (auto where = PathLink::spell(path); assumption_places.insert(where).second)
+          assumptions.push_back({n.op_type(), std::move(where)});
       for (size_t i = 0; i < folded.size() && i < outputs.size(); ++i) {
         auto refined = Fact::refine(outputs[i], folded[i]);
         if (refined.ok())
@@ -954,6 +962,8 @@ size_t Analyzer::live_call_sites() const {
 }
 
 Diagnostics Analyzer::take_diagnostics() { return std::move(impl_->diagnostics); }
+
+const std::vector<AssumptionUse>& Analyzer::assumptions() const { return impl_->assumptions; }
 
 std::string Analyzer::dump() const {
   std::ostringstream os;

@@ -232,6 +232,7 @@ class Folder {
           ++stats_.castlikes_folded;
           break;
         case Rewrite::DropShaping: {
+          ++stats_.shapings_removed;
           NodeProto id = rewritten(n, "Identity", renames, level, inlined);
           id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
           id.clear_attribute();
@@ -380,8 +381,10 @@ class Folder {
       NodeProto id = rewritten(n, "Identity", renames, level, inlined);
       id.mutable_input()->RemoveLast();
       *out->Add() = std::move(id);
+      ++stats_.castlikes_removed;
       return;
     }
+    ++stats_.castlikes_to_cast;
     NodeProto cast = rewritten(n, "Cast", renames, level, inlined);
     cast.mutable_input()->RemoveLast();
     auto* to = cast.add_attribute();

@@ -1,0 +1,292 @@
+// Filling the report and writing it as JSON (its schema: docs/report.schema.json).
+#include "shapeprop/report.h"
+
+#include <set>
+
+#include "report/json_writer.h"
+#include "shapeprop/function_id.h"
+#include "shapeprop/io.h"
+#include "shapeprop/version.h"
+#include "support/subgraphs.h"
+
+namespace shapeprop {
+
+namespace {
+
+using report::JsonWriter;
+
+void count_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const std::set<FunctionId>& functions,
+                 ModelCounts& counts) {
+  for (const auto& n : nodes) {
+    const FunctionId id = FunctionId::of(n);
+    ++counts.nodes;
+    ++counts.ops[id.str()];
+    if (id.domain.empty() && id.name == "If") ++counts.ifs;
+    if (id.domain.empty() && id.name == "CastLike") ++counts.castlikes;
+    if (functions.count(id)) ++counts.calls;
+    for_each_subgraph(n, [&](const onnx::GraphProto& g) { count_nodes(g.node(), functions, counts); });
+  }
+}
+
+std::pair<size_t, size_t> errors_and_warnings(const Diagnostics& diagnostics) {
+  size_t errors = 0, warnings = 0;
+  for (const auto& d : diagnostics) {
+    if (d.severity == Severity::Error) ++errors;
+    if (d.severity == Severity::Warning) ++warnings;
+  }
+  return {errors, warnings};
+}
+
+const char* policy_name(InlinePolicy policy) {
+  switch (policy) {
+    case InlinePolicy::None: return "none";
+    case InlinePolicy::All: return "all";
+    case InlinePolicy::Small: return "small";
+  }
+  return "none";
+}
+
+void write_strings(JsonWriter& w, const std::vector<std::string>& strings) {
+  w.begin_array();
+  for (const auto& s : strings) w.string(s);
+  w.end();
+}
+
+void write_counts(JsonWriter& w, const std::optional<ModelCounts>& counts) {
+  if (!counts) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  w.key("nodes").count(counts->nodes);
+  w.key("ifs").count(counts->ifs);
+  w.key("castlikes").count(counts->castlikes);
+  w.key("functions").count(counts->functions);
+  w.key("calls").count(counts->calls);
+  w.key("ops").begin_object();
+  for (const auto& [op, n] : counts->ops) w.key(op).count(n);
+  w.end();
+  w.end();
+}
+
+void write_inference(JsonWriter& w, const Report& r) {
+  if (!r.inference) {
+    w.null();
+    return;
+  }
+  const InferStats& s = *r.inference;
+  w.begin_object();
+  w.key("call_sites").count(s.call_sites);
+  w.key("distinct_contexts").count(s.distinct_contexts);
+  w.key("body_analyses").count(s.body_analyses);
+  w.key("graph_values").count(s.graph_values);
+  w.key("function_values").count(s.function_values);
+  w.key("ir_version_raised_from").count(s.ir_version_raised_from);
+  w.key("errors").count(r.inference_errors.value_or(0));
+  w.key("warnings").count(r.inference_warnings.value_or(0));
+  w.end();
+}
+
+void write_transform(JsonWriter& w, const std::optional<TransformStats>& stats) {
+  if (!stats) {
+    w.null();
+    return;
+  }
+  const TransformStats& s = *stats;
+  w.begin_object();
+  w.key("rewrites").begin_object();
+  w.key("ifs_folded").count(s.ifs_folded);
+  w.key("castlikes_folded").count(s.castlikes_folded);
+  w.key("castlikes_to_cast").count(s.castlikes_to_cast);
+  w.key("castlikes_removed").count(s.castlikes_removed);
+  w.key("constants_folded").count(s.constants_folded);
+  w.key("shapings_removed").count(s.shapings_removed);
+  w.key("calls_inlined").count(s.calls_inlined);
+  w.end();
+  w.key("calls_kept").count(s.calls_kept);
+  w.key("specializations").count(s.specializations);
+  w.key("shared").count(s.shared);
+  w.key("nodes_before").count(s.nodes_before);
+  w.key("nodes_after").count(s.nodes_after);
+  w.key("functions_before").count(s.functions_before);
+  w.key("functions_after").count(s.functions_after);
+  w.end();
+}
+
+void write_functions(JsonWriter& w, const Report& r) {
+  std::set<std::string> in_output;
+  if (r.after) in_output.insert(r.after->function_names.begin(), r.after->function_names.end());
+  w.begin_array();
+  for (const auto& f : r.functions) {
+    w.begin_object();
+    w.key("function").string(f.function);
+    w.key("contexts").begin_array();
+    // Specializations in first-use order, each with the contexts it serves.
+    std::vector<std::pair<std::string, std::vector<size_t>>> specializations;
+    for (size_t i = 0; i < f.contexts.size(); ++i) {
+      const auto& c = f.contexts[i];
+      w.begin_object();
+      w.key("index").count(i);
+      w.key("signature").string(c.signature);
+      w.key("call_sites").count(c.call_sites);
+      w.key("specialization");
+      if (c.specialization.empty()) {
+        w.null();
+      } else {
+        w.string(c.specialization);
+        auto it = std::find_if(specializations.begin(), specializations.end(),
+                               [&](const auto& s) { return s.first == c.specialization; });
+        if (it == specializations.end()) it = specializations.insert(specializations.end(), {c.specialization, {}});
+        it->second.push_back(i);
+      }
+      w.end();
+    }
+    w.end();
+    w.key("specializations").begin_array();
+    for (const auto& [name, contexts] : specializations) {
+      w.begin_object();
+      w.key("name").string(name);
+      w.key("contexts").begin_array();
+      for (size_t i : contexts) w.count(i);
+      w.end();
+      w.key("in_output").boolean(in_output.count(name) > 0);
+      w.end();
+    }
+    w.end();
+    w.end();
+  }
+  w.end();
+}
+
+void write_assumptions(JsonWriter& w, const Report& r) {
+  w.begin_object();
+  w.key("symbolic_dims_at_least_1").boolean(r.options.infer.assume_positive_dims);
+  w.key("relied_on").boolean(!r.assumptions.empty());
+  w.key("recorded_in_model").boolean(r.assumption_recorded);
+  w.key("decisions").begin_array();
+  for (const auto& use : r.assumptions) {
+    w.begin_object();
+    w.key("op").string(use.op);
+    w.key("call_path");
+    write_strings(w, use.call_path);
+    w.end();
+  }
+  w.end();
+  w.end();
+}
+
+void write_diagnostics(JsonWriter& w, const Diagnostics& diagnostics) {
+  w.begin_array();
+  for (const auto& d : diagnostics) {
+    w.begin_object();
+    w.key("severity").string(to_string(d.severity));
+    w.key("message").string(d.message);
+    w.key("file");
+    d.file.empty() ? w.null() : w.string(d.file);
+    w.key("line");
+    d.line > 0 ? w.integer(d.line) : w.null();
+    w.key("column");
+    d.column > 0 ? w.integer(d.column) : w.null();
+    w.key("call_path");
+    write_strings(w, d.call_path);
+    w.key("text").string(d.str());
+    w.end();
+  }
+  w.end();
+}
+
+}  // namespace
+
+ModelCounts count_model(const onnx::ModelProto& model) {
+  ModelCounts counts;
+  std::set<FunctionId> functions;
+  for (const auto& f : model.functions()) {
+    functions.insert(FunctionId::of(f));
+    counts.function_names.push_back(FunctionId::of(f).str());
+  }
+  counts.functions = static_cast<size_t>(model.functions_size());
+  count_nodes(model.graph().node(), functions, counts);
+  for (const auto& f : model.functions()) count_nodes(f.node(), functions, counts);
+  return counts;
+}
+
+void Report::add(const InferResult& result) {
+  inference = result.stats;
+  const auto [errors, warnings] = errors_and_warnings(result.diagnostics);
+  inference_errors = errors;
+  inference_warnings = warnings;
+  functions = result.functions;
+  assumptions = result.assumptions;
+  add_phases(phases, result.phases);
+}
+
+void Report::add(const TransformResult& result) {
+  add(result.annotation);
+  transform = result.stats;
+  functions = result.functions;
+  assumptions = result.assumptions;
+  add_phases(phases, result.phases);
+}
+
+void Report::count_after(const onnx::ModelProto& model) {
+  after = count_model(model);
+  assumption_recorded = false;
+  for (const auto& entry : model.metadata_props())
+    if (entry.key() == kAssumptionsKey && entry.value().find(kPositiveDimsAssumption) != std::string::npos)
+      assumption_recorded = true;
+}
+
+std::string to_json(const Report& r) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("format").string("shapeprop-report");
+  w.key("version").integer(1);
+  w.key("tool").begin_object();
+  w.key("shapeprop").string(version());
+  w.key("onnx").string(onnx_version());
+  w.end();
+  w.key("input").string(r.input);
+  w.key("mode").string(r.mode);
+  w.key("options").begin_object();
+  w.key("inline").string(policy_name(r.options.inline_policy));
+  w.key("small_limit").count(r.options.small_limit);
+  w.key("strict").boolean(r.options.infer.strict);
+  w.key("assume_positive_dims").boolean(r.options.infer.assume_positive_dims);
+  w.key("annotate_functions").boolean(r.options.infer.annotate_functions);
+  w.end();
+  w.key("ok").boolean(r.ok);
+  w.key("summary");
+  write_strings(w, r.summary);
+  w.key("counts").begin_object();
+  w.key("before");
+  write_counts(w, r.before);
+  w.key("after");
+  write_counts(w, r.after);
+  w.end();
+  w.key("inference");
+  write_inference(w, r);
+  w.key("transform");
+  write_transform(w, r.transform);
+  w.key("functions");
+  write_functions(w, r);
+  w.key("assumptions");
+  write_assumptions(w, r);
+  w.key("diagnostics");
+  write_diagnostics(w, r.diagnostics);
+  w.key("phases").begin_array();
+  for (const auto& p : r.phases) {
+    w.begin_object();
+    w.key("phase").string(p.phase);
+    w.key("seconds").real(p.seconds);
+    w.end();
+  }
+  w.end();
+  w.end();
+  return w.text();
+}
+
+Status write_report(const Report& report, const std::filesystem::path& path) {
+  return write_file_atomically(path, to_json(report));
+}
+
+}  // namespace shapeprop
