@@ -1,6 +1,8 @@
 // Filling the report and writing it as JSON (its schema: docs/report.schema.json).
 #include "shapeprop/report.h"
 
+#include <algorithm>
+#include <initializer_list>
 #include <set>
 
 #include "report/json_writer.h"
@@ -46,6 +48,11 @@ const char* policy_name(InlinePolicy policy) {
   return "none";
 }
 
+// Counts as fields of the object being written, in order.
+void write_count_fields(JsonWriter& w, std::initializer_list<std::pair<const char*, size_t>> fields) {
+  for (const auto& [name, n] : fields) w.key(name).count(n);
+}
+
 void write_strings(JsonWriter& w, const std::vector<std::string>& strings) {
   w.begin_array();
   for (const auto& s : strings) w.string(s);
@@ -58,11 +65,11 @@ void write_counts(JsonWriter& w, const std::optional<ModelCounts>& counts) {
     return;
   }
   w.begin_object();
-  w.key("nodes").count(counts->nodes);
-  w.key("ifs").count(counts->ifs);
-  w.key("castlikes").count(counts->castlikes);
-  w.key("functions").count(counts->functions);
-  w.key("calls").count(counts->calls);
+  write_count_fields(w, {{"nodes", counts->nodes},
+                         {"ifs", counts->ifs},
+                         {"castlikes", counts->castlikes},
+                         {"functions", counts->functions},
+                         {"calls", counts->calls}});
   w.key("ops").begin_object();
   for (const auto& [op, n] : counts->ops) w.key(op).count(n);
   w.end();
@@ -76,14 +83,14 @@ void write_inference(JsonWriter& w, const Report& r) {
   }
   const InferStats& s = *r.inference;
   w.begin_object();
-  w.key("call_sites").count(s.call_sites);
-  w.key("distinct_contexts").count(s.distinct_contexts);
-  w.key("body_analyses").count(s.body_analyses);
-  w.key("graph_values").count(s.graph_values);
-  w.key("function_values").count(s.function_values);
-  w.key("ir_version_raised_from").count(s.ir_version_raised_from);
-  w.key("errors").count(r.inference_errors.value_or(0));
-  w.key("warnings").count(r.inference_warnings.value_or(0));
+  write_count_fields(w, {{"call_sites", s.call_sites},
+                         {"distinct_contexts", s.distinct_contexts},
+                         {"body_analyses", s.body_analyses},
+                         {"graph_values", s.graph_values},
+                         {"function_values", s.function_values},
+                         {"ir_version_raised_from", s.ir_version_raised_from},
+                         {"errors", r.inference_errors.value_or(0)},
+                         {"warnings", r.inference_warnings.value_or(0)}});
   w.end();
 }
 
@@ -95,21 +102,21 @@ void write_transform(JsonWriter& w, const std::optional<TransformStats>& stats) 
   const TransformStats& s = *stats;
   w.begin_object();
   w.key("rewrites").begin_object();
-  w.key("ifs_folded").count(s.ifs_folded);
-  w.key("castlikes_folded").count(s.castlikes_folded);
-  w.key("castlikes_to_cast").count(s.castlikes_to_cast);
-  w.key("castlikes_removed").count(s.castlikes_removed);
-  w.key("constants_folded").count(s.constants_folded);
-  w.key("shapings_removed").count(s.shapings_removed);
-  w.key("calls_inlined").count(s.calls_inlined);
+  write_count_fields(w, {{"ifs_folded", s.ifs_folded},
+                         {"castlikes_folded", s.castlikes_folded},
+                         {"castlikes_to_cast", s.castlikes_to_cast},
+                         {"castlikes_removed", s.castlikes_removed},
+                         {"constants_folded", s.constants_folded},
+                         {"shapings_removed", s.shapings_removed},
+                         {"calls_inlined", s.calls_inlined}});
   w.end();
-  w.key("calls_kept").count(s.calls_kept);
-  w.key("specializations").count(s.specializations);
-  w.key("shared").count(s.shared);
-  w.key("nodes_before").count(s.nodes_before);
-  w.key("nodes_after").count(s.nodes_after);
-  w.key("functions_before").count(s.functions_before);
-  w.key("functions_after").count(s.functions_after);
+  write_count_fields(w, {{"calls_kept", s.calls_kept},
+                         {"specializations", s.specializations},
+                         {"shared", s.shared},
+                         {"nodes_before", s.nodes_before},
+                         {"nodes_after", s.nodes_after},
+                         {"functions_before", s.functions_before},
+                         {"functions_after", s.functions_after}});
   w.end();
 }
 

@@ -136,6 +136,15 @@ shapeprop::Diagnostics warnings_only(const shapeprop::Diagnostics& all) {
   return with_severity(all, shapeprop::Severity::Warning);
 }
 
+// The summary lines (kept in the report, -q or not) and, on a terminal, the table of
+// counts before and after.
+void finish(const Options& o, const std::string& summary) {
+  if (progress) progress->stop();
+  std::cerr << summary;
+  if (o.quiet || !o.infer || !isatty(STDERR_FILENO) || !run_report.before || !run_report.after) return;
+  std::cerr << shapeprop::counts_table(*run_report.before, *run_report.after);
+}
+
 // Returns the exit code when the command line ends the run (help, version, bad usage).
 std::optional<int> parse_args(int argc, char** argv, Options& o) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -343,15 +352,6 @@ std::optional<int> override_functions(const Options& o, const std::string& libra
              " context" + (n == 1 ? "" : "s") + " checked)\n";
   }
   return std::nullopt;
-}
-
-// The summary lines (kept in the report, -q or not) and, on a terminal, the table of
-// counts before and after.
-void finish(const Options& o, const std::string& summary) {
-  if (progress) progress->stop();
-  std::cerr << summary;
-  if (o.quiet || !o.infer || !isatty(STDERR_FILENO) || !run_report.before || !run_report.after) return;
-  std::cerr << shapeprop::counts_table(*run_report.before, *run_report.after);
 }
 
 int run(const Options& o) {
