@@ -58,6 +58,9 @@ struct Report {
   // Counts a model before the run, and the result after it.
   void count_before(const onnx::ModelProto& model) { before = count_model(model); }
   void count_after(const onnx::ModelProto& model);
+
+ private:
+  void add_inference(const InferResult& result);
 };
 
 // The report as JSON (UTF-8, two-space indented, keys in a fixed order).

@@ -217,18 +217,22 @@ ModelCounts count_model(const onnx::ModelProto& model) {
   return counts;
 }
 
-void Report::add(const InferResult& result) {
+void Report::add_inference(const InferResult& result) {
   inference = result.stats;
   const auto [errors, warnings] = errors_and_warnings(result.diagnostics);
   inference_errors = errors;
   inference_warnings = warnings;
+}
+
+void Report::add(const InferResult& result) {
+  add_inference(result);
   functions = result.functions;
   assumptions = result.assumptions;
   add_phases(phases, result.phases);
 }
 
 void Report::add(const TransformResult& result) {
-  add(result.annotation);
+  add_inference(result.annotation);  // its phases and assumptions are in the result's
   transform = result.stats;
   functions = result.functions;
   assumptions = result.assumptions;

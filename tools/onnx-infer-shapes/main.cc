@@ -106,7 +106,10 @@ struct Options {
 shapeprop::Report run_report;
 shapeprop::ProgressLine* progress = nullptr;
 
-void error(const std::string& message) { std::cerr << "onnx-infer-shapes: error: " << message << '\n'; }
+void error(const std::string& message) {
+  run_report.diagnostics.push_back(shapeprop::Diagnostic::error(message));
+  std::cerr << "onnx-infer-shapes: error: " << message << '\n';
+}
 
 // Keeps diagnostics for the report, printed or not (-q).
 void record(const shapeprop::Diagnostics& diagnostics) {
@@ -458,19 +461,23 @@ std::optional<int> load_schemas(Options& o) {
   return std::nullopt;
 }
 
-// --report: the report of the run, failed or not, unless it would replace the input or
-// the output. Returns the exit code.
-int write_report(const Options& o, int status) {
+// --report may name neither the input nor the output.
+bool report_path_is_free(const Options& o) {
   namespace fs = std::filesystem;
   auto same = [](const fs::path& a, const fs::path& b) {
     std::error_code ec;
     return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
   };
   if (same(o.report, o.input) || (!o.output.empty() && same(o.report, o.output))) {
-    error("the report '" + o.report + "' would replace the " + (same(o.report, o.input) ? "input" : "output") +
-          "; write it to another file");
-    return kBadInput;
+    std::cerr << "onnx-infer-shapes: error: the report '" << o.report << "' would replace the "
+              << (same(o.report, o.input) ? "input" : "output") << "; write it to another file\n";
+    return false;
   }
+  return true;
+}
+
+// --report: the report of the run, failed or not. Returns the exit code.
+int write_report(const Options& o, int status) {
   run_report.ok = status == kOk;
   if (auto written = shapeprop::write_report(run_report, o.report); !written) {
     print({written.error()});
@@ -494,6 +501,7 @@ int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   Options options;
   if (auto done = parse_args(argc, argv, options)) return *done;
+  if (!options.report.empty() && !report_path_is_free(options)) return kBadInput;
   std::optional<shapeprop::ProgressLine> line;
   if (!options.quiet && isatty(STDERR_FILENO)) {
     line.emplace(stderr, "onnx-infer-shapes");
