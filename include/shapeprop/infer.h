@@ -39,6 +39,10 @@ struct InferOptions {
   bool debug = false;
   // Rules for ops outside ONNX's registry (shapeprop/schemas.h); null: the built-in ones.
   std::shared_ptr<const OpRules> op_rules;
+  // Fill InferResult::functions (and TransformResult::functions): each reached function
+  // with its contexts, for a report. Off by default: it walks the analysis once more and
+  // spells every context.
+  bool describe_contexts = false;
   // Called as each phase of the work starts ("analysis", "annotation", ...; see
   // PhaseTime), on the calling thread: a driver's progress display.
   std::function<void(std::string_view phase)> on_phase;
@@ -81,7 +85,7 @@ struct InferResult {
   InferStats stats;
   Diagnostics diagnostics;  // warnings (or errors in strict mode) found on the way
   std::string debug;        // with InferOptions::debug
-  std::vector<FunctionContexts> functions;   // per reached function, bottom-up
+  std::vector<FunctionContexts> functions;   // per reached function, bottom-up (InferOptions::describe_contexts)
   std::vector<AssumptionUse> assumptions;    // what relied on symbolic dims >= 1
   std::vector<PhaseTime> phases;             // time per phase
 };

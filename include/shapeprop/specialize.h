@@ -45,7 +45,8 @@ struct TransformResult {
   TransformStats stats;
   Diagnostics diagnostics;
   InferResult annotation;  // the final annotation of the rewritten model
-  // The input's reached functions, their contexts and the specialization serving each.
+  // The input's reached functions, their contexts and the specialization serving each
+  // (InferOptions::describe_contexts).
   std::vector<FunctionContexts> functions;
   // What relied on symbolic dims >= 1, in any round and in the final annotation.
   std::vector<AssumptionUse> assumptions;

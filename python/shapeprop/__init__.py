@@ -84,11 +84,13 @@ def _result(data: bytes, kind: str, model: Model) -> Model:
 
 
 def _run(model: Model, job: str, return_report: bool, *, output_path: str = "",
-         schemas: Sequence[PathLike] = (), **options: Any) -> Any:
+         schemas: Sequence[PathLike] = (), describe: Optional[bool] = None, **options: Any) -> Any:
+    """Runs `job`; returns the result (and the report, when `return_report`). The report
+    lists each function's contexts when `describe` (by default: when it is returned)."""
     source, from_path, origin, kind = _source(model)
     data, report_json = _native.run(
         source, from_path=from_path, origin=origin, job=job, schemas=[os.fspath(s) for s in schemas],
-        shipped_rules=_SHIPPED_RULES_FOLDER, output_path=output_path,
+        shipped_rules=_SHIPPED_RULES_FOLDER, output_path=output_path, describe_contexts=return_report if describe is None else describe,
         **options)
     report = Report.from_json(report_json)
     if not report.ok:
@@ -131,7 +133,7 @@ def infer_shapes_path(model_path: PathLike, output_path: PathLike = "", *, stric
     report when ``return_report``, else None.
     """
     out = os.fspath(output_path) or os.fspath(model_path)
-    _, report = _run(model_path, "annotate", True, output_path=out, strict=strict_mode,
+    _, report = _run(model_path, "annotate", True, output_path=out, describe=return_report, strict=strict_mode,
                      annotate_functions=annotate_functions, assume_positive_dims=assume_positive_dims,
                      schemas=schemas)
     return report if return_report else None
@@ -168,6 +170,6 @@ def check_model(model: Model, *, strict_mode: bool = True, full_check: bool = Fa
     ``full_check`` also runs ONNX's full checker (its strict shape inference) on the
     annotated model. Raises Error on any error; returns the report when ``return_report``.
     """
-    _, report = _run(model, "check", True, strict=strict_mode, full_check=full_check,
+    _, report = _run(model, "check", True, describe=return_report, strict=strict_mode, full_check=full_check,
                      assume_positive_dims=assume_positive_dims, schemas=schemas)
     return report if return_report else None

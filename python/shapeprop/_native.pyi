@@ -19,4 +19,5 @@ def run(
     schemas: List[str] = ...,
     shipped_rules: str = ...,
     output_path: str = ...,
+    describe_contexts: bool = ...,
 ) -> Tuple[Optional[bytes], str]: ...

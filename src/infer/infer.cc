@@ -16,7 +16,7 @@ InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, co
   for (const auto& [f, contexts] : live) result.stats.distinct_contexts += contexts.size();
   result.stats.body_analyses = analysis.body_analyses();
   if (options.debug) result.debug = analysis.dump();
-  result.functions = describe_contexts(analysis);
+  if (options.describe_contexts) result.functions = describe_contexts(analysis);
   result.assumptions = analysis.assumptions();
 
   result.stats.graph_values = annotate_graph(model, analysis);

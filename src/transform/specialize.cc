@@ -231,7 +231,7 @@ class Round {
         ++result_.stats.specializations;
         result_.stats.shared += it->second;
       }
-      record_specializations(analysis);
+      if (options_.infer.describe_contexts) record_specializations(analysis);
     }
     return true;
   }

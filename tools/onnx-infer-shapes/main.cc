@@ -502,6 +502,7 @@ int main(int argc, char** argv) {
   Options options;
   if (auto done = parse_args(argc, argv, options)) return *done;
   if (!options.report.empty() && !report_path_is_free(options)) return kBadInput;
+  options.infer_options.describe_contexts = !options.report.empty();
   std::optional<shapeprop::ProgressLine> line;
   if (!options.quiet && isatty(STDERR_FILENO)) {
     line.emplace(stderr, "onnx-infer-shapes");
