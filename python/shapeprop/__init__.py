@@ -90,8 +90,8 @@ def _run(model: Model, job: str, return_report: bool, *, output_path: str = "",
     source, from_path, origin, kind = _source(model)
     data, report_json = _native.run(
         source, from_path=from_path, origin=origin, job=job, schemas=[os.fspath(s) for s in schemas],
-        shipped_rules=_SHIPPED_RULES_FOLDER, output_path=output_path, describe_contexts=return_report if describe is None else describe,
-        **options)
+        shipped_rules=_SHIPPED_RULES_FOLDER, output_path=output_path,
+        describe_contexts=return_report if describe is None else describe, **options)
     report = Report.from_json(report_json)
     if not report.ok:
         raise Error(report)

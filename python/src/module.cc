@@ -65,7 +65,8 @@ PYBIND11_MODULE(_native, m) {
   m.def("run", &run, py::arg("source"), py::kw_only(), py::arg("from_path"), py::arg("origin"), py::arg("job"),
         py::arg("inline_policy") = "none", py::arg("small_limit") = 8, py::arg("strict") = false,
         py::arg("annotate_functions") = true, py::arg("assume_positive_dims") = true, py::arg("full_check") = false,
-        py::arg("schemas") = std::vector<std::string>(), py::arg("shipped_rules") = "", py::arg("output_path") = "", py::arg("describe_contexts") = false,
+        py::arg("schemas") = std::vector<std::string>(), py::arg("shipped_rules") = "", py::arg("output_path") = "",
+        py::arg("describe_contexts") = false,
         R"(Runs one job on a model and returns (result, report_json).
 
 source: the model's serialized bytes, or its path (UTF-8 bytes) when from_path.

@@ -17,7 +17,8 @@ std::vector<FunctionContexts> describe_contexts(const Analyzer& analysis) {
     work.pop_back();
     const auto nodes = facts->body().nodes();
     for (size_t i = 0; i < nodes.size(); ++i)
-      if (const CallContext* c = facts->call_of(i); c && nodes[i].kind == ir::NodeKind::Call) callers[c].insert(nodes[i].proto);
+      if (const CallContext* c = facts->call_of(i); c && nodes[i].kind == ir::NodeKind::Call)
+        callers[c].insert(nodes[i].proto);
     for (const auto& s : facts->subgraphs()) work.push_back(s.get());
   }
   std::vector<FunctionContexts> out;
