@@ -40,8 +40,16 @@ class Dim {
   // is the expression a-b, symbol("batch size") an opaque symbol, symbol("") unknown.
   static Dim symbol(std::string name);
 
-  // The Dim an ONNX dim_param stands for: parse("2*N") is 2*N, parse("batch") the symbol
-  // batch. Text is read as an expression only when it is exactly what str() writes for a
+  // A model's own dim_param: always a name, never an expression. An identifier is a
+  // symbol, any other text ("2*N", "batch size", "seq-len") one opaque symbol spelled as
+  // it was: a model's "2*N" names some size, which need not be twice N. "" and "?" are
+  // unknown.
+  static Dim named(std::string_view dim_param);
+
+  // The Dim that text in str()'s grammar stands for: parse("2*N") is 2*N, parse("batch")
+  // the symbol batch. For shapeprop's own texts (the expressions it wrote, which a model
+  // lists in its metadata; see infer.h), never for a model's names (named()). Text is
+  // read as an expression only when it is exactly what str() writes for a
   // non-constant expression (terms joined by '+' or '-', only the first with a leading
   // '-', a term an integer or an optional "integer*" then identifiers joined by '*', in
   // canonical order, no spaces); anything else ("batch size", "seq-len", "1+N", "7") is
@@ -116,6 +124,8 @@ class Dim {
   static Dim divide(const Dim& a, const Dim& b, bool floor);
   // d's terms with another constant (unknown where an opaque symbol would not stand alone).
   static Dim with_constant(const Dim& d, int64_t constant);
+  // The symbol spelled `name`, whatever the text (an identifier is an ordinary symbol).
+  static Dim opaque(std::string_view name);
 };
 
 std::ostream& operator<<(std::ostream& os, const Dim& d);  // writes str()

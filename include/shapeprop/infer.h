@@ -34,6 +34,11 @@ struct InferOptions {
   // assumes of dynamic dims: Size(x) == 0 is then false for x of shape [N, 8]. Without
   // it such conditions stay undecided.
   bool assume_positive_dims = true;
+  // Declared types (graph value_info and outputs, subgraph inputs and outputs, function
+  // value_info, legacy qualified entries) refine what is inferred, and contradictions are
+  // reported. The checker turns this off: it compares declarations with what is proven
+  // from the graph's inputs and initializers alone, so none may vouch for another.
+  bool use_declared_types = true;
   // Collect a text dump of the call graph and the contexts analysed per function (and
   // note which rule layout each op outside ONNX's registry took).
   bool debug = false;

@@ -30,7 +30,7 @@ struct TransformStats {
   size_t castlikes_to_cast = 0;    // of those: became Cast
   size_t castlikes_removed = 0;    // of those: the input had the type already (the rest became constants)
   size_t constants_folded = 0;  // nodes replaced by the constants they compute
-  size_t shapings_removed = 0;  // Expand and Reshape to the shape their input has already
+  size_t identities_folded = 0;  // nodes giving their input back (Expand/Reshape to its shape, no-op reductions)
   size_t nodes_before = 0;      // nodes in the graph, functions and subgraphs
   size_t nodes_after = 0;
   size_t functions_before = 0;

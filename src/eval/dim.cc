@@ -186,6 +186,16 @@ class Interner {
     std::lock_guard<std::mutex> lock(mutex_);
     if (parsed_.size() < kMaxParsed) parsed_.emplace(std::string(text), d);
   }
+  std::optional<Dim> named(std::string_view text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = named_.find(text);
+    if (it == named_.end()) return std::nullopt;
+    return it->second;
+  }
+  void remember_named(std::string_view text, const Dim& d) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (named_.size() < kMaxParsed) named_.emplace(std::string(text), d);
+  }
 
  private:
   static constexpr size_t kMaxParsed = 1 << 16;
@@ -196,6 +206,7 @@ class Interner {
   std::mutex mutex_;
   std::unordered_multimap<size_t, std::unique_ptr<Dim::Terms>> table_;
   std::unordered_map<std::string, Dim, StringHash, std::equal_to<>> parsed_;
+  std::unordered_map<std::string, Dim, StringHash, std::equal_to<>> named_;
 };
 
 Interner& interner() {
@@ -224,6 +235,29 @@ Dim Dim::symbol(std::string name) {
   return from_terms({{{std::move(name)}, 1}}, 0);
 }
 
+Dim Dim::opaque(std::string_view name) {
+  Dim d;
+  d.constant_ = 0;
+  d.terms_ = interner().intern({{{std::string(name)}, 1}}, [](TermMap map, size_t h) {
+    auto t = std::make_unique<Terms>();
+    t->text = map.begin()->first.front();
+    t->identifiers_only = is_identifier(t->text);
+    t->map = std::move(map);
+    t->hash = h;
+    return t;
+  });
+  return d;
+}
+
+Dim Dim::named(std::string_view dim_param) {
+  if (dim_param.empty() || dim_param == "?") return unknown();
+  if (auto known = interner().named(dim_param)) return *known;
+  // One symbol whatever the text: an identifier is what from_terms would make of it too.
+  const Dim d = opaque(dim_param);
+  interner().remember_named(dim_param, d);
+  return d;
+}
+
 Dim Dim::parse(std::string_view dim_param) {
   if (dim_param.empty() || dim_param == "?") return unknown();
   if (auto known = interner().parsed(dim_param)) return *known;
@@ -244,18 +278,8 @@ Dim Dim::parse(std::string_view dim_param) {
       done = true;
     }
   }
-  if (!done) {
-    // Whole text as one opaque symbol: by construction parse() of it gives it back.
-    result.constant_ = 0;
-    result.terms_ = interner().intern({{{std::string(dim_param)}, 1}}, [](TermMap map, size_t h) {
-      auto t = std::make_unique<Terms>();
-      t->text = map.begin()->first.front();
-      t->identifiers_only = is_identifier(t->text);
-      t->map = std::move(map);
-      t->hash = h;
-      return t;
-    });
-  }
+  // Otherwise the whole text is one opaque symbol: by construction parse() of it gives it back.
+  if (!done) result = opaque(dim_param);
   interner().remember(dim_param, result);
   return result;
 }

@@ -17,8 +17,11 @@
 #include <sstream>
 #include <unordered_set>
 
+#include <range/v3/view/zip.hpp>
+
 #include "eval/fold.h"
 #include "onnx/defs/function.h"
+#include "dim_texts.h"
 #include "onnx_bridge.h"
 #include "schemas/rule_eval.h"
 #include "shapeprop/schemas.h"
@@ -29,6 +32,7 @@ namespace shapeprop::infer {
 
 namespace {
 
+namespace views = ranges::views;
 using onnx::AttributeProto;
 using onnx::FunctionProto;
 using onnx::GraphProto;
@@ -221,6 +225,9 @@ struct Analyzer::Impl {
   ir::BodyIndex bodies;
   OnnxBridge bridge;
 
+  // Dim texts the model lists as expressions shapeprop wrote (dim_texts.h); every other
+  // dim_param is a name.
+  std::set<std::string> ours;
   OpsetMap model_opsets;
   std::unordered_map<const FunctionProto*, OpsetMap> function_opsets;
   FactMap declared_graph;
@@ -241,15 +248,17 @@ struct Analyzer::Impl {
   std::set<std::vector<std::string>> assumption_places;
 
   Impl(const onnx::ModelProto& m, const CallGraph& c, const InferOptions& o)
-      : model(m), calls(c), options(o), bodies(c), rules(o.op_rules ? o.op_rules : builtin_op_rules()) {
+      : model(m), calls(c), options(o), bodies(c), ours(listed_expressions(m)),
+        rules(o.op_rules ? o.op_rules : builtin_op_rules()) {
     model_opsets = opsets_of(model.opset_import());
     for (const auto& f : model.functions()) {
       function_opsets[&f] = opsets_of(f.opset_import());
+      if (!options.use_declared_types) continue;
       auto& declared = declared_function[&f];
       for (const auto& vi : f.value_info())
-        if (vi.has_type()) declared[vi.name()] = Fact::of_type(vi.type());
+        if (vi.has_type()) declared[vi.name()] = Fact::of_type(vi.type(), &ours);
     }
-    collect_declared(model.graph());
+    if (options.use_declared_types) collect_declared(model.graph());
   }
 
   // Graph value_info, graph outputs and subgraph inputs/outputs are declared facts of the
@@ -263,7 +272,7 @@ struct Analyzer::Impl {
       auto add = [&](const onnx::ValueInfoProto& vi) {
         if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
         if (g == &main && add_legacy(vi)) return;
-        declared_graph[vi.name()] = Fact::of_type(vi.type());
+        declared_graph[vi.name()] = Fact::of_type(vi.type(), &ours);
       };
       for (const auto& vi : g->value_info()) add(vi);
       for (const auto& vi : g->output()) add(vi);
@@ -281,7 +290,7 @@ struct Analyzer::Impl {
     FunctionId id(name.substr(0, sep), name.substr(sep + 2, slash - sep - 2));
     const FunctionProto* f = calls.find(id);
     if (!f) return false;
-    declared_function[f][name.substr(slash + 1)] = Fact::of_type(vi.type());
+    declared_function[f][name.substr(slash + 1)] = Fact::of_type(vi.type(), &ours);
     return true;
   }
 
@@ -406,13 +415,12 @@ struct Analyzer::Impl {
     here.parent = frame.path;
     here.kind = PathLink::Kind::Node;
     here.node = &n;
-    const auto operands = frame.body->inputs_of(node);
-    std::vector<const Fact*> inputs(operands.size());
-    std::vector<bool> present(operands.size());
-    for (size_t i = 0; i < operands.size(); ++i) {
+    std::vector<const Fact*> inputs;
+    std::vector<bool> present;
+    for (auto&& [operand, name] : views::zip(frame.body->inputs_of(node), n.input())) {
       bool p;
-      inputs[i] = read(operands[i], n.input(static_cast<int>(i)), frame, &here, p);
-      present[i] = p;
+      inputs.push_back(read(operand, name, frame, &here, p));
+      present.push_back(p);
     }
     ResolvedAttributes attrs(n, frame.attributes);
 
@@ -428,8 +436,7 @@ struct Analyzer::Impl {
       case ir::NodeKind::Op: outputs = call_op(n, inputs, attrs, frame, &here); break;
     }
     outputs.resize(static_cast<size_t>(n.output_size()));
-    const auto defined = frame.body->outputs_of(node);
-    for (size_t i = 0; i < defined.size(); ++i) define(defined[i], std::move(outputs[i]), frame, &here);
+    for (auto&& [v, fact] : views::zip(frame.body->outputs_of(node), outputs)) define(v, std::move(fact), frame, &here);
   }
 
   // ------------------------------------------------------------------ calls
@@ -490,6 +497,11 @@ struct Analyzer::Impl {
                  id.str() + " takes " + counted(f.input_size(), "input") + " and " + counted(f.output_size(), "output"));
       return {};
     }
+    // Fewer outputs than the function has: what ONNX's strict inference refuses.
+    if (options.strict && n.output_size() != f.output_size())
+      report(frame, path, Severity::Error,
+             "call has " + counted(n.output_size(), "output") + "; function " + id.str() + " has " +
+                 counted(f.output_size(), "output"));
     for (const auto* a : attrs.list) {
       const bool known = std::count(f.attribute().begin(), f.attribute().end(), a->name()) > 0 ||
                          std::any_of(f.attribute_proto().begin(), f.attribute_proto().end(),
@@ -762,9 +774,17 @@ struct Analyzer::Impl {
       fi.attributes = attrs.list;
       fi.num_outputs = static_cast<size_t>(n.output_size());
       fi.symbol_min = options.assume_positive_dims ? 1 : 0;
+      std::optional<std::string> overflow;
+      std::vector<Fact> folded;
       bool relied = false;
       fi.relied_on_symbol_min = &relied;
-      auto folded = eval::fold(fi);
+      {
+        // The rules compute in 64 bits and leave a value that does not fit a narrower
+        // integer type unknown (it wraps at run time); the first one is reported.
+        eval::OverflowWatch watch(overflow);
+        folded = eval::fold(fi);
+      }
+      if (overflow) report_soft(frame, path, "integer overflow: " + *overflow);
       // Recorded in every walk, speculative ones too: what they find feeds facts as well.
       if (relied)
         if (auto where = PathLink::spell(path); assumption_places.insert(where).second)
@@ -893,7 +913,7 @@ void Analyzer::run() {
   const auto inputs = body.inputs();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = g.input(static_cast<int>(i));
-    m.root->facts.define(inputs[i], in.has_type() ? Fact::of_type(in.type()) : Fact());
+    m.root->facts.define(inputs[i], in.has_type() ? Fact::of_type(in.type(), &m.ours) : Fact());
   }
   // An initializer that is also a graph input is only a default: its value may be
   // overridden at run time, so only its type is a fact.

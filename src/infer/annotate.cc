@@ -7,6 +7,8 @@
 // that differs leaves the shape out, an element type that differs leaves the entry out.
 #include "annotate.h"
 
+#include <range/v3/view/zip.hpp>
+
 #include "support/name_map.h"
 #include "support/subgraphs.h"
 #include "support/type_walk.h"
@@ -23,12 +25,13 @@ namespace {
 using onnx::GraphProto;
 using onnx::ValueInfoProto;
 
-// ONNX's checker wants an element type and a shape on every tensor value_info of the
-// main graph; subgraphs and functions may say less.
-bool writable(const Fact& f, bool main_graph) {
+// What an entry needs: an element type (a tensor whose rank is unknown is written as its
+// element type alone, as ONNX's own inference writes it). ONNX's checker wants a shape on
+// the main graph's inputs and outputs only (`main_graph_io`).
+bool writable(const Fact& f, bool main_graph_io) {
   if (f.other) return true;
   if (f.elem_type == 0) return false;
-  return !main_graph || f.shape.has_value();
+  return !main_graph_io || f.shape.has_value();
 }
 
 void collect_dim_params(const onnx::TypeProto& t, std::set<std::string>& out) {
@@ -89,7 +92,7 @@ void for_each_value(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& n
 
 class FunctionJoin {
  public:
-  explicit FunctionJoin(std::set<std::string> taken) : taken_(std::move(taken)) {}
+  FunctionJoin(std::set<std::string> taken, DimTexts& texts) : texts_(texts), taken_(std::move(taken)) {}
 
   // The join of one value's facts over the contexts that computed it; nullopt (with the
   // reason) when nothing can be written.
@@ -101,7 +104,7 @@ class FunctionJoin {
           why = "its type differs between contexts";
           return std::nullopt;
         }
-      return first.type();
+      return texts_.type_of(first);
     }
     for (const Fact* f : facts) {
       if (f->elem_type == 0 || f->other) {
@@ -138,10 +141,11 @@ class FunctionJoin {
       }
       joined.shape = std::move(dims);
     }
-    return joined.type();
+    return texts_.type_of(joined);
   }
 
  private:
+  DimTexts& texts_;
   std::set<std::string> taken_;
   std::map<std::vector<Dim>, std::string> symbols_;
   int next_ = 0;
@@ -194,7 +198,7 @@ std::unordered_map<std::string_view, Fact> facts_by_name(const BodyFacts& top) {
 
 }  // namespace
 
-size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
+size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimTexts& texts) {
   size_t written = 0;
   const Summary& root = analysis.graph();
   // A graph, its Body, the facts of its walk (nullptr where the analysis did not enter
@@ -223,12 +227,10 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
     chain.insert(chain.end(), item.outer.begin(), item.outer.end());
     for (int i = 0; i < g->node_size(); ++i) {
       auto& n = *g->mutable_node(i);
-      for (int k = 0; k < n.output_size(); ++k) {
-        const std::string& o = n.output(k);
+      for (auto&& [o, v] : ranges::views::zip(n.output(), body->outputs_of(body->nodes()[static_cast<size_t>(i)]))) {
         if (o.empty() || boundary.contains(o)) continue;
         names.push_back(o);
         if (item.facts) {
-          const ir::ValueId v = body->outputs_of(body->nodes()[static_cast<size_t>(i)])[static_cast<size_t>(k)];
           if (const Fact* f = item.facts->fact(v)) {
             if (index_of.insert(o, static_cast<uint32_t>(facts.size())))
               facts.push_back(f);
@@ -243,8 +245,8 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
     }
     written += rewrite_value_info(g->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
       const uint32_t k = index_of.find(name);
-      if (k == NameMap::kMissing || !writable(*facts[k], main)) return std::nullopt;
-      return facts[k]->type();
+      if (k == NameMap::kMissing || !writable(*facts[k], /*main_graph_io=*/false)) return std::nullopt;
+      return texts.type_of(*facts[k]);
     });
     // Outputs (and subgraph inputs) keep their declared type unless ours says more, or
     // contradicts it: the analysis already reported the contradiction, and leaving a
@@ -252,10 +254,10 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
     // inconsistent.
     auto update = [&](ValueInfoProto& vi, const Fact* fact) {
       if (!fact || !writable(*fact, main)) return;
-      Fact declared = vi.has_type() ? Fact::of_type(vi.type()) : Fact();
+      Fact declared = vi.has_type() ? Fact::of_type(vi.type(), &texts.ours()) : Fact();
       auto refined = Fact::refine(*fact, declared);
       const Fact& best = refined.ok() ? *refined : *fact;
-      if (best != declared) *vi.mutable_type() = best.type();
+      if (best != declared) *vi.mutable_type() = texts.type_of(best);
     };
     const auto results = body->outputs();
     for (int i = 0; i < g->output_size(); ++i) {
@@ -273,7 +275,7 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis) {
   return written;
 }
 
-size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, std::string* debug) {
+size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, DimTexts& texts, std::string* debug) {
   // Fresh symbols must not collide with a dim_param the model already uses (outside the
   // function value_info this rewrites, so that a second run names them the same).
   std::set<std::string> taken;
@@ -299,7 +301,7 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, std
   }
   remove_legacy_entries(model, reached);
 
-  FunctionJoin joiner(std::move(taken));
+  FunctionJoin joiner(std::move(taken), texts);
   size_t written = 0;
   for (const auto& entry : live) {
     const auto& contexts = entry.second;  // (not a structured binding: the lambda below captures it)

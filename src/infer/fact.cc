@@ -34,14 +34,14 @@ std::string elem_type_name(int32_t t) {
 
 namespace {
 
-std::vector<Dim> dims_of(const onnx::TensorShapeProto& shape) {
+std::vector<Dim> dims_of(const onnx::TensorShapeProto& shape, const std::set<std::string>* ours) {
   std::vector<Dim> dims;
   dims.reserve(static_cast<size_t>(shape.dim_size()));
   for (const auto& d : shape.dim()) {
     if (d.has_dim_value())
       dims.push_back(Dim::constant(d.dim_value()));
     else if (d.has_dim_param())
-      dims.push_back(Dim::parse(d.dim_param()));
+      dims.push_back(ours && ours->count(d.dim_param()) ? Dim::parse(d.dim_param()) : Dim::named(d.dim_param()));
     else
       dims.push_back(Dim::unknown());
   }
@@ -76,11 +76,11 @@ Fact Fact::real_tensor(int32_t elem_type, std::vector<Dim> shape, std::vector<do
   return f;
 }
 
-Fact Fact::of_type(const onnx::TypeProto& type) {
+Fact Fact::of_type(const onnx::TypeProto& type, const std::set<std::string>* ours) {
   Fact f;
   if (type.value_case() == onnx::TypeProto::kTensorType) {
     f.elem_type = type.tensor_type().elem_type();
-    if (type.tensor_type().has_shape()) f.shape = dims_of(type.tensor_type().shape());
+    if (type.tensor_type().has_shape()) f.shape = dims_of(type.tensor_type().shape(), ours);
   } else if (type.value_case() != onnx::TypeProto::VALUE_NOT_SET) {
     f.other = type;
   }

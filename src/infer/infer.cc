@@ -19,15 +19,17 @@ InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, co
   if (options.describe_contexts) result.functions = describe_contexts(analysis);
   result.assumptions = analysis.assumptions();
 
-  result.stats.graph_values = annotate_graph(model, analysis);
+  DimTexts texts(model);
+  result.stats.graph_values = annotate_graph(model, analysis, texts);
   if (options.annotate_functions && !live.empty()) {
-    result.stats.function_values = annotate_functions(model, analysis, options.debug ? &result.debug : nullptr);
+    result.stats.function_values = annotate_functions(model, analysis, texts, options.debug ? &result.debug : nullptr);
     if (result.stats.function_values > 0 && model.ir_version() < 10) {
       // FunctionProto.value_info exists from IR version 10 (ONNX 1.16).
       result.stats.ir_version_raised_from = static_cast<size_t>(model.ir_version());
       model.set_ir_version(10);
     }
   }
+  texts.record_in(model);
   return result;
 }
 

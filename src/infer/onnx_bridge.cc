@@ -1,5 +1,6 @@
 #include "onnx_bridge.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,7 +60,11 @@ class BridgeContext final : public onnx::InferenceContext {
   const onnx::TypeProto* getInputType(size_t i) const override {
     if (i >= inputs_.size() || !has_type(i)) return nullptr;
     auto& v = inputs_[i];
-    if (!v.type) v.type = facts_[i]->type();
+    if (!v.type) {
+      v.type = facts_[i]->type();
+      if (v.type->has_tensor_type() && v.type->tensor_type().has_shape())
+        encode(*v.type->mutable_tensor_type()->mutable_shape(), *facts_[i]->shape);
+    }
     return &*v.type;
   }
   const onnx::TensorProto* getInputData(size_t i) const override {
@@ -86,6 +91,7 @@ class BridgeContext final : public onnx::InferenceContext {
     auto& v = inputs_[i];
     if (!v.symbolic_done) {
       v.symbolic = facts_[i]->as_shape_value();
+      if (v.symbolic) encode(*v.symbolic, *facts_[i]->ints);
       v.symbolic_done = true;
     }
     return v.symbolic ? &*v.symbolic : nullptr;
@@ -95,6 +101,18 @@ class BridgeContext final : public onnx::InferenceContext {
   }
 
   std::vector<onnx::TypeProto>& outputs() { return output_types_; }
+
+  // An output type as a fact, its dims decoded (see encode).
+  Fact output_fact(size_t i) const {
+    const onnx::TypeProto& t = output_types_[i];
+    Fact f = Fact::of_type(t);
+    if (f.shape && t.has_tensor_type())
+      for (int k = 0; k < t.tensor_type().shape().dim_size(); ++k) {
+        const auto& d = t.tensor_type().shape().dim(k);
+        if (d.has_dim_param()) (*f.shape)[static_cast<size_t>(k)] = decode(d.dim_param());
+      }
+    return f;
+  }
 
  private:
   struct InputView {
@@ -108,12 +126,34 @@ class BridgeContext final : public onnx::InferenceContext {
     const Fact* f = facts_[i];
     return f && (f->elem_type != 0 || f->other);
   }
+
+  // ONNX compares dim_params as strings. A model's own name may spell what an expression
+  // of ours prints ("2*N": a name there, twice N here), so every dim that is not a plain
+  // identifier reaches ONNX as a token of its own ("\x01" and a number), one per distinct
+  // Dim, and comes back through decode(): equal dims stay equal, and nothing else is.
+  void encode(onnx::TensorShapeProto& shape, const std::vector<Dim>& dims) const {
+    for (int k = 0; k < shape.dim_size() && static_cast<size_t>(k) < dims.size(); ++k) {
+      auto* d = shape.mutable_dim(k);
+      if (!d->has_dim_param() || dims[static_cast<size_t>(k)].is_symbol()) continue;
+      const Dim& dim = dims[static_cast<size_t>(k)];
+      auto it = std::find(tokens_.begin(), tokens_.end(), dim);
+      if (it == tokens_.end()) it = tokens_.insert(tokens_.end(), dim);
+      d->set_dim_param("\x01" + std::to_string(it - tokens_.begin()));
+    }
+  }
+  Dim decode(const std::string& dim_param) const {
+    if (dim_param.size() > 1 && dim_param[0] == '\x01')
+      for (size_t k = 0; k < tokens_.size(); ++k)
+        if (dim_param == "\x01" + std::to_string(k)) return tokens_[k];
+    return Dim::named(dim_param);
+  }
   const onnx::NodeProto& node_;
   const std::vector<const Fact*>& facts_;
   const std::vector<const onnx::AttributeProto*>& attributes_;
   const SubgraphInferencer& subgraphs_;
   std::vector<std::unique_ptr<BridgeGraphInferencer>> inferencers_;
   mutable std::vector<InputView> inputs_;
+  mutable std::vector<Dim> tokens_;  // the dims encode() gave a token, by number
   std::vector<onnx::TypeProto> output_types_;
 };
 
@@ -213,7 +253,7 @@ OnnxInference OnnxBridge::infer(const onnx::OpSchema& schema, const onnx::NodePr
     return result;
   }
   for (size_t i = 0; i < result.outputs.size(); ++i)
-    if (ctx.outputs()[i].value_case() != onnx::TypeProto::VALUE_NOT_SET) result.outputs[i] = Fact::of_type(ctx.outputs()[i]);
+    if (ctx.outputs()[i].value_case() != onnx::TypeProto::VALUE_NOT_SET) result.outputs[i] = ctx.output_fact(i);
   return result;
 }
 

@@ -107,7 +107,7 @@ void write_transform(JsonWriter& w, const std::optional<TransformStats>& stats) 
                          {"castlikes_to_cast", s.castlikes_to_cast},
                          {"castlikes_removed", s.castlikes_removed},
                          {"constants_folded", s.constants_folded},
-                         {"shapings_removed", s.shapings_removed},
+                         {"identities_folded", s.identities_folded},
                          {"calls_inlined", s.calls_inlined}});
   w.end();
   write_count_fields(w, {{"calls_kept", s.calls_kept},

@@ -4,6 +4,18 @@ namespace shapeprop::schemas {
 
 const onnx::OpSchema* CheckerRegistry::GetSchema(const std::string& key, int max_inclusive_version,
                                                  const std::string& domain) const {
+  std::string id = domain;
+  id += '\0';
+  id += key;
+  id += '\0';
+  id += std::to_string(max_inclusive_version);
+  auto [it, fresh] = answered_.try_emplace(std::move(id), nullptr);
+  if (fresh) it->second = answer(key, max_inclusive_version, domain);
+  return it->second;
+}
+
+const onnx::OpSchema* CheckerRegistry::answer(const std::string& key, int max_inclusive_version,
+                                              const std::string& domain) const {
   if (const auto* schema = onnx::OpSchemaRegistry::Instance()->GetSchema(key, max_inclusive_version, domain))
     return schema;
   if (!rules_.find(domain, key)) return nullptr;

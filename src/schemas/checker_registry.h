@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "onnx/defs/schema.h"
 #include "shapeprop/schemas.h"
@@ -22,8 +23,13 @@ class CheckerRegistry : public onnx::ISchemaRegistry {
                                   const std::string& domain) const override;
 
  private:
+  const onnx::OpSchema* answer(const std::string& key, int max_inclusive_version, const std::string& domain) const;
+
   const OpRules& rules_;
   mutable std::map<std::pair<std::string, std::string>, std::unique_ptr<onnx::OpSchema>> made_;
+  // Answers given, by (domain, op, version): ONNX's checker asks once per node, and ONNX's
+  // registry takes thousands of instructions to answer.
+  mutable std::unordered_map<std::string, const onnx::OpSchema*> answered_;
 };
 
 }  // namespace shapeprop::schemas

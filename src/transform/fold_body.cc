@@ -100,65 +100,6 @@ class Reads {
   }
 };
 
-// y = Identity(x): readers of y read x instead. Where y must keep its name (an output),
-// x's producer at this level writes y directly when nothing else reads x. One pass over
-// the identities with use lists (Reads), not a rescan per identity: an identity whose y
-// may go is removed whatever its place; one whose y stays waits until those are gone,
-// since they can only add readers of its x or take them away.
-void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep) {
-  auto is_identity = [](const NodeProto& n) {
-    return is_op(n, "Identity") && n.input_size() == 1 && n.output_size() == 1 && !n.input(0).empty();
-  };
-  // The names the identities read and write: the only ones whose readers matter. (Copies:
-  // the identities' own strings change as their readers are rewritten.)
-  std::vector<std::string> involved;
-  for (const auto& n : nodes)
-    if (is_identity(n)) involved.insert(involved.end(), {n.input(0), n.output(0)});
-  if (involved.empty()) return;
-  NameMap names(involved.size());
-  for (const auto& name : involved) names.insert(name);
-  Reads reads(nodes, names);
-  std::vector<bool> erased(static_cast<size_t>(nodes.size()), false);
-  for (int i = 0; i < nodes.size(); ++i) {
-    NodeProto& n = *nodes.Mutable(i);
-    if (!is_identity(n) || keep.count(n.output(0))) continue;
-    const std::string x = n.input(0), y = n.output(0);
-    reads.forget(x, &n.input(0));
-    reads.replace(y, x);
-    erased[static_cast<size_t>(i)] = true;
-  }
-  // Where the names identities read are produced at this level, for the identities whose
-  // y stays.
-  std::unordered_map<std::string, std::vector<std::pair<int, int>>> producers;  // name -> (node, output), in order
-  for (int j = 0; j < nodes.size(); ++j) {
-    if (erased[static_cast<size_t>(j)]) continue;
-    const NodeProto& n = nodes.Get(j);
-    for (int k = 0; k < n.output_size(); ++k)
-      if (names.contains(n.output(k))) producers[n.output(k)].emplace_back(j, k);
-  }
-  for (int i = 0; i < nodes.size(); ++i) {
-    if (erased[static_cast<size_t>(i)]) continue;
-    const NodeProto& n = nodes.Get(i);
-    if (!is_identity(n) || !keep.count(n.output(0))) continue;
-    const std::string& x = n.input(0);
-    if (keep.count(x) || reads.count(x) != 1) continue;
-    // The nearest producer of x before the identity (a valid body has exactly one).
-    auto it = producers.find(x);
-    if (it == producers.end()) continue;
-    const auto& at = it->second;
-    auto after = std::lower_bound(at.begin(), at.end(), std::make_pair(i, 0));
-    if (after == at.begin()) continue;
-    const auto [j, k] = *std::prev(after);
-    nodes.Mutable(j)->set_output(k, n.output(0));
-    erased[static_cast<size_t>(i)] = true;
-  }
-  NodeList kept;
-  kept.Reserve(nodes.size());
-  for (int i = 0; i < nodes.size(); ++i)
-    if (!erased[static_cast<size_t>(i)]) *kept.Add() = std::move(*nodes.Mutable(i));
-  nodes.Swap(&kept);
-}
-
 // The names defined at one scope level, for telling whether a name that an inlined branch
 // defines clashes with one already there. Built only when a branch is inlined into the
 // level (most levels never are), from what the level starts with: every name defined at
@@ -231,8 +172,8 @@ class Folder {
           fold_castlike(node, out, renames, level, inlined);
           ++stats_.castlikes_folded;
           break;
-        case Rewrite::DropShaping: {
-          ++stats_.shapings_removed;
+        case Rewrite::Identity: {
+          ++stats_.identities_folded;
           NodeProto id = rewritten(n, "Identity", renames, level, inlined);
           id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
           id.clear_attribute();
@@ -289,7 +230,7 @@ class Folder {
     TakenBranch,  // a decided If: its taken branch in its place
     Constants,    // every output a known constant: the constants
     CastLike,     // CastLike with both types known: Cast, or nothing
-    DropShaping,  // Expand/Reshape to the shape the input has: Identity
+    Identity,     // a node whose output is its input: Identity (then collapsed)
     Copy,         // the node itself (renamed, attributes resolved, calls retargeted)
   };
 
@@ -299,7 +240,7 @@ class Folder {
     if (all_outputs_constant(node) && !is_random(n) && (!is_op(n, "Constant") || (top && target_.main_graph)))
       return Rewrite::Constants;
     if (is_op(n, "CastLike") && castlike_foldable(node)) return Rewrite::CastLike;
-    if ((is_op(n, "Expand") || is_op(n, "Reshape")) && keeps_shape(node)) return Rewrite::DropShaping;
+    if (returns_its_input(n) && keeps_shape(node)) return Rewrite::Identity;
     return Rewrite::Copy;
   }
 
@@ -318,7 +259,17 @@ class Folder {
     return true;
   }
 
-  // Expand/Reshape whose output shape is the input's, dim for dim, with nothing unknown.
+  // Ops whose output is their first input whenever the shapes are equal: Expand and
+  // Reshape to the input's own shape; a reduction that keeps every element (no axes with
+  // noop_with_empty_axes, or axes of size 1 kept) gives each element back, for the
+  // reductions whose value over one element is that element.
+  static bool returns_its_input(const NodeProto& n) {
+    static const std::unordered_set<std::string> ops = {"Expand",    "Reshape",   "ReduceSum", "ReduceMean",
+                                                        "ReduceMax", "ReduceMin", "ReduceProd"};
+    return FunctionId::is_default_domain(n.domain()) && ops.count(n.op_type()) > 0;
+  }
+
+  // The output's shape is the input's, dim for dim, with nothing unknown.
   bool keeps_shape(const Node& node) const {
     const NodeProto& n = node.proto;
     if (n.input_size() < 1 || n.output_size() != 1) return false;
@@ -520,6 +471,65 @@ class Folder {
 
 }  // namespace
 
+// y = Identity(x): readers of y read x instead. Where y must keep its name (an output),
+// x's producer at this level writes y directly when nothing else reads x. One pass over
+// the identities with use lists (Reads), not a rescan per identity: an identity whose y
+// may go is removed whatever its place; one whose y stays waits until those are gone,
+// since they can only add readers of its x or take them away.
+void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep) {
+  auto is_identity = [](const NodeProto& n) {
+    return is_op(n, "Identity") && n.input_size() == 1 && n.output_size() == 1 && !n.input(0).empty();
+  };
+  // The names the identities read and write: the only ones whose readers matter. (Copies:
+  // the identities' own strings change as their readers are rewritten.)
+  std::vector<std::string> involved;
+  for (const auto& n : nodes)
+    if (is_identity(n)) involved.insert(involved.end(), {n.input(0), n.output(0)});
+  if (involved.empty()) return;
+  NameMap names(involved.size());
+  for (const auto& name : involved) names.insert(name);
+  Reads reads(nodes, names);
+  std::vector<bool> erased(static_cast<size_t>(nodes.size()), false);
+  for (int i = 0; i < nodes.size(); ++i) {
+    NodeProto& n = *nodes.Mutable(i);
+    if (!is_identity(n) || keep.count(n.output(0))) continue;
+    const std::string x = n.input(0), y = n.output(0);
+    reads.forget(x, &n.input(0));
+    reads.replace(y, x);
+    erased[static_cast<size_t>(i)] = true;
+  }
+  // Where the names identities read are produced at this level, for the identities whose
+  // y stays.
+  std::unordered_map<std::string, std::vector<std::pair<int, int>>> producers;  // name -> (node, output), in order
+  for (int j = 0; j < nodes.size(); ++j) {
+    if (erased[static_cast<size_t>(j)]) continue;
+    const NodeProto& n = nodes.Get(j);
+    for (int k = 0; k < n.output_size(); ++k)
+      if (names.contains(n.output(k))) producers[n.output(k)].emplace_back(j, k);
+  }
+  for (int i = 0; i < nodes.size(); ++i) {
+    if (erased[static_cast<size_t>(i)]) continue;
+    const NodeProto& n = nodes.Get(i);
+    if (!is_identity(n) || !keep.count(n.output(0))) continue;
+    const std::string& x = n.input(0);
+    if (keep.count(x) || reads.count(x) != 1) continue;
+    // The nearest producer of x before the identity (a valid body has exactly one).
+    auto it = producers.find(x);
+    if (it == producers.end()) continue;
+    const auto& at = it->second;
+    auto after = std::lower_bound(at.begin(), at.end(), std::make_pair(i, 0));
+    if (after == at.begin()) continue;
+    const auto [j, k] = *std::prev(after);
+    nodes.Mutable(j)->set_output(k, n.output(0));
+    erased[static_cast<size_t>(i)] = true;
+  }
+  NodeList kept;
+  kept.Reserve(nodes.size());
+  for (int i = 0; i < nodes.size(); ++i)
+    if (!erased[static_cast<size_t>(i)]) *kept.Add() = std::move(*nodes.Mutable(i));
+  nodes.Swap(&kept);
+}
+
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
                    const std::unordered_set<std::string>& protected_names, TransformStats& stats) {
   Folder folder(
@@ -563,6 +573,24 @@ void collect_names(const NodeList& nodes, std::unordered_set<std::string>& names
       for (const auto& t : g.initializer()) names.insert(t.name());
       collect_names(g.node(), names);
     });
+  }
+}
+
+void fold_subgraphs_without_facts(NodeProto& node) {
+  // What fold_subgraph does where nothing is known: every node stays (its own subgraphs
+  // first), Identity chains collapse, value_info goes (the final annotation writes it).
+  for (auto& a : *node.mutable_attribute()) {
+    if (a.has_ref_attr_name()) continue;
+    auto fold = [](GraphProto& g) {
+      for (auto& n : *g.mutable_node()) fold_subgraphs_without_facts(n);
+      std::unordered_set<std::string> keep;
+      for (const auto& o : g.output()) keep.insert(o.name());
+      for (const auto& in : g.input()) keep.insert(in.name());
+      collapse_identities(*g.mutable_node(), keep);
+      g.clear_value_info();
+    };
+    if (a.has_g()) fold(*a.mutable_g());
+    for (auto& g : *a.mutable_graphs()) fold(g);
   }
 }
 

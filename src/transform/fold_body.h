@@ -18,7 +18,9 @@ using NodeList = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
 // Where folded constants go: initializers of the main graph, or Constant nodes in a
 // function body.
 struct BodyTarget {
-  onnx::GraphProto* main_graph = nullptr;  // set when folding the main graph
+  // The main graph being folded, where folded constants go as initializers (nullptr: in a
+  // function, or a model whose IR version wants Constant nodes there).
+  onnx::GraphProto* main_graph = nullptr;
   // The attribute values of the function's context, substituted for references (a
   // specialized body has no attributes of its own); nullptr in the main graph.
   const std::vector<onnx::AttributeProto>* attributes = nullptr;
@@ -33,6 +35,14 @@ struct BodyTarget {
 // from every name the body defines or reads.
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
                    const std::unordered_set<std::string>& protected_names, TransformStats& stats);
+
+// y = Identity(x) at this level: readers of y read x instead; where y must keep its name
+// (`keep`: outputs and inputs), x's producer writes y when nothing else reads x.
+void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep);
+
+// What fold_body does to the subgraphs of a node it copies when nothing is known of them
+// (Identity chains collapse, value_info goes), done in place.
+void fold_subgraphs_without_facts(onnx::NodeProto& node);
 
 // True when fold_body (with `target`) and then remove_dead_nodes (with `live`) would give
 // `nodes` back as they are. Conservative: false when unsure (a subgraph, an Identity, an

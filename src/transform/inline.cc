@@ -95,16 +95,28 @@ class Renamer {
   Renamer(std::string suffix, Names& names) : suffix_(std::move(suffix)), names_(names) { scopes_.emplace_back(); }
 
   // Formal parameters take the actual names; an output the call omits gets a fresh one.
-  void bind(const google::protobuf::RepeatedPtrField<std::string>& formals,
-            const google::protobuf::RepeatedPtrField<std::string>& actuals, bool outputs) {
+  // An output that is one of the inputs (`Id (x) => (x)`) keeps the input's binding
+  // inside the body, and is returned as (input, output) to be copied by an Identity:
+  // ONNX's inliner binds it to the output and leaves that output undefined.
+  std::vector<std::pair<std::string, std::string>> bind(const google::protobuf::RepeatedPtrField<std::string>& formals,
+                                                        const google::protobuf::RepeatedPtrField<std::string>& actuals,
+                                                        bool outputs) {
     if (actuals.size() > formals.size())
       throw std::runtime_error("a call has more actual parameters than its function has formal parameters");
+    std::vector<std::pair<std::string, std::string>> passed_through;
     auto& scope = scopes_.back();
     for (int i = 0; i < formals.size(); ++i) {
       std::string as = i < actuals.size() ? actuals.Get(i) : std::string();
-      if (outputs && as.empty()) as = unique(formals.Get(i));
+      if (outputs) {
+        if (auto in = scope.find(formals.Get(i)); in != scope.end()) {
+          if (!as.empty() && !in->second.empty()) passed_through.emplace_back(in->second, as);
+          continue;
+        }
+        if (as.empty()) as = unique(formals.Get(i));
+      }
       scope[formals.Get(i)] = as;
     }
+    return passed_through;
   }
 
   void node(NodeProto& n) {
@@ -187,7 +199,7 @@ class Inliner {
     // numbered after this one, when it is appended), as ONNX's inliner does.
     Renamer renamer("__" + std::to_string(++count_), names_);
     renamer.bind(callee.input(), node.input(), /*outputs=*/false);
-    renamer.bind(callee.output(), node.output(), /*outputs=*/true);
+    const auto passed_through = renamer.bind(callee.output(), node.output(), /*outputs=*/true);
     std::vector<NodeProto> body(callee.node().begin(), callee.node().end());
     for (auto& n : body) {
       bind_attributes(n, values);
@@ -202,6 +214,12 @@ class Inliner {
       if (!actual.count(renamed.name())) *value_info.Add() = std::move(renamed);
     }
     for (auto& n : body) append(n, nodes, value_info);
+    for (const auto& [from, to] : passed_through) {
+      NodeProto* copy = nodes.Add();
+      copy->set_op_type("Identity");
+      copy->add_input(from);
+      copy->add_output(to);
+    }
   }
 };
 

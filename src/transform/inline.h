@@ -17,8 +17,10 @@ namespace shapeprop::transform {
 // formal inputs and outputs bound to the call's actual names, attribute references bound
 // to the call's attributes. The selected functions are removed. ONNX's own inliner
 // copies each callee twice and each other node once; this moves the nodes that stay and
-// copies each inlined node once. Throws std::runtime_error where ONNX's does (functions
-// that need different versions of one opset).
+// copies each inlined node once. One difference: a function output that is one of its
+// inputs (`Id (x) => (x) {}`) becomes an Identity from the call's input to its output,
+// where ONNX's inliner leaves the output undefined. Throws std::runtime_error where ONNX's
+// does (functions that need different versions of one opset).
 void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::pair<std::string, std::string>>& selected);
 
 }  // namespace shapeprop::transform

@@ -60,7 +60,11 @@ void collect_calls(const NodeList& nodes, const std::set<FunctionId>& functions,
                    size_t* count = nullptr) {
   if (functions.empty()) return;
   for (const auto& n : nodes) {
-    if (functions.count(FunctionId::of(n))) {
+    // Most nodes are ops of a domain no function has: told apart without building an id.
+    const bool may_call = std::any_of(functions.begin(), functions.end(), [&](const FunctionId& f) {
+      return f.name == n.op_type() && f.domain == (n.domain() == "ai.onnx" ? std::string_view() : std::string_view(n.domain()));
+    });
+    if (may_call && functions.count(FunctionId::of(n))) {
       called.insert(FunctionId::of(n));
       if (count) ++*count;
     }
@@ -142,6 +146,11 @@ void remove_unused_initializers(GraphProto& g) {
 // distinct context (identical copies shared), fold the main graph, remove dead code. The
 // round keeps its analysis, so that when the round changes nothing the analysis of its
 // input is the analysis of the result.
+// Folded constants in the main graph become initializers, unless the model's IR version
+// is below 4, where every initializer must also be a graph input: then they stay Constant
+// nodes.
+bool constants_may_be_initializers(const ModelProto& m) { return m.ir_version() >= 4; }
+
 class Round {
  public:
   // `take_initializers`: the round may move the input's initializers into its result (the
@@ -268,7 +277,8 @@ class Round {
     std::unordered_set<std::string> live;
     for (const auto& vi : g.output()) live.insert(vi.name());
     transform::BodyTarget target;
-    target.main_graph = const_cast<GraphProto*>(&g);  // read only: nothing is emitted
+    if (constants_may_be_initializers(model_))
+      target.main_graph = const_cast<GraphProto*>(&g);  // read only: nothing is emitted
     if (!transform::fold_changes_nothing(g.node(), analysis.graph().facts, target, live)) return false;
     NameMap reads(static_cast<size_t>(g.node_size()) * 2);
     transform::collect_reads(g.node(), reads);
@@ -348,7 +358,7 @@ class Round {
     for (const auto& vi : g.output()) keep.insert(vi.name());
     for (const auto& t : target_graph.initializer()) keep.insert(t.name());
     transform::BodyTarget target;
-    target.main_graph = &target_graph;
+    if (constants_may_be_initializers(model_)) target.main_graph = &target_graph;
     target.callee_name = callee_names();
     NodeList nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats);
     std::unordered_set<std::string> live;
@@ -460,30 +470,38 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
 // Identity chains across the old call boundaries collapse, outputs no caller reads die).
 // Constants' facts come from their attributes. The next round analyses the result in full
 // and finds anything this misses: this only saves it the work.
-void fold_inlined_graph(ModelProto& m, TransformStats& stats) {
+void fold_inlined_graph(ModelProto& m) {
   GraphProto& g = *m.mutable_graph();
-  const ir::Body body(g, nullptr, nullptr);
-  infer::BodyFacts facts(body);
-  for (const auto& node : body.nodes()) {
-    const NodeProto& n = *node.proto;
-    if (!FunctionId::is_default_domain(n.domain()) || n.op_type() != "Constant" || n.output_size() != 1) continue;
-    eval::FoldInput fi;
-    fi.op = n.op_type();
-    for (const auto& a : n.attribute()) fi.attributes.push_back(&a);
-    auto folded = eval::fold(fi);
-    if (!folded.empty() && body.outputs_of(node)[0] != ir::kNoValue) facts.define(body.outputs_of(node)[0], std::move(folded[0]));
-  }
   std::unordered_set<std::string> keep;
   for (const auto& vi : g.input()) keep.insert(vi.name());
   for (const auto& vi : g.output()) keep.insert(vi.name());
   for (const auto& t : g.initializer()) keep.insert(t.name());
-  transform::BodyTarget target;
-  target.main_graph = &g;
-  NodeList nodes = transform::fold_body(g.node(), facts, target, keep, stats);
+  // In place, as fold_body would have it: the nodes that stay are moved, not copied.
+  NodeList kept;
+  kept.Reserve(g.node_size());
+  for (auto& n : *g.mutable_node()) {
+    if (constants_may_be_initializers(m) && FunctionId::is_default_domain(n.domain()) && n.op_type() == "Constant" &&
+        n.output_size() == 1 &&
+        !n.output(0).empty()) {
+      eval::FoldInput fi;
+      fi.op = n.op_type();
+      for (const auto& a : n.attribute()) fi.attributes.push_back(&a);
+      auto folded = eval::fold(fi);
+      if (!folded.empty() && folded[0].has_tensor()) {
+        onnx::TensorProto value = *folded[0].to_tensor();
+        value.set_name(n.output(0));
+        *g.add_initializer() = std::move(value);
+        continue;
+      }
+    }
+    transform::fold_subgraphs_without_facts(n);
+    kept.Add()->Swap(&n);
+  }
+  g.mutable_node()->Swap(&kept);
+  transform::collapse_identities(*g.mutable_node(), keep);
   std::unordered_set<std::string> live;
   for (const auto& vi : g.output()) live.insert(vi.name());
-  transform::remove_dead_nodes(nodes, live);
-  g.mutable_node()->Swap(&nodes);
+  transform::remove_dead_nodes(*g.mutable_node(), live);
   remove_unused_initializers(g);
   remove_unused(m);
 }
@@ -528,7 +546,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
         step.reset();
         if (input == &current) current.Clear();
       }
-      fold_inlined_graph(next, result.stats);
+      fold_inlined_graph(next);
     }
     std::optional<uint64_t> next_hash;
     if (step) {  // not changed for certain: compare

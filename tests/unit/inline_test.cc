@@ -45,6 +45,13 @@ void expect_same_as_onnx(const onnx::ModelProto& model, std::vector<std::pair<st
   EXPECT_EQ(bytes_of(ours), bytes_of(theirs));
 }
 
+bool passes_an_input_through(const onnx::ModelProto& model) {
+  for (const auto& f : model.functions())
+    for (const auto& out : f.output())
+      if (std::find(f.input().begin(), f.input().end(), out) != f.input().end()) return true;
+  return false;
+}
+
 TEST(Inline, SameAsOnnxOnTheCorpus) {
   size_t with_functions = 0;
   for (const auto& path : testing::files_under(testing::corpus_dir(), ".onnx")) {
@@ -65,8 +72,9 @@ TEST(Inline, SameAsOnnxOnEveryGoldenInput) {
     text << in.rdbuf();
     auto model = parse_model_text(text.str(), path.string());
     // Recursive functions (which both inliners would unfold without end) are rejected
-    // before anything inlines.
-    if (!model || model->functions_size() == 0 || !CallGraph::build(*model)) continue;
+    // before anything inlines; a function output that is one of its inputs is where the
+    // inliners differ on purpose (OutputThatIsAnInputIsCopied).
+    if (!model || model->functions_size() == 0 || !CallGraph::build(*model) || passes_an_input_through(*model)) continue;
     SCOPED_TRACE(path.string());
     expect_same_as_onnx(*model);
     ++compared;
@@ -114,6 +122,25 @@ Outer (u) => (v) {
   expect_same_as_onnx(model);
   expect_same_as_onnx(model, {{"local", "Twice"}});  // Outer stays, and Twice is inlined into it
   expect_same_as_onnx(model, {{"local", "Outer"}});  // Outer's body keeps calling Twice
+}
+
+// Where ONNX's inliner leaves a call's output undefined (a function output that is one of
+// its inputs), ours copies the input with an Identity; the body still reads the input.
+TEST(Inline, OutputThatIsAnInputIsCopied) {
+  auto model = testing::parse_or_fail(R"ONNX(
+<ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+g (float[2] a) => (float[2] y, float[2] z) { y, z = local.Pair (a) }
+<domain: "local", opset_import: ["" : 18]>
+Pair (x) => (x, r) { r = Neg (x) }
+)ONNX");
+  transform::inline_selected_functions(model, {{"local", "Pair"}});
+  ASSERT_EQ(model.graph().node_size(), 2);
+  EXPECT_EQ(model.graph().node(0).op_type(), "Neg");
+  EXPECT_EQ(model.graph().node(0).input(0), "a");
+  EXPECT_EQ(model.graph().node(0).output(0), "z");
+  EXPECT_EQ(model.graph().node(1).op_type(), "Identity");
+  EXPECT_EQ(model.graph().node(1).input(0), "a");
+  EXPECT_EQ(model.graph().node(1).output(0), "y");
 }
 
 TEST(Inline, RefusesFunctionsThatDisagreeOnAnOpset) {

@@ -2,6 +2,9 @@
 // model, each iteration on a fresh copy:
 //   annotate: shapeprop::infer_shapes             vs  onnx::shape_inference::InferShapes
 //   inline:   shapeprop::specialize(inline = all) vs  ONNX's inliner, then InferShapes
+//   check:    shapeprop::check_model              vs  the inference a full check runs
+//             (strict, no data propagation) with ONNX's registry; `check.registry` is
+//             that inference through shapeprop::SchemaRegistry
 // (ONNX's InferShapes with data propagation on, as `onnx-infer-baseline` runs it).
 //
 //   build/release/tools/shapeprop-bench [google benchmark flags] [MODEL.onnx ...]
@@ -20,8 +23,10 @@
 #include "onnx/defs/schema.h"
 #include "onnx/inliner/inliner.h"
 #include "onnx/shape_inference/implementation.h"
+#include "shapeprop/check.h"
 #include "shapeprop/infer.h"
 #include "shapeprop/io.h"
+#include "shapeprop/schema_registry.h"
 #include "shapeprop/specialize.h"
 
 namespace {
@@ -83,6 +88,32 @@ void shapeprop_inline(benchmark::State& state, const std::string& path) {
   }
 }
 
+// What check_model(model, full_check=true) adds to the structural check: strict inference
+// on a copy, without data propagation; with ONNX's registry, or with shapeprop's (built
+// anew for each run, so that its memo starts empty).
+void full_check_inference(benchmark::State& state, const std::string& path, bool with_shapeprop) {
+  const onnx::ModelProto& m = model(path);
+  const onnx::ShapeInferenceOptions strict(true, 1, false);
+  for (auto _ : state) {
+    onnx::ModelProto copy = m;
+    if (with_shapeprop) {
+      shapeprop::SchemaRegistry registry(m);
+      onnx::shape_inference::InferShapes(copy, &registry, strict);
+    } else {
+      onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), strict);
+    }
+    benchmark::DoNotOptimize(copy);
+  }
+}
+
+void shapeprop_check(benchmark::State& state, const std::string& path) {
+  const onnx::ModelProto& m = model(path);
+  for (auto _ : state) {
+    auto found = shapeprop::check_model(m);
+    benchmark::DoNotOptimize(found);
+  }
+}
+
 // Reports each shapeprop benchmark's time as a ratio to ONNX's on the same model and job.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
@@ -91,7 +122,9 @@ class RatioReporter : public benchmark::ConsoleReporter {
     for (auto& run : out) {
       const std::string name = run.benchmark_name();
       const bool ours = name.rfind("shapeprop_", 0) == 0;
-      const std::string key = name.substr(name.find('_') + 1);  // "annotate/MODEL"
+      // "annotate/MODEL"; a variant "check.registry/MODEL" compares with "check/MODEL".
+      std::string key = name.substr(name.find('_') + 1);
+      if (auto dot = key.find('.'); dot != std::string::npos && dot < key.find('/')) key.erase(dot, key.find('/') - dot);
       const double t = run.GetAdjustedRealTime();
       if (!ours) {
         onnx_[key] = t;
@@ -121,6 +154,10 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("shapeprop_annotate/" + m).c_str(), shapeprop_annotate, path)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("onnx_inline/" + m).c_str(), onnx_inline, path)->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(("shapeprop_inline/" + m).c_str(), shapeprop_inline, path)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("onnx_check/" + m).c_str(), full_check_inference, path, false)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("shapeprop_check.registry/" + m).c_str(), full_check_inference, path, true)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("shapeprop_check/" + m).c_str(), shapeprop_check, path)->Unit(benchmark::kMillisecond);
   }
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

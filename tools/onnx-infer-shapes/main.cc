@@ -9,8 +9,10 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "shapeprop/check.h"
 #include "shapeprop/infer.h"
 #include "shapeprop/io.h"
 #include "shapeprop/override.h"
@@ -38,7 +40,10 @@ options:
                          specialize: one folded copy of each function per distinct
                          context (rank conditionals, CastLikes and shape arithmetic the
                          facts decide are gone), dead code removed;
-                         inline: specialize, then inline (--inline=all unless given)
+                         inline: specialize, then inline (--inline=all unless given);
+                         check: write nothing; check every declared type against
+                         what strict inference proves in each context (exit 1 when
+                         one is false, or the model is malformed; always strict)
   --inline POLICY        all | none | small[:N] (bodies of at most N nodes after
                          folding, default 8); implies --mode specialize at least
   -o, --output PATH      write the result to PATH (atomically); default: text on stdout
@@ -80,7 +85,7 @@ options:
 exit status: 0 ok, 1 a check found problems, 2 bad usage or unreadable input
 )";
 
-enum class Mode { Annotate, Specialize, Inline };
+enum class Mode { Annotate, Specialize, Inline, Check };
 
 struct Options {
   std::string input;
@@ -195,8 +200,10 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         o.mode = Mode::Specialize;
       else if (*v == "inline")
         o.mode = Mode::Inline;
+      else if (*v == "check")
+        o.mode = Mode::Check;
       else {
-        error("--mode takes 'annotate', 'specialize' or 'inline', not '" + *v + "'");
+        error("--mode takes 'annotate', 'specialize', 'inline' or 'check', not '" + *v + "'");
         return kBadInput;
       }
     } else if (is("--inline")) {
@@ -263,6 +270,22 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
   if (o.input.empty()) {
     error("no input model given (see --help)");
     return kBadInput;
+  }
+  if (o.mode == Mode::Check) {
+    const std::pair<bool, const char*> writing[] = {
+        {!o.output.empty(), "-o"},
+        {o.emit.has_value(), "--emit"},
+        {o.inline_policy.has_value(), "--inline"},
+        {!o.infer, "--no-infer"},
+        {!o.infer_options.annotate_functions, "--keep-ir-version"},
+        {o.infer_options.debug, "--debug-analysis"},
+        {o.verify_roundtrip || o.verify_idempotent || o.verify_full_check, "--verify-*"},
+    };
+    for (const auto& [given, flag] : writing)
+      if (given) {
+        error(std::string("--mode check writes nothing and takes no ") + flag);
+        return kBadInput;
+      }
   }
   return std::nullopt;
 }
@@ -357,7 +380,25 @@ std::optional<int> override_functions(const Options& o, const std::string& libra
   return std::nullopt;
 }
 
+// --mode check: the model is read, never written.
+int run_check(const Options& o) {
+  auto model = shapeprop::load_model(o.input);
+  if (!model) {
+    report({model.error()});
+    return kBadInput;
+  }
+  shapeprop::CheckOptions options;
+  options.origin = o.input;
+  options.model_dir = std::filesystem::path(o.input).parent_path();
+  options.assume_positive_dims = o.infer_options.assume_positive_dims;
+  const auto found = shapeprop::check_model(*model, options);
+  const bool failed = shapeprop::has_errors(found);
+  report(o.quiet ? errors_only(found) : found);
+  return failed ? kCheckFailed : kOk;
+}
+
 int run(const Options& o) {
+  if (o.mode == Mode::Check) return run_check(o);
   // The input is never modified, not even by naming it as the output.
   std::error_code same_ec;
   if (!o.output.empty() && std::filesystem::equivalent(o.input, o.output, same_ec)) {
