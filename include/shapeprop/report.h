@@ -55,6 +55,9 @@ struct Report {
   // diagnostics are the driver's to add, with their files).
   void add(const InferResult& result);
   void add(const TransformResult& result);
+  // What check_model found (shapeprop/check.h): its closing note, which counts what was
+  // checked, is the summary; the diagnostics are the driver's to add.
+  void add_check(const Diagnostics& found);
   // Counts a model before the run, and the result after it.
   void count_before(const onnx::ModelProto& model) { before = count_model(model); }
   void count_after(const onnx::ModelProto& model);

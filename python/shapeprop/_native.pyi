@@ -15,7 +15,6 @@ def run(
     strict: bool = ...,
     annotate_functions: bool = ...,
     assume_positive_dims: bool = ...,
-    full_check: bool = ...,
     schemas: List[str] = ...,
     shipped_rules: str = ...,
     output_path: str = ...,

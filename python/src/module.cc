@@ -31,7 +31,7 @@ shapeprop::InlinePolicy policy_named(const std::string& name) {
 
 py::tuple run(const py::bytes& source, bool from_path, const std::string& origin, const std::string& job,
               const std::string& inline_policy, size_t small_limit, bool strict, bool annotate_functions,
-              bool assume_positive_dims, bool full_check, const std::vector<std::string>& schemas,
+              bool assume_positive_dims, const std::vector<std::string>& schemas,
               const std::string& shipped_rules, const std::string& output_path, bool describe_contexts) {
   shapeprop::python::Request q;
   q.source = source;  // a copy: the bytes object may change hands while the GIL is released
@@ -44,7 +44,6 @@ py::tuple run(const py::bytes& source, bool from_path, const std::string& origin
   q.options.infer.annotate_functions = annotate_functions;
   q.options.infer.assume_positive_dims = assume_positive_dims;
   q.options.infer.describe_contexts = describe_contexts;
-  q.full_check = full_check;
   q.schemas = schemas;
   q.shipped_rules = shipped_rules;
   q.output_path = output_path;
@@ -64,14 +63,15 @@ PYBIND11_MODULE(_native, m) {
             "package instead).";
   m.def("run", &run, py::arg("source"), py::kw_only(), py::arg("from_path"), py::arg("origin"), py::arg("job"),
         py::arg("inline_policy") = "none", py::arg("small_limit") = 8, py::arg("strict") = false,
-        py::arg("annotate_functions") = true, py::arg("assume_positive_dims") = true, py::arg("full_check") = false,
+        py::arg("annotate_functions") = true, py::arg("assume_positive_dims") = true,
         py::arg("schemas") = std::vector<std::string>(), py::arg("shipped_rules") = "", py::arg("output_path") = "",
         py::arg("describe_contexts") = false,
         R"(Runs one job on a model and returns (result, report_json).
 
 source: the model's serialized bytes, or its path (UTF-8 bytes) when from_path.
 origin: how diagnostics and the report name the model.
-job: 'annotate' (infer_shapes), 'specialize' (specialize) or 'check' (check_model).
+job: 'annotate' (infer_shapes), 'specialize' (specialize) or 'check' (check_model: the
+checker of onnx-infer-shapes --mode check, with the shipped rules; nothing else applies).
 schemas: folders of rules read after the shipped ones, which are in shipped_rules (an
 installed package's copy) or, when that is empty, where the library finds them.
 result: the resulting model's bytes, or None when the run failed, when job is 'check',

@@ -1,5 +1,6 @@
 #include "run.h"
 
+#include "shapeprop/check.h"
 #include "shapeprop/infer.h"
 #include "shapeprop/io.h"
 #include "shapeprop/report.h"
@@ -32,7 +33,8 @@ class Run {
 
   Outcome operator()() {
     Outcome out;
-    report_.ok = load_rules() && load() && validate() && process() && finish(out);
+    report_.ok = q_.job == Job::Check ? load() && check()
+                                      : load_rules() && load() && validate() && process() && finish(out);
     out.report = to_json(report_);
     return out;
   }
@@ -103,15 +105,26 @@ class Run {
     if (!inferred) return fail(inferred.error());
     report_.add(*inferred);
     report_.summary.push_back(summary_line(*inferred));
-    if (!keep(std::move(inferred->diagnostics))) return false;
-    if (q_.job != Job::Check || !q_.full_check) return true;
-    PhaseClock clock(report_.phases, "full check");
-    return keep(run_onnx_checker(model_, /*full_check=*/true, q_.origin, model_dir_, options_.infer.op_rules.get()));
+    return keep(std::move(inferred->diagnostics));
+  }
+
+  // The checker, as --mode check runs it (its own structural checks, the shipped rules);
+  // the model stays as it was loaded.
+  bool check() {
+    CheckOptions options;
+    options.origin = q_.origin;
+    options.model_dir = model_dir_;
+    options.assume_positive_dims = options_.infer.assume_positive_dims;
+    PhaseClock clock(report_.phases, "check");
+    auto found = check_model(model_, options);
+    clock.stop();
+    report_.add_check(found);
+    report_.count_after(model_);
+    return keep(std::move(found));
   }
 
   bool finish(Outcome& out) {
     report_.count_after(model_);
-    if (q_.job == Job::Check) return true;
     PhaseClock clock(report_.phases, "write");
     if (!q_.output_path.empty()) {
       const auto format = format_for_path(q_.output_path).value_or(Format::Binary);

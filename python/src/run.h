@@ -15,7 +15,7 @@ namespace shapeprop::python {
 enum class Job {
   Annotate,    // infer_shapes, infer_shapes_path
   Specialize,  // specialize (inlining by options.inline_policy)
-  Check,       // check_model: validation and inference, nothing written
+  Check,       // check_model (shapeprop/check.h, as --mode check): nothing written
 };
 
 struct Request {
@@ -24,7 +24,6 @@ struct Request {
   std::string origin;        // how diagnostics and the report name the model
   Job job = Job::Annotate;
   TransformOptions options;  // options.infer.op_rules is set from `schemas`
-  bool full_check = false;   // Check: ONNX's full checker (strict inference) too
   std::vector<std::string> schemas;  // folders of rules for ops outside ONNX's registry, after the shipped ones
   std::string shipped_rules;         // the shipped rules' folder; empty: where the library finds it
   std::string output_path;   // save the result there (its format from the extension) instead of returning it

@@ -239,6 +239,10 @@ void Report::add(const TransformResult& result) {
   add_phases(phases, result.phases);
 }
 
+void Report::add_check(const Diagnostics& found) {
+  if (!found.empty() && found.back().severity == Severity::Note) summary.push_back(found.back().message);
+}
+
 void Report::count_after(const onnx::ModelProto& model) {
   after = count_model(model);
   assumption_recorded = false;

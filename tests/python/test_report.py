@@ -46,6 +46,32 @@ def test_every_corpus_report_validates_and_counts_as_the_summary(shapeprop, vali
     assert comparable(own.data) == comparable(report)
 
 
+@pytest.mark.parametrize("model", CORPUS_MODELS)
+def test_every_corpus_check_report_validates_and_is_the_clis(shapeprop, validate_report, tmp_path, model):
+    report_path = tmp_path / "report.json"
+    done = run_cli(CORPUS / model, "--mode", "check", "--report", report_path, check=False)
+    report = json.loads(report_path.read_text())
+    validate_report(report)
+    assert report["mode"] == "check" and report["ok"] == (done.returncode == 0)
+    assert [d["text"] for d in report["diagnostics"]] == done.stderr.splitlines()
+    assert [p["phase"] for p in report["phases"]] == ["load", "check"]
+    # The model is read, never changed; the checker's closing note, which a structural
+    # error leaves out, is the summary.
+    assert report["counts"]["after"] == report["counts"]["before"] and report["transform"] is None
+    last = report["diagnostics"][-1]
+    assert report["summary"] == ([last["message"]] if last["severity"] == "note" else [])
+    if report["ok"]:
+        assert report["summary"][0].startswith("checked ")
+    if report["ok"]:
+        own = shapeprop.check_model(str(CORPUS / model), return_report=True)
+    else:
+        with pytest.raises(shapeprop.Error) as raised:
+            shapeprop.check_model(str(CORPUS / model))
+        own = raised.value.report
+    validate_report(own.data)
+    assert comparable(own.data) == comparable(report)
+
+
 def package_run(shapeprop, path, mode):
     if mode == "annotate":
         return shapeprop.infer_shapes(str(path), return_report=True)

@@ -382,7 +382,9 @@ std::optional<int> override_functions(const Options& o, const std::string& libra
 
 // --mode check: the model is read, never written.
 int run_check(const Options& o) {
+  shapeprop::PhaseClock loading(run_report.phases, "load", o.infer_options.on_phase);
   auto model = shapeprop::load_model(o.input);
+  loading.stop();
   if (!model) {
     report({model.error()});
     return kBadInput;
@@ -391,7 +393,12 @@ int run_check(const Options& o) {
   options.origin = o.input;
   options.model_dir = std::filesystem::path(o.input).parent_path();
   options.assume_positive_dims = o.infer_options.assume_positive_dims;
+  run_report.count_before(*model);
+  shapeprop::PhaseClock clock(run_report.phases, "check", o.infer_options.on_phase);
   const auto found = shapeprop::check_model(*model, options);
+  clock.stop();
+  run_report.add_check(found);
+  run_report.count_after(*model);  // unchanged: the report says so
   const bool failed = shapeprop::has_errors(found);
   report(o.quiet ? errors_only(found) : found);
   return failed ? kCheckFailed : kOk;
@@ -530,7 +537,9 @@ int write_report(const Options& o, int status) {
 void start_report(const Options& o) {
   const auto policy = inline_policy(o);
   run_report.input = o.input;
-  run_report.mode = !transforms(o) ? "annotate" : policy == shapeprop::InlinePolicy::None ? "specialize" : "inline";
+  run_report.mode = o.mode == Mode::Check ? "check"
+                    : !transforms(o)       ? "annotate"
+                    : policy == shapeprop::InlinePolicy::None ? "specialize" : "inline";
   run_report.options.infer = o.infer_options;
   run_report.options.inline_policy = policy;
   run_report.options.small_limit = o.small_limit;
