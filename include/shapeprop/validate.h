@@ -12,13 +12,23 @@
 
 namespace shapeprop {
 
+// How ONNX's checker is run.
+//  - onnx: as ONNX 1.17's check_model (--mode check reports what ONNX's checker says).
+//  - as_inference: what ONNX's infer_shapes accepts passes too: an op of the default
+//    domain that no schema knows (the analysis warns, or reports an error under --strict,
+//    and leaves its outputs unknown), and a model-local function that imports another
+//    opset version than the model (ONNX 1.17's checker refuses it, later versions accept
+//    it; the analysis and the inliner take the function at its own opset).
+enum class CheckerMode { onnx, as_inference };
+
 // ONNX's checker. With `full_check` it also runs ONNX's strict shape inference, which
 // rejects some valid models (it infers both branches of every If). External data is
 // looked up in `model_dir` (the model file's folder). An op with a rule in `rules` (the
 // built-in rules when null) passes as ONNX's checker lets an op of a custom domain pass,
 // also in the default domain, where ONNX Runtime registers some.
 Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin,
-                             const std::filesystem::path& model_dir, const OpRules* rules = nullptr);
+                             const std::filesystem::path& model_dir, const OpRules* rules = nullptr,
+                             CheckerMode mode = CheckerMode::as_inference);
 
 // Rules every model must keep for shapeprop to analyse it:
 //  - each node's domain has an opset import where the node stands (the model's for the
@@ -30,6 +40,7 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
 
 // Both of the above, ours first (its messages name the place more precisely).
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
-                           const std::filesystem::path& model_dir, const OpRules* rules = nullptr);
+                           const std::filesystem::path& model_dir, const OpRules* rules = nullptr,
+                           CheckerMode mode = CheckerMode::as_inference);
 
 }  // namespace shapeprop

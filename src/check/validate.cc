@@ -133,14 +133,18 @@ class StructureValidator {
 }  // namespace
 
 Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin,
-                             const std::filesystem::path& model_dir, const OpRules* rules) {
+                             const std::filesystem::path& model_dir, const OpRules* rules, CheckerMode mode) {
+  const bool as_inference = mode == CheckerMode::as_inference;
   try {
     // ONNX's checker requires a type on every output and value_info entry of the main
-    // graph. Entries without one carry nothing to check, so the checker sees the model
-    // without them.
+    // graph, and a shape in a tensor type there. Entries without them (as ONNX's own
+    // inference leaves an output whose rank it cannot tell) carry nothing else to check,
+    // so the checker sees the model without them.
     const onnx::ModelProto* checked = &model;
     onnx::ModelProto typed_only;
-    auto untyped = [](const onnx::ValueInfoProto& vi) { return !has_type(vi); };
+    auto untyped = [](const onnx::ValueInfoProto& vi) {
+      return !has_type(vi) || (vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape());
+    };
     const auto& g = model.graph();
     if (std::any_of(g.output().begin(), g.output().end(), untyped) ||
         std::any_of(g.value_info().begin(), g.value_info().end(), untyped)) {
@@ -158,8 +162,9 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
     onnx::checker::CheckerContext ctx;
     if (!model_dir.empty()) ctx.set_model_dir(model_dir.string() + "/");
     const auto builtin = rules ? nullptr : builtin_op_rules();
-    schemas::CheckerRegistry registry(rules ? *rules : *builtin);
+    schemas::CheckerRegistry registry(rules ? *rules : *builtin, /*accept_unknown_default_ops=*/as_inference);
     ctx.set_schema_registry(&registry);
+    ctx.set_skip_opset_compatibility_check(as_inference);
     onnx::checker::check_model(*checked, ctx);
     if (full_check) {  // what check_model(model, full_check=true) adds
       onnx::ModelProto copy = *checked;
@@ -169,7 +174,7 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
 #else  // external data is then looked up relative to the working folder
     (void)model_dir;
     (void)rules;  // and ops with a rule in the default domain are rejected
-    onnx::checker::check_model(*checked, full_check);
+    onnx::checker::check_model(*checked, full_check, /*skip_opset_compatibility_check=*/as_inference);
 #endif
     return {};
   } catch (const std::exception& e) {
@@ -189,10 +194,10 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
 }
 
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
-                           const std::filesystem::path& model_dir, const OpRules* rules) {
+                           const std::filesystem::path& model_dir, const OpRules* rules, CheckerMode mode) {
   Diagnostics all = validate_structure(model, origin);
   if (has_errors(all)) return all;
-  for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, model_dir, rules)) all.push_back(std::move(d));
+  for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, model_dir, rules, mode)) all.push_back(std::move(d));
   return all;
 }
 

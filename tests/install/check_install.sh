@@ -4,15 +4,17 @@
 # rules (check_install.sh BUILD SOURCE [PYTHON PACKAGE_DIR]), then configures, builds and
 # runs a consumer project that finds the library with find_package(shapeprop).
 set -euo pipefail
+# (grep without -q below: it reads all its input, so that the writer never dies of SIGPIPE
+# under pipefail when grep has matched early.)
 build_dir=$1
 source_dir=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 # The shipped rules are installed beside the tool, which finds them there.
-"$work/prefix/bin/onnx-infer-shapes" --version | grep -qx "shipped rules: $work/prefix/share/shapeprop/schemas"
+"$work/prefix/bin/onnx-infer-shapes" --version | grep -x "shipped rules: $work/prefix/share/shapeprop/schemas" >/dev/null
 printf '<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>\ng (float[2] x) => (y) {\n  y = com.microsoft.Gelu (x)\n}\n' >"$work/gelu.onnxtxt"
-"$work/prefix/bin/onnx-infer-shapes" --debug-analysis "$work/gelu.onnxtxt" 2>&1 >/dev/null | grep -q "at schemas/com.microsoft/Gelu.rule"
+"$work/prefix/bin/onnx-infer-shapes" --debug-analysis "$work/gelu.onnxtxt" 2>&1 >/dev/null | grep "at schemas/com.microsoft/Gelu.rule" >/dev/null
 # The Python package (when built: PYTHON and its install folder under the prefix are given)
 # imports from the install, and reads the rules installed beside it.
 if [ $# -ge 4 ]; then
