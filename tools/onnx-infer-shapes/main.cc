@@ -303,12 +303,13 @@ std::optional<int> process(const Options& o, onnx::ModelProto& model, std::strin
     t.small_limit = o.small_limit;
     t.naming = o.naming.value_or(shapeprop::Naming::Copies);
     t.keep = o.keep;
-    for (const auto& [domain, name] : o.keep)
-      if (std::none_of(model.functions().begin(), model.functions().end(), [&](const onnx::FunctionProto& f) {
-            return shapeprop::FunctionId::canonical_domain(f.domain()) == domain && f.name() == name;
+    for (const auto& id : o.keep)  // (domain, name); clang 14 cannot capture a structured binding
+      if (std::none_of(model.functions().begin(), model.functions().end(), [&id](const onnx::FunctionProto& f) {
+            return shapeprop::FunctionId::canonical_domain(f.domain()) == id.first && f.name() == id.second;
           })) {
         if (summary)
-          report({shapeprop::Diagnostic::error("--keep names " + domain + "::" + name + ", which the model does not define")
+          report({shapeprop::Diagnostic::error("--keep names " + id.first + "::" + id.second +
+                                               ", which the model does not define")
                       .in_file(o.input)});
         return kBadInput;
       }
