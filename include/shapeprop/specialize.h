@@ -3,6 +3,10 @@
 // (one folded copy per distinct context, identical copies shared) or not (inlining).
 #pragma once
 
+#include <set>
+#include <string>
+#include <utility>
+
 #include <cstddef>
 #include <string>
 
@@ -18,10 +22,21 @@ enum class InlinePolicy {
   Small,  // only bodies of at most TransformOptions::small_limit nodes after folding
 };
 
+// How specializations of one function are told apart.
+enum class Naming {
+  Copies,     // renamed copies: f__0, f__1, ... (one specialization keeps f's name)
+  Overloads,  // IR-10 overloads of f: (domain, f, "__0"), ... for tools that look functions up by name
+};
+
 struct TransformOptions {
   InferOptions infer;
   InlinePolicy inline_policy = InlinePolicy::None;
   size_t small_limit = 8;
+  Naming naming = Naming::Copies;
+  // Functions, by (domain, name), that a backend claims (--keep): their calls stay as the
+  // model wrote them, attributes included, through every inlining policy, and their bodies
+  // are not specialized (a plugin registered under the name takes the call's attributes).
+  std::set<std::pair<std::string, std::string>> keep;
 };
 
 struct TransformStats {

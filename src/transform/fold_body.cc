@@ -439,8 +439,12 @@ class Folder {
     const infer::CallContext* call =
         node.index ? node.facts.facts->call_of(node.facts.facts->body().index_of(*node.index)) : nullptr;
     if (call && target_.callee_name) {
-      r.set_op_type(target_.callee_name(call));
-      r.clear_attribute();  // the specialization holds the context's attribute values
+      std::string callee = target_.callee_name(call);
+      if (!callee.empty()) {
+        r.set_op_type(std::move(callee));
+        if (target_.callee_overload) r.set_overload(target_.callee_overload(call));
+        r.clear_attribute();  // the specialization holds the context's attribute values
+      }
     }
     return r;
   }

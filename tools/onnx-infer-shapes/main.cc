@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +49,15 @@ options:
                          one is false, or the model is malformed; always strict)
   --inline POLICY        all | none | small[:N] (bodies of at most N nodes after
                          folding, default 8); implies --mode specialize at least
+  --keep DOMAIN::NAME[,...]
+                         functions a backend claims (a plugin of that name): their
+                         calls stay as written, attributes included, through every
+                         inlining policy, and their bodies are not specialized
+                         (repeatable; specialize and inline modes)
+  --naming copies|overload
+                         specializations of one function as renamed copies (f__0,
+                         f__1; the default) or as IR-10 overloads of f, for tools
+                         that look functions up by name (specialize and inline modes)
   -o, --output PATH      write the result to PATH (atomically); default: text on stdout
   --emit text|binary     output format; default from the output's extension
                          (.onnx binary, .onnxtxt text), text when writing to stdout
@@ -92,6 +104,8 @@ struct Options {
   Mode mode = Mode::Annotate;
   std::optional<shapeprop::InlinePolicy> inline_policy;
   size_t small_limit = 8;
+  std::set<std::pair<std::string, std::string>> keep;  // --keep: (domain, name)
+  std::optional<shapeprop::Naming> naming;
   std::string output;
   std::optional<shapeprop::Format> emit;
   bool infer = true;
@@ -227,6 +241,29 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         error("--inline takes all, none or small[:N], not '" + *v + "'");
         return kBadInput;
       }
+    } else if (is("--keep")) {
+      auto v = value("--keep");
+      if (!v) return kBadInput;
+      std::stringstream list(*v);
+      for (std::string id; std::getline(list, id, ',');) {
+        const size_t sep = id.rfind("::");
+        if (sep == std::string::npos || sep + 2 == id.size()) {
+          error("--keep takes DOMAIN::NAME, as in pkg.onnxscript.torch_lib::aten_gelu, not '" + id + "'");
+          return kBadInput;
+        }
+        o.keep.insert({shapeprop::FunctionId::canonical_domain(id.substr(0, sep)), id.substr(sep + 2)});
+      }
+    } else if (is("--naming")) {
+      auto v = value("--naming");
+      if (!v) return kBadInput;
+      if (*v == "copies") {
+        o.naming = shapeprop::Naming::Copies;
+      } else if (*v == "overload") {
+        o.naming = shapeprop::Naming::Overloads;
+      } else {
+        error("--naming takes copies or overload, not '" + *v + "'");
+        return kBadInput;
+      }
     } else if (is("--override")) {
       auto v = value("--override");
       if (!v) return kBadInput;
@@ -276,6 +313,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         {!o.output.empty(), "-o"},
         {o.emit.has_value(), "--emit"},
         {o.inline_policy.has_value(), "--inline"},
+        {!o.keep.empty(), "--keep"},
+        {o.naming.has_value(), "--naming"},
         {!o.infer, "--no-infer"},
         {!o.infer_options.annotate_functions, "--keep-ir-version"},
         {o.infer_options.debug, "--debug-analysis"},
@@ -286,6 +325,10 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         error(std::string("--mode check writes nothing and takes no ") + flag);
         return kBadInput;
       }
+  }
+  if (o.mode == Mode::Annotate && !o.inline_policy && (!o.keep.empty() || o.naming)) {
+    error(std::string(o.keep.empty() ? "--naming" : "--keep") + " applies to --mode specialize or inline");
+    return kBadInput;
   }
   return std::nullopt;
 }
@@ -308,6 +351,18 @@ std::optional<int> process(const Options& o, onnx::ModelProto& model, std::strin
     t.infer = o.infer_options;
     t.inline_policy = inline_policy(o);
     t.small_limit = o.small_limit;
+    t.naming = o.naming.value_or(shapeprop::Naming::Copies);
+    t.keep = o.keep;
+    for (const auto& id : o.keep)  // (domain, name); clang 14 cannot capture a structured binding
+      if (std::none_of(model.functions().begin(), model.functions().end(), [&id](const onnx::FunctionProto& f) {
+            return shapeprop::FunctionId::canonical_domain(f.domain()) == id.first && f.name() == id.second;
+          })) {
+        if (summary)
+          report({shapeprop::Diagnostic::error("--keep names " + id.first + "::" + id.second +
+                                               ", which the model does not define")
+                      .in_file(o.input)});
+        return kBadInput;
+      }
     auto done = shapeprop::specialize(model, t);
     if (!done) {
       if (summary) report({shapeprop::Diagnostic(done.error()).in_file(o.input)});
