@@ -42,7 +42,10 @@ struct TransformOptions {
 struct TransformStats {
   size_t ifs_folded = 0;        // If nodes replaced by their taken branch
   size_t castlikes_folded = 0;  // CastLike nodes that became Cast or disappeared
+  size_t castlikes_to_cast = 0;    // of those: became Cast
+  size_t castlikes_removed = 0;    // of those: the input had the type already (the rest became constants)
   size_t constants_folded = 0;  // nodes replaced by the constants they compute
+  size_t identities_folded = 0;  // nodes giving their input back (Expand/Reshape to its shape, no-op reductions)
   size_t nodes_before = 0;      // nodes in the graph, functions and subgraphs
   size_t nodes_after = 0;
   size_t functions_before = 0;
@@ -57,6 +60,12 @@ struct TransformResult {
   TransformStats stats;
   Diagnostics diagnostics;
   InferResult annotation;  // the final annotation of the rewritten model
+  // The input's reached functions, their contexts and the specialization serving each
+  // (InferOptions::describe_contexts).
+  std::vector<FunctionContexts> functions;
+  // What relied on symbolic dims >= 1, in any round and in the final annotation.
+  std::vector<AssumptionUse> assumptions;
+  std::vector<PhaseTime> phases;  // time per phase, the rounds added up
 };
 
 // Specializes every reached function per distinct context, folds what the facts decide

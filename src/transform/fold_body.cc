@@ -173,6 +173,7 @@ class Folder {
           ++stats_.castlikes_folded;
           break;
         case Rewrite::Identity: {
+          ++stats_.identities_folded;
           NodeProto id = rewritten(n, "Identity", renames, level, inlined);
           id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
           id.clear_attribute();
@@ -331,8 +332,10 @@ class Folder {
       NodeProto id = rewritten(n, "Identity", renames, level, inlined);
       id.mutable_input()->RemoveLast();
       *out->Add() = std::move(id);
+      ++stats_.castlikes_removed;
       return;
     }
+    ++stats_.castlikes_to_cast;
     NodeProto cast = rewritten(n, "Cast", renames, level, inlined);
     cast.mutable_input()->RemoveLast();
     auto* to = cast.add_attribute();

@@ -15,6 +15,7 @@
 #include "fold_body.h"
 #include "inline.h"
 #include "ir/body.h"
+#include "infer/analysis_record.h"
 #include "infer/annotate.h"
 #include "support/proto_hash.h"
 #include "infer/onnx_bridge.h"
@@ -167,6 +168,7 @@ class Round {
   // untouched) when the analysis found errors; an error when it could not run at all.
   // `out` takes (or copies) the input's initializers; give_back returns them.
   Result<bool> run(ModelProto& out) {
+    PhaseClock analysing(result_.phases, "analysis", options_.infer.on_phase);
     auto calls = CallGraph::build(model_);
     if (!calls) return calls.error();
     calls_ = std::move(*calls);
@@ -174,6 +176,8 @@ class Round {
     infer::Analyzer& analysis = *analysis_;
     analysis.run();
     diagnostics_ = analysis.take_diagnostics();
+    infer::merge_assumptions(result_.assumptions, analysis.assumptions());
+    analysing.stop();
     for (const auto& d : diagnostics_) result_.diagnostics.push_back(d);
     if (has_errors(result_.diagnostics)) return false;
     if (changes_nothing(analysis)) {
@@ -181,6 +185,7 @@ class Round {
       return true;
     }
 
+    PhaseClock specializing(result_.phases, "specialization", options_.infer.on_phase);
     start_from(out);
     std::set<std::pair<std::string, std::string>> taken;  // (domain, name) of the original functions
     for (const auto& f : model_.functions()) taken.insert({FunctionId::canonical_domain(f.domain()), f.name()});
@@ -247,13 +252,15 @@ class Round {
     restore_missing_functions(out);
     remove_unused(out);
     // Specializations that survive (a function whose calls all folded away does not).
-    if (count_specializations_)
+    if (count_specializations_) {
       for (const auto& f : out.functions()) {
         auto it = made.find(FunctionId::of(f));
         if (it == made.end()) continue;
         ++result_.stats.specializations;
         result_.stats.shared += it->second;
       }
+      if (options_.infer.describe_contexts) record_specializations(analysis);
+    }
     return true;
   }
 
@@ -324,6 +331,17 @@ class Round {
     g.mutable_value_info()->Swap(&value_info);
     model_.mutable_functions()->Swap(&functions);
     if (take_initializers_) out.mutable_graph()->mutable_initializer()->Swap(&initializers);
+  }
+
+  // The input's functions and contexts, each with the specialization that serves it.
+  void record_specializations(const infer::Analyzer& analysis) {
+    result_.functions = infer::describe_contexts(analysis);
+    auto entry = result_.functions.begin();
+    for (const auto& [f, contexts] : analysis.live_contexts()) {
+      for (size_t i = 0; i < contexts.size(); ++i)
+        entry->contexts[i].specialization = FunctionId(f->domain(), name_of_[contexts[i]], f->overload()).str();
+      ++entry;
+    }
   }
 
   std::function<std::string(const infer::CallContext*)> callee_names() {
@@ -553,6 +571,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
       break;
     }
     if (options.inline_policy != InlinePolicy::None && next.functions_size() > 0) {
+      PhaseClock inlining(result.phases, "inlining", options.infer.on_phase);
       const size_t inlined_before = result.stats.calls_inlined;
       try {
         inline_functions(next, options, result);
@@ -588,13 +607,17 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     if (seen.insert(d.str()).second) unique.push_back(std::move(d));
   result.diagnostics = std::move(unique);
   if (fixed_point) {
+    PhaseClock annotating(result.phases, "annotation", options.infer.on_phase);
     result.annotation = infer::annotate_model(*input, fixed_point->analysis(), options.infer);
     result.annotation.diagnostics = fixed_point->diagnostics();
   } else {  // still changing after kMaxRounds: the result has not been analysed yet
     auto annotated = infer_shapes(*input, options.infer);
     if (!annotated) return annotated.error();
     result.annotation = std::move(*annotated);
+    add_phases(result.phases, result.annotation.phases);
+    infer::merge_assumptions(result.assumptions, result.annotation.assumptions);
   }
+  infer::record_assumptions(*input, result.assumptions);
   result.stats.calls_kept = count_calls(*input);
   result.stats.nodes_after = count_all_nodes(*input);
   result.stats.functions_after = static_cast<size_t>(input->functions_size());
