@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The main job on the bundled example, from a fresh clone: installs what is missing
-# (scripts/setup.sh), builds onnx-infer-shapes, runs it on examples/torchlib_calls.onnxtxt
-# (annotate, then --mode inline) and shows the results, also written to build/example/.
+# (scripts/setup.sh), builds onnx-infer-shapes and the Python package, runs the tool on
+# examples/torchlib_calls.onnxtxt (annotate, then --mode inline), shows the results (also
+# written to build/example/), then does the same from Python (Debian's /usr/bin/python3).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=${SHAPEPROP_JOBS:-$(nproc)}
 
 bash scripts/setup.sh
 cmake --preset release >/dev/null
-cmake --build --preset release -j "$jobs" --target onnx-infer-shapes >/dev/null
+cmake --build --preset release -j "$jobs" --target onnx-infer-shapes shapeprop_python >/dev/null
 
 tool=build/release/tools/onnx-infer-shapes
 mkdir -p build/example
@@ -19,3 +20,11 @@ echo "== --mode inline: rank conditionals and CastLikes folded, functions inline
 "$tool" examples/torchlib_calls.onnxtxt --mode inline -o build/example/torchlib_calls.inlined.onnx
 "$tool" build/example/torchlib_calls.inlined.onnx --no-infer
 echo "(written to build/example/torchlib_calls.onnx and build/example/torchlib_calls.inlined.onnx)" >&2
+echo "== from Python (/usr/bin/python3): shapeprop.specialize(path, inline=\"all\", return_report=True)" >&2
+PYTHONPATH=build/release/python /usr/bin/python3 - examples/torchlib_calls.onnxtxt <<'PY'
+import sys
+import shapeprop
+model, report = shapeprop.specialize(sys.argv[1], inline="all", return_report=True)
+print("shapeprop:", report.summary[0], file=sys.stderr)
+print("nodes:", report.before["nodes"], "->", report.after["nodes"], "; ops:", dict(report.after["ops"]), file=sys.stderr)
+PY

@@ -9,11 +9,15 @@
 // differs leaves the shape out; an element type that differs leaves the entry out).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
+#include "shapeprop/phases.h"
 
 namespace shapeprop {
 
@@ -40,6 +44,13 @@ struct InferOptions {
   bool debug = false;
   // Rules for ops outside ONNX's registry (shapeprop/schemas.h); null: the built-in ones.
   std::shared_ptr<const OpRules> op_rules;
+  // Fill InferResult::functions (and TransformResult::functions): each reached function
+  // with its contexts, for a report. Off by default: it walks the analysis once more and
+  // spells every context.
+  bool describe_contexts = false;
+  // Called as each phase of the work starts ("analysis", "annotation", ...; see
+  // PhaseTime), on the calling thread: a driver's progress display.
+  std::function<void(std::string_view phase)> on_phase;
 };
 
 struct InferStats {
@@ -51,10 +62,37 @@ struct InferStats {
   size_t ir_version_raised_from = 0;  // the old IR version when it was raised to 10, else 0
 };
 
+// A reached function and the distinct contexts its calls make.
+struct FunctionContexts {
+  struct Context {
+    std::string signature;       // the input facts and attribute values, "(float[7], float) <axis=1>"
+    size_t call_sites = 0;       // call nodes the analysis found calling it
+    std::string specialization;  // FunctionId::str() of the function serving it once specialized (empty in annotate mode)
+  };
+  std::string function;  // FunctionId::str()
+  std::vector<Context> contexts;  // in first-use order
+};
+
+// A decision that holds only because symbolic dims are taken to be at least 1
+// (InferOptions::assume_positive_dims): a comparison of dims whose result would be unknown
+// (or differ) if a symbol could be 0. Facts and rewrites downstream of it rely on it too.
+struct AssumptionUse {
+  std::string op;                      // the node's op type, as "Equal"
+  std::vector<std::string> call_path;  // where, as in Diagnostic::call_path (the first call of a shared context)
+};
+
+// The model's metadata_props entry that says the model relies on symbolic dims being at
+// least 1: written when a fact or rewrite in the result relied on it, kept once written.
+inline constexpr const char* kAssumptionsKey = "shapeprop.assumptions";
+inline constexpr const char* kPositiveDimsAssumption = "symbolic dims >= 1";
+
 struct InferResult {
   InferStats stats;
   Diagnostics diagnostics;  // warnings (or errors in strict mode) found on the way
   std::string debug;        // with InferOptions::debug
+  std::vector<FunctionContexts> functions;   // per reached function, bottom-up (InferOptions::describe_contexts)
+  std::vector<AssumptionUse> assumptions;    // what relied on symbolic dims >= 1
+  std::vector<PhaseTime> phases;             // time per phase
 };
 
 // Infers and annotates `model` in place. Fails without touching the model when the

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,16 +21,30 @@ enum class InlinePolicy {
   Small,  // only bodies of at most TransformOptions::small_limit nodes after folding
 };
 
+// How specializations of one function are told apart.
+enum class Naming {
+  Copies,     // renamed copies: f__0, f__1, ... (one specialization keeps f's name)
+  Overloads,  // IR-10 overloads of f: (domain, f, "__0"), ... for tools that look functions up by name
+};
+
 struct TransformOptions {
   InferOptions infer;
   InlinePolicy inline_policy = InlinePolicy::None;
   size_t small_limit = 8;
+  Naming naming = Naming::Copies;
+  // Functions, by (domain, name), that a backend claims (--keep): their calls stay as the
+  // model wrote them, attributes included, through every inlining policy, and their bodies
+  // are not specialized (a plugin registered under the name takes the call's attributes).
+  std::set<std::pair<std::string, std::string>> keep;
 };
 
 struct TransformStats {
   size_t ifs_folded = 0;        // If nodes replaced by their taken branch
   size_t castlikes_folded = 0;  // CastLike nodes that became Cast or disappeared
+  size_t castlikes_to_cast = 0;    // of those: became Cast
+  size_t castlikes_removed = 0;    // of those: the input had the type already (the rest became constants)
   size_t constants_folded = 0;  // nodes replaced by the constants they compute
+  size_t identities_folded = 0;  // nodes giving their input back (Expand/Reshape to its shape, no-op reductions)
   size_t nodes_before = 0;      // nodes in the graph, functions and subgraphs
   size_t nodes_after = 0;
   size_t functions_before = 0;
@@ -65,6 +80,12 @@ struct TransformResult {
   TransformStats stats;
   Diagnostics diagnostics;
   InferResult annotation;  // the final annotation of the rewritten model
+  // The input's reached functions, their contexts and the specialization serving each
+  // (InferOptions::describe_contexts).
+  std::vector<FunctionContexts> functions;
+  // What relied on symbolic dims >= 1, in any round and in the final annotation.
+  std::vector<AssumptionUse> assumptions;
+  std::vector<PhaseTime> phases;  // time per phase, the rounds added up
   // The rewrites that hold only because symbolic dims are at least 1, one line each
   // ("graph 'main': Reshape 'view': ..."), in the order they were made.
   std::vector<std::string> rewrites_assuming_positive_dims;

@@ -30,6 +30,10 @@ struct FoldInput {
   // The least value a symbolic dim takes: 0 in general, 1 when empty dims are assumed
   // away (InferOptions::assume_positive_dims).
   int64_t symbol_min = 0;
+  // Set to true by a rule whose result holds only because symbols are at least
+  // `symbol_min` (it would differ with 0): the decisions InferOptions::assume_positive_dims
+  // makes, which the report and the model record. Null: nobody asks.
+  bool* relied_on_symbol_min = nullptr;
 
   const onnx::AttributeProto* attribute(std::string_view name) const;
   const Fact* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }

@@ -168,10 +168,15 @@ bool compare_reals(Compare op, double a, double b) {  // IEEE: NaN compares fals
 
 std::vector<Fact> comparison(const FoldInput& node, Compare op) {
   const int64_t symbol_min = node.symbol_min;
-  return {elementwise(operands(node, 2), TensorProto::BOOL, [op, symbol_min](const std::vector<Elem>& v) {
-    return on_pair(
-        v[0], v[1], [op, symbol_min](const Dim& a, const Dim& b) { return boolean(compare_dims(op, a, b, symbol_min)); },
-        [op](double a, double b) { return boolean(compare_reals(op, a, b)); });
+  bool* relied = symbol_min > 0 ? node.relied_on_symbol_min : nullptr;
+  auto decide = [op, symbol_min, relied](const Dim& a, const Dim& b) {
+    const auto decided = compare_dims(op, a, b, symbol_min);
+    // The assumption decided it when the least value 0 would not have.
+    if (decided && relied && compare_dims(op, a, b, 0) != decided) *relied = true;
+    return boolean(decided);
+  };
+  return {elementwise(operands(node, 2), TensorProto::BOOL, [op, &decide](const std::vector<Elem>& v) {
+    return on_pair(v[0], v[1], decide, [op](double a, double b) { return boolean(compare_reals(op, a, b)); });
   })};
 }
 

@@ -246,6 +246,8 @@ struct Analyzer::Impl {
   std::unordered_set<const CallContext*> root_callees;
   size_t analyses = 0;
   Analyzer::LiveContexts live;  // filled once run() is done
+  std::vector<AssumptionUse> assumptions;
+  std::set<std::vector<std::string>> assumption_places;
   // Fresh symbols for data-dependent dims: dyn__0, dyn__1, ... skipping the model's names.
   std::set<std::string> model_names;    // names_taken: a fresh symbol takes none of them
   std::set<std::string> listed_fresh;   // fresh symbols of an earlier run: read as unknown
@@ -938,6 +940,8 @@ struct Analyzer::Impl {
       fi.symbol_min = options.assume_positive_dims ? 1 : 0;
       std::optional<std::string> overflow;
       std::vector<Fact> folded;
+      bool relied = false;
+      fi.relied_on_symbol_min = &relied;
       {
         // The rules compute in 64 bits and leave a value that does not fit a narrower
         // integer type unknown (it wraps at run time); the first one is reported.
@@ -945,6 +949,10 @@ struct Analyzer::Impl {
         folded = eval::fold(fi);
       }
       if (overflow) report_soft(frame, path, "integer overflow: " + *overflow);
+      // Recorded in every walk, speculative ones too: what they find feeds facts as well.
+      if (relied)
+        if (auto where = PathLink::spell(path); assumption_places.insert(where).second)
+          assumptions.push_back({n.op_type(), std::move(where)});
       for (size_t i = 0; i < folded.size() && i < outputs.size(); ++i) {
         auto refined = Fact::refine(outputs[i], folded[i]);
         if (refined.ok())
@@ -1139,6 +1147,8 @@ size_t Analyzer::live_call_sites() const {
 }
 
 Diagnostics Analyzer::take_diagnostics() { return std::move(impl_->diagnostics); }
+
+const std::vector<AssumptionUse>& Analyzer::assumptions() const { return impl_->assumptions; }
 
 std::string Analyzer::dump() const {
   std::ostringstream os;

@@ -117,6 +117,8 @@ class Analyzer {
   size_t body_analyses() const;
   size_t live_call_sites() const;
   Diagnostics take_diagnostics();
+  // The decisions that relied on symbolic dims being at least 1, once per place.
+  const std::vector<AssumptionUse>& assumptions() const;
   // Call graph and contexts, for the debug flag.
   std::string dump() const;
   // The Bodies the analysis indexed (for transforms that walk the same protos).

@@ -2,6 +2,7 @@
 
 #include "analyzer.h"
 #include "annotate.h"
+#include "infer/analysis_record.h"
 #include "shapeprop/call_graph.h"
 
 namespace shapeprop {
@@ -15,6 +16,8 @@ InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, co
   for (const auto& [f, contexts] : live) result.stats.distinct_contexts += contexts.size();
   result.stats.body_analyses = analysis.body_analyses();
   if (options.debug) result.debug = analysis.dump();
+  if (options.describe_contexts) result.functions = describe_contexts(analysis);
+  result.assumptions = analysis.assumptions();
 
   DimTexts texts(model);
   result.stats.graph_values = annotate_graph(model, analysis, texts);
@@ -33,13 +36,20 @@ InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, co
 }  // namespace infer
 
 Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& options) {
+  std::vector<PhaseTime> phases;
+  PhaseClock analysing(phases, "analysis", options.on_phase);
   auto calls = CallGraph::build(model);
   if (!calls) return calls.error();
   infer::Analyzer analysis(model, *calls, options);
   analysis.run();
   Diagnostics diagnostics = analysis.take_diagnostics();
+  analysing.stop();
+  PhaseClock annotating(phases, "annotation", options.on_phase);
   InferResult result = infer::annotate_model(model, analysis, options);
+  infer::record_assumptions(model, result.assumptions);
   result.diagnostics = std::move(diagnostics);
+  annotating.stop();
+  result.phases = std::move(phases);
   return result;
 }
 

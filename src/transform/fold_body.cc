@@ -174,6 +174,7 @@ class Folder {
           ++stats_.castlikes_folded;
           break;
         case Rewrite::Identity: {
+          ++stats_.identities_folded;
           NodeProto id = rewritten(node, "Identity", renames, level, inlined);
           id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
           id.clear_attribute();
@@ -337,8 +338,10 @@ class Folder {
       NodeProto id = rewritten(node, "Identity", renames, level, inlined);
       id.mutable_input()->RemoveLast();
       *out->Add() = std::move(id);
+      ++stats_.castlikes_removed;
       return;
     }
+    ++stats_.castlikes_to_cast;
     NodeProto cast = rewritten(node, "Cast", renames, level, inlined);
     cast.mutable_input()->RemoveLast();
     auto* to = cast.add_attribute();
@@ -436,8 +439,12 @@ class Folder {
     const infer::CallContext* call =
         node.index ? node.facts.facts->call_of(node.facts.facts->body().index_of(*node.index)) : nullptr;
     if (call && target_.callee_name) {
-      r.set_op_type(target_.callee_name(call));
-      r.clear_attribute();  // the specialization holds the context's attribute values
+      std::string callee = target_.callee_name(call);
+      if (!callee.empty()) {
+        r.set_op_type(std::move(callee));
+        if (target_.callee_overload) r.set_overload(target_.callee_overload(call));
+        r.clear_attribute();  // the specialization holds the context's attribute values
+      }
     }
     return r;
   }

@@ -24,8 +24,11 @@ struct BodyTarget {
   // The attribute values of the function's context, substituted for references (a
   // specialized body has no attributes of its own); nullptr in the main graph.
   const std::vector<onnx::AttributeProto>* attributes = nullptr;
-  // The name of the specialized function a call node's context maps to.
+  // The name of the specialized function a call node's context maps to; empty: the call
+  // stays as written (a function kept for a backend).
   std::function<std::string(const infer::CallContext*)> callee_name;
+  // Its overload, when specializations are overloads (nullptr: none is set).
+  std::function<std::string(const infer::CallContext*)> callee_overload;
 };
 
 // The facts of a body's top-level values by name: the analysis's, for the names the body

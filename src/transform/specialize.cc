@@ -9,12 +9,14 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "eval/fold.h"
 #include "fold_body.h"
 #include "inline.h"
 #include "rewriter.h"
 #include "ir/body.h"
+#include "infer/analysis_record.h"
 #include "infer/annotate.h"
 #include "support/proto_hash.h"
 #include "infer/onnx_bridge.h"
@@ -182,6 +184,7 @@ class Round {
   // untouched) when the analysis found errors; an error when it could not run at all.
   // `out` takes (or copies) the input's initializers; give_back returns them.
   Result<bool> run(ModelProto& out) {
+    PhaseClock analysing(result_.phases, "analysis", options_.infer.on_phase);
     auto calls = CallGraph::build(model_);
     if (!calls) return calls.error();
     calls_ = std::move(*calls);
@@ -189,6 +192,8 @@ class Round {
     infer::Analyzer& analysis = *analysis_;
     analysis.run();
     diagnostics_ = analysis.take_diagnostics();
+    infer::merge_assumptions(result_.assumptions, analysis.assumptions());
+    analysing.stop();
     for (const auto& d : diagnostics_) result_.diagnostics.push_back(d);
     if (has_errors(result_.diagnostics)) return false;
     if (changes_nothing(analysis)) {
@@ -196,12 +201,20 @@ class Round {
       return true;
     }
 
+    PhaseClock specializing(result_.phases, "specialization", options_.infer.on_phase);
     start_from(out);
     std::set<std::pair<std::string, std::string>> taken;  // (domain, name) of the original functions
     for (const auto& f : model_.functions()) taken.insert({FunctionId::canonical_domain(f.domain()), f.name()});
 
+    std::set<std::tuple<std::string, std::string, std::string>> overloads_taken;  // (domain, name, overload)
+    for (const auto& f : model_.functions())
+      overloads_taken.insert({FunctionId::canonical_domain(f.domain()), f.name(), f.overload()});
+
     std::map<FunctionId, size_t> made;  // specialization -> contexts beyond the first that share it
     for (const auto& [f, contexts] : analysis.live_contexts()) {
+      // A function kept for a backend is left as it is: its calls name it (callee_names
+      // gives no name for them), and restore_missing_functions brings its body back.
+      if (kept(*f)) continue;
       std::vector<FunctionProto> bodies;
       std::vector<std::vector<const infer::CallContext*>> users;
       std::unordered_map<uint64_t, std::vector<size_t>> bodies_by_hash;
@@ -222,18 +235,29 @@ class Round {
         }
         users[index].push_back(c);
       }
+      const std::string domain = FunctionId::canonical_domain(f->domain());
       for (size_t k = 0; k < bodies.size(); ++k) {
         // One body keeps the function's name (so that a second run renames nothing);
-        // several are numbered in first-use order.
+        // several are numbered in first-use order: renamed copies, or overloads of the name.
         std::string name = f->name();
-        if (bodies.size() > 1) {
+        std::string overload = f->overload();
+        if (bodies.size() > 1 && options_.naming == Naming::Copies) {
           for (size_t n = k;; ++n) {
             name = f->name() + "__" + std::to_string(n);
-            if (taken.insert({FunctionId::canonical_domain(f->domain()), name}).second) break;
+            if (taken.insert({domain, name}).second) break;
+          }
+        } else if (bodies.size() > 1) {
+          for (size_t n = k;; ++n) {
+            overload = f->overload() + "__" + std::to_string(n);
+            if (overloads_taken.insert({domain, name, overload}).second) break;
           }
         }
         bodies[k].set_name(name);
-        for (const infer::CallContext* c : users[k]) name_of_[c] = name;
+        if (!overload.empty()) bodies[k].set_overload(overload);
+        for (const infer::CallContext* c : users[k]) {
+          name_of_[c] = name;
+          overload_of_[c] = overload;
+        }
         if (bodies.size() > 1 || contexts.size() > 1)
           made[FunctionId::of(bodies[k])] = users[k].size() - 1;
         *out.add_functions() = std::move(bodies[k]);
@@ -244,13 +268,15 @@ class Round {
     restore_missing_functions(out);
     remove_unused(out);
     // Specializations that survive (a function whose calls all folded away does not).
-    if (count_specializations_)
+    if (count_specializations_) {
       for (const auto& f : out.functions()) {
         auto it = made.find(FunctionId::of(f));
         if (it == made.end()) continue;
         ++result_.stats.specializations;
         result_.stats.shared += it->second;
       }
+      if (options_.infer.describe_contexts) record_specializations(analysis);
+    }
     return true;
   }
 
@@ -274,6 +300,7 @@ class Round {
   std::unique_ptr<infer::Analyzer> analysis_;
   Diagnostics diagnostics_;
   std::unordered_map<const infer::CallContext*, std::string> name_of_;
+  std::unordered_map<const infer::CallContext*, std::string> overload_of_;
   bool unchanged_ = false;
 
   // The common last round of --mode inline: a graph without functions (and so without
@@ -337,11 +364,37 @@ class Round {
     if (take_initializers_) out.mutable_graph()->mutable_initializer()->Swap(&initializers);
   }
 
+  // The input's functions and contexts, each with the specialization that serves it.
+  void record_specializations(const infer::Analyzer& analysis) {
+    result_.functions = infer::describe_contexts(analysis);
+    auto entry = result_.functions.begin();
+    for (const auto& [f, contexts] : analysis.live_contexts()) {
+      for (size_t i = 0; i < contexts.size(); ++i)
+        entry->contexts[i].specialization = FunctionId(f->domain(), name_of_[contexts[i]], f->overload()).str();
+      ++entry;
+    }
+  }
+
   std::function<std::string(const infer::CallContext*)> callee_names() {
     return [this](const infer::CallContext* c) {
       auto it = name_of_.find(c);
-      return it != name_of_.end() ? it->second : c->function.name;
+      if (it != name_of_.end()) return it->second;
+      return options_.keep.count({FunctionId::canonical_domain(c->function.domain), c->function.name}) ? std::string()
+                                                                                                     : c->function.name;
     };
+  }
+
+  // Overloads are set only when specializations are overloads.
+  std::function<std::string(const infer::CallContext*)> callee_overloads() {
+    if (options_.naming != Naming::Overloads) return nullptr;
+    return [this](const infer::CallContext* c) {
+      auto it = overload_of_.find(c);
+      return it != overload_of_.end() ? it->second : c->function.overload;
+    };
+  }
+
+  bool kept(const FunctionProto& f) const {
+    return options_.keep.count({FunctionId::canonical_domain(f.domain()), f.name()}) > 0;
   }
 
   FunctionProto fold_function(const FunctionProto& f, const infer::Summary& facts, const infer::CallContext& context) {
@@ -357,6 +410,7 @@ class Round {
     transform::BodyTarget target;
     target.attributes = &context.attributes;
     target.callee_name = callee_names();
+    target.callee_overload = callee_overloads();
     transform::FactsByName facts_by_name(&facts.facts);
     NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats, &facts_by_name);
     const std::unordered_set<std::string> outputs(f.output().begin(), f.output().end());
@@ -382,6 +436,7 @@ class Round {
     transform::BodyTarget target;
     if (constants_may_be_initializers(model_)) target.main_graph = &target_graph;
     target.callee_name = callee_names();
+    target.callee_overload = callee_overloads();
     transform::FactsByName facts_by_name(&analysis.graph().facts);
     NodeList nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats, &facts_by_name);
     std::unordered_set<std::string> live;
@@ -474,7 +529,8 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
     // under the small policy all of them must be small.
     auto& choice = selected_by_name[{f.domain(), f.name()}];
     const bool small = transform::count_nodes(f.node()) <= options.small_limit;
-    choice = (choice.value_or(true) && (options.inline_policy == InlinePolicy::All || small));
+    const bool kept = options.keep.count({FunctionId::canonical_domain(f.domain()), f.name()}) > 0;  // a backend's
+    choice = (choice.value_or(true) && !kept && (options.inline_policy == InlinePolicy::All || small));
     *m.add_functions() = std::move(f);
   }
   for (const auto& [id, chosen] : selected_by_name)
@@ -577,6 +633,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
       break;
     }
     if (options.inline_policy != InlinePolicy::None && next.functions_size() > 0) {
+      PhaseClock inlining(result.phases, "inlining", options.infer.on_phase);
       const size_t inlined_before = result.stats.calls_inlined;
       try {
         inline_functions(next, options, result);
@@ -612,18 +669,28 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     if (seen.insert(d.str()).second) unique.push_back(std::move(d));
   result.diagnostics = std::move(unique);
   if (fixed_point) {
+    PhaseClock annotating(result.phases, "annotation", options.infer.on_phase);
     result.annotation = infer::annotate_model(*input, fixed_point->analysis(), options.infer);
     result.annotation.diagnostics = fixed_point->diagnostics();
   } else {  // still changing after kMaxRounds: the result has not been analysed yet
     auto annotated = infer_shapes(*input, options.infer);
     if (!annotated) return annotated.error();
     result.annotation = std::move(*annotated);
+    add_phases(result.phases, result.annotation.phases);
+    infer::merge_assumptions(result.assumptions, result.annotation.assumptions);
   }
+  infer::record_assumptions(*input, result.assumptions);
   if (options.infer.debug) result.annotation.debug += rewrite_report(result);
   result.stats.calls_kept = count_calls(*input);
   result.stats.nodes_after = count_all_nodes(*input);
   result.stats.functions_after = static_cast<size_t>(input->functions_size());
   if (input != &model) model = std::move(current);
+  // FunctionProto.overload and NodeProto.overload exist from IR version 10.
+  if (model.ir_version() < 10 && std::any_of(model.functions().begin(), model.functions().end(),
+                                             [](const FunctionProto& f) { return !f.overload().empty(); })) {
+    result.annotation.stats.ir_version_raised_from = static_cast<size_t>(model.ir_version());
+    model.set_ir_version(10);
+  }
   return result;
 }
 

@@ -114,6 +114,10 @@ class Node {
   Node& omitted() { return inputs_.emplace_back(std::nullopt), *this; }
   Node& attr(AttributeProto a) { return attrs_.push_back(std::move(a)), *this; }
   Node& outputs(size_t n) { return outputs_ = n, *this; }
+  // Symbolic dims are at least 1 (InferOptions::assume_positive_dims).
+  Node& positive_dims() { return symbol_min_ = 1, *this; }
+  // Whether the last run's result relied on positive_dims().
+  bool relied() const { return relied_; }
 
   std::vector<Fact> all() const {
     FoldInput in;
@@ -122,6 +126,9 @@ class Node {
     for (const auto& f : inputs_) in.inputs.push_back(f ? &*f : nullptr);
     for (const auto& a : attrs_) in.attributes.push_back(&a);
     in.num_outputs = outputs_;
+    in.symbol_min = symbol_min_;
+    relied_ = false;
+    in.relied_on_symbol_min = &relied_;
     return eval::fold(in);
   }
   Fact out() const {
@@ -137,6 +144,8 @@ class Node {
   std::vector<std::optional<Fact>> inputs_;
   std::vector<AttributeProto> attrs_;
   size_t outputs_ = 1;
+  int64_t symbol_min_ = 0;
+  mutable bool relied_ = false;
 };
 
 const Fact kX = floats({N, M, C(3)});  // x: float[N,M,3]
@@ -353,6 +362,30 @@ TEST(FoldCompare, RankConditions) {
   EXPECT_EQ(Node("Equal", {Node("Size", {kX}).out(), i64(C(0))}).str(), "bool");
   EXPECT_EQ(Node("Equal", {i64(N), i64(N)}).str(), "bool {1}");
   EXPECT_EQ(Node("Equal", {i64(N + C(1)), i64(N)}).str(), "bool {0}");
+}
+
+// With symbols at least 1, a comparison the least value 0 would leave open (or decide
+// otherwise) is decided, and the rule says that it relied on the assumption; one decided
+// either way, or open either way, relied on nothing.
+TEST(FoldCompare, PositiveDimsReportWhenTheyDecide) {
+  const Fact size = Node("Size", {kX}).out();  // 3*N*M
+  Node empty("Equal", {size, i64(C(0))});
+  EXPECT_EQ(empty.str(), "bool");
+  EXPECT_FALSE(empty.relied());
+  EXPECT_EQ(empty.positive_dims().str(), "bool {0}");
+  EXPECT_TRUE(empty.relied());
+  Node at_least_one("Less", {i64(N), i64(C(1))});
+  EXPECT_EQ(at_least_one.positive_dims().str(), "bool {0}");
+  EXPECT_TRUE(at_least_one.relied());
+  Node rank("Equal", {Node("Size", {shape_of(kX)}).out(), i64(C(3))});
+  EXPECT_EQ(rank.positive_dims().str(), "bool {1}");
+  EXPECT_FALSE(rank.relied());
+  Node shifted("Equal", {i64(N + C(1)), i64(N)});
+  EXPECT_EQ(shifted.positive_dims().str(), "bool {0}");
+  EXPECT_FALSE(shifted.relied());
+  Node open("Less", {i64(N), i64(C(2))});
+  EXPECT_EQ(open.positive_dims().str(), "bool");
+  EXPECT_FALSE(open.relied());
 }
 
 TEST(FoldCompare, Ordering) {

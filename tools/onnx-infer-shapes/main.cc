@@ -2,10 +2,15 @@
 //
 // Loads a model (binary or text), validates it, and writes it (binary or text).
 // Exit codes: 0 ok, 1 problems found by a check, 2 bad usage or unreadable input.
+#include <unistd.h>
+
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +19,8 @@
 #include "shapeprop/infer.h"
 #include "shapeprop/io.h"
 #include "shapeprop/override.h"
+#include "shapeprop/progress.h"
+#include "shapeprop/report.h"
 #include "shapeprop/schemas.h"
 #include "shapeprop/specialize.h"
 #include "shapeprop/text.h"
@@ -42,6 +49,15 @@ options:
                          one is false, or the model is malformed; always strict)
   --inline POLICY        all | none | small[:N] (bodies of at most N nodes after
                          folding, default 8); implies --mode specialize at least
+  --keep DOMAIN::NAME[,...]
+                         functions a backend claims (a plugin of that name): their
+                         calls stay as written, attributes included, through every
+                         inlining policy, and their bodies are not specialized
+                         (repeatable; specialize and inline modes)
+  --naming copies|overload
+                         specializations of one function as renamed copies (f__0,
+                         f__1; the default) or as IR-10 overloads of f, for tools
+                         that look functions up by name (specialize and inline modes)
   -o, --output PATH      write the result to PATH (atomically); default: text on stdout
   --emit text|binary     output format; default from the output's extension
                          (.onnx binary, .onnxtxt text), text when writing to stdout
@@ -67,7 +83,14 @@ options:
   --verify-roundtrip     check that the output prints as text and parses back unchanged
   --verify-idempotent    check that running again on the output changes nothing
   --verify-full-check    check the output with ONNX's full checker (strict inference)
-  -q, --quiet            print nothing but errors
+  --report FILE.json     write a report of the run for programs to read: counts before
+                         and after, contexts and specializations per function, rewrites
+                         by kind, diagnostics with call paths, time per phase, the
+                         assumptions relied on (schema: docs/report.schema.json); written
+                         also when the run fails (the model never is)
+  -q, --quiet            print nothing but errors (on a terminal, a table of counts
+                         before and after follows the summary, and runs over a second
+                         show their progress)
   --version              print the version and exit
   -h, --help             print this help and exit
 
@@ -81,6 +104,8 @@ struct Options {
   Mode mode = Mode::Annotate;
   std::optional<shapeprop::InlinePolicy> inline_policy;
   size_t small_limit = 8;
+  std::set<std::pair<std::string, std::string>> keep;  // --keep: (domain, name)
+  std::optional<shapeprop::Naming> naming;
   std::string output;
   std::optional<shapeprop::Format> emit;
   bool infer = true;
@@ -92,12 +117,32 @@ struct Options {
   bool verify_idempotent = false;
   bool verify_full_check = false;
   bool quiet = false;
+  std::string report;  // --report FILE.json
 };
 
-void error(const std::string& message) { std::cerr << "onnx-infer-shapes: error: " << message << '\n'; }
+// The run's report (written with --report; its counts make the terminal's table) and the
+// progress line (on a terminal only), shared by the steps below.
+shapeprop::Report run_report;
+shapeprop::ProgressLine* progress = nullptr;
+
+void error(const std::string& message) {
+  run_report.diagnostics.push_back(shapeprop::Diagnostic::error(message));
+  std::cerr << "onnx-infer-shapes: error: " << message << '\n';
+}
+
+// Keeps diagnostics for the report, printed or not (-q).
+void record(const shapeprop::Diagnostics& diagnostics) {
+  run_report.diagnostics.insert(run_report.diagnostics.end(), diagnostics.begin(), diagnostics.end());
+}
+
+void print(const shapeprop::Diagnostics& diagnostics) {
+  shapeprop::ProgressLine::Pause pause(progress);
+  for (const auto& d : diagnostics) std::cerr << d.str() << '\n';
+}
 
 void report(const shapeprop::Diagnostics& diagnostics) {
-  for (const auto& d : diagnostics) std::cerr << d.str() << '\n';
+  record(diagnostics);
+  print(diagnostics);
 }
 
 shapeprop::Diagnostics with_severity(const shapeprop::Diagnostics& all, shapeprop::Severity severity) {
@@ -111,6 +156,15 @@ shapeprop::Diagnostics errors_only(const shapeprop::Diagnostics& all) {
 }
 shapeprop::Diagnostics warnings_only(const shapeprop::Diagnostics& all) {
   return with_severity(all, shapeprop::Severity::Warning);
+}
+
+// The summary lines (kept in the report, -q or not) and, on a terminal, the table of
+// counts before and after.
+void finish(const Options& o, const std::string& summary) {
+  if (progress) progress->stop();
+  std::cerr << summary;
+  if (o.quiet || !o.infer || !isatty(STDERR_FILENO) || !run_report.before || !run_report.after) return;
+  std::cerr << shapeprop::counts_table(*run_report.before, *run_report.after);
 }
 
 // Returns the exit code when the command line ends the run (help, version, bad usage).
@@ -187,6 +241,29 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         error("--inline takes all, none or small[:N], not '" + *v + "'");
         return kBadInput;
       }
+    } else if (is("--keep")) {
+      auto v = value("--keep");
+      if (!v) return kBadInput;
+      std::stringstream list(*v);
+      for (std::string id; std::getline(list, id, ',');) {
+        const size_t sep = id.rfind("::");
+        if (sep == std::string::npos || sep + 2 == id.size()) {
+          error("--keep takes DOMAIN::NAME, as in pkg.onnxscript.torch_lib::aten_gelu, not '" + id + "'");
+          return kBadInput;
+        }
+        o.keep.insert({shapeprop::FunctionId::canonical_domain(id.substr(0, sep)), id.substr(sep + 2)});
+      }
+    } else if (is("--naming")) {
+      auto v = value("--naming");
+      if (!v) return kBadInput;
+      if (*v == "copies") {
+        o.naming = shapeprop::Naming::Copies;
+      } else if (*v == "overload") {
+        o.naming = shapeprop::Naming::Overloads;
+      } else {
+        error("--naming takes copies or overload, not '" + *v + "'");
+        return kBadInput;
+      }
     } else if (is("--override")) {
       auto v = value("--override");
       if (!v) return kBadInput;
@@ -211,6 +288,10 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
       o.verify_idempotent = true;
     } else if (a == "--verify-full-check") {
       o.verify_full_check = true;
+    } else if (is("--report")) {
+      auto v = value("--report");
+      if (!v) return kBadInput;
+      o.report = *v;
     } else if (a == "-q" || a == "--quiet") {
       o.quiet = true;
     } else if (a.size() > 1 && a[0] == '-') {
@@ -232,6 +313,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         {!o.output.empty(), "-o"},
         {o.emit.has_value(), "--emit"},
         {o.inline_policy.has_value(), "--inline"},
+        {!o.keep.empty(), "--keep"},
+        {o.naming.has_value(), "--naming"},
         {!o.infer, "--no-infer"},
         {!o.infer_options.annotate_functions, "--keep-ir-version"},
         {o.infer_options.debug, "--debug-analysis"},
@@ -243,7 +326,18 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         return kBadInput;
       }
   }
+  if (o.mode == Mode::Annotate && !o.inline_policy && (!o.keep.empty() || o.naming)) {
+    error(std::string(o.keep.empty() ? "--naming" : "--keep") + " applies to --mode specialize or inline");
+    return kBadInput;
+  }
   return std::nullopt;
+}
+
+// Whether the run rewrites the model (specialize, inline) rather than annotating it, and
+// how it inlines.
+bool transforms(const Options& o) { return o.mode != Mode::Annotate || o.inline_policy; }
+shapeprop::InlinePolicy inline_policy(const Options& o) {
+  return o.inline_policy.value_or(o.mode == Mode::Inline ? shapeprop::InlinePolicy::All : shapeprop::InlinePolicy::None);
 }
 
 // The job itself: annotate, or specialize and inline. Returns the exit code when the run
@@ -252,18 +346,33 @@ std::optional<int> process(const Options& o, onnx::ModelProto& model, std::strin
   if (!o.infer) return std::nullopt;
   std::string debug;
   shapeprop::Diagnostics diagnostics;
-  if (o.mode != Mode::Annotate || o.inline_policy) {
+  if (transforms(o)) {
     shapeprop::TransformOptions t;
     t.infer = o.infer_options;
-    t.inline_policy = o.inline_policy.value_or(o.mode == Mode::Inline ? shapeprop::InlinePolicy::All
-                                                                      : shapeprop::InlinePolicy::None);
+    t.inline_policy = inline_policy(o);
     t.small_limit = o.small_limit;
+    t.naming = o.naming.value_or(shapeprop::Naming::Copies);
+    t.keep = o.keep;
+    for (const auto& id : o.keep)  // (domain, name); clang 14 cannot capture a structured binding
+      if (std::none_of(model.functions().begin(), model.functions().end(), [&id](const onnx::FunctionProto& f) {
+            return shapeprop::FunctionId::canonical_domain(f.domain()) == id.first && f.name() == id.second;
+          })) {
+        if (summary)
+          report({shapeprop::Diagnostic::error("--keep names " + id.first + "::" + id.second +
+                                               ", which the model does not define")
+                      .in_file(o.input)});
+        return kBadInput;
+      }
     auto done = shapeprop::specialize(model, t);
     if (!done) {
       if (summary) report({shapeprop::Diagnostic(done.error()).in_file(o.input)});
       return kBadInput;
     }
-    if (summary) *summary = "onnx-infer-shapes: " + shapeprop::summary_line(done->stats) + "\n";
+    if (summary) {
+      *summary = "onnx-infer-shapes: " + shapeprop::summary_line(done->stats) + "\n";
+      run_report.add(*done);
+      run_report.summary.push_back(shapeprop::summary_line(done->stats));
+    }
     diagnostics = std::move(done->diagnostics);
     debug = std::move(done->annotation.debug);
   } else {
@@ -277,6 +386,8 @@ std::optional<int> process(const Options& o, onnx::ModelProto& model, std::strin
         *summary = "onnx-infer-shapes: note: ir_version raised from " + std::to_string(from) +
                    " to 10 to hold FunctionProto.value_info (--keep-ir-version keeps it)\n";
       *summary += "onnx-infer-shapes: " + shapeprop::summary_line(*inferred) + "\n";
+      run_report.add(*inferred);
+      run_report.summary.push_back(shapeprop::summary_line(*inferred));
     }
     diagnostics = std::move(inferred->diagnostics);
     debug = std::move(inferred->debug);
@@ -285,8 +396,12 @@ std::optional<int> process(const Options& o, onnx::ModelProto& model, std::strin
     if (d.file.empty()) d.file = o.input;
   const bool failed = shapeprop::has_errors(diagnostics);
   if (summary) {
-    std::cerr << debug;
-    report(o.quiet && !failed ? errors_only(diagnostics) : diagnostics);
+    {
+      shapeprop::ProgressLine::Pause pause(progress);
+      std::cerr << debug;
+    }
+    record(diagnostics);
+    print(o.quiet && !failed ? errors_only(diagnostics) : diagnostics);
     if (o.quiet) summary->clear();
   }
   if (failed) return kCheckFailed;
@@ -307,8 +422,9 @@ std::optional<int> override_functions(const Options& o, const std::string& libra
     report({done.error()});
     return kBadInput;
   }
+  record(done->diagnostics);
   if (o.quiet) return std::nullopt;
-  report(done->diagnostics);
+  print(done->diagnostics);
   if (!done->replaced.empty()) {
     std::string names;
     for (const auto& id : done->replaced) names += (names.empty() ? "" : ", ") + id.str();
@@ -321,7 +437,9 @@ std::optional<int> override_functions(const Options& o, const std::string& libra
 
 // --mode check: the model is read, never written.
 int run_check(const Options& o) {
+  shapeprop::PhaseClock loading(run_report.phases, "load", o.infer_options.on_phase);
   auto model = shapeprop::load_model(o.input);
+  loading.stop();
   if (!model) {
     report({model.error()});
     return kBadInput;
@@ -330,7 +448,12 @@ int run_check(const Options& o) {
   options.origin = o.input;
   options.model_dir = std::filesystem::path(o.input).parent_path();
   options.assume_positive_dims = o.infer_options.assume_positive_dims;
+  run_report.count_before(*model);
+  shapeprop::PhaseClock clock(run_report.phases, "check", o.infer_options.on_phase);
   const auto found = shapeprop::check_model(*model, options);
+  clock.stop();
+  run_report.add_check(found);
+  run_report.count_after(*model);  // unchanged: the report says so
   const bool failed = shapeprop::has_errors(found);
   report(o.quiet ? errors_only(found) : found);
   return failed ? kCheckFailed : kOk;
@@ -344,28 +467,41 @@ int run(const Options& o) {
     error("the output '" + o.output + "' is the input; write to another file");
     return kBadInput;
   }
+  auto& phases = run_report.phases;
+  const auto& on_phase = o.infer_options.on_phase;
+  shapeprop::PhaseClock loading(phases, "load", on_phase);
   auto model = shapeprop::load_model(o.input);
   if (!model) {
     report({model.error()});
     return kBadInput;
   }
+  loading.stop();
+  run_report.count_before(*model);
+  shapeprop::PhaseClock validating(phases, "validation", on_phase);
   const auto input_dir = std::filesystem::path(o.input).parent_path();
   const shapeprop::OpRules* rules = o.infer_options.op_rules.get();
   auto problems = shapeprop::validate_model(*model, o.input, input_dir, rules);
+  record(problems);
   if (shapeprop::has_errors(problems)) {
-    report(errors_only(problems));
+    print(errors_only(problems));
     return kBadInput;
   }
-  if (!o.quiet) report(warnings_only(problems));
+  if (!o.quiet) print(warnings_only(problems));
+  validating.stop();
   std::string notes;
-  for (const auto& library : o.overrides)
-    if (auto stop = override_functions(o, library, input_dir, *model, notes)) return *stop;
+  if (!o.overrides.empty()) {
+    shapeprop::PhaseClock overriding(phases, "override", on_phase);
+    for (const auto& library : o.overrides)
+      if (auto stop = override_functions(o, library, input_dir, *model, notes)) return *stop;
+  }
 
   // Printed last, once the output is written: a failure leaves one line on stderr.
   std::string summary;
   if (auto stop = process(o, *model, &summary)) return *stop;
   summary = notes + summary;
 
+  std::optional<shapeprop::PhaseClock> verifying;
+  if (o.verify_idempotent || o.verify_roundtrip || o.verify_full_check) verifying.emplace(phases, "verification", on_phase);
   shapeprop::Diagnostics checks;
   if (o.verify_idempotent && o.infer) {
     onnx::ModelProto again = *model;
@@ -381,7 +517,10 @@ int run(const Options& o) {
     report(checks);
     return kCheckFailed;
   }
+  verifying.reset();
+  run_report.count_after(*model);
 
+  shapeprop::PhaseClock writing(phases, "write", on_phase);
   if (o.output.empty()) {
     if (o.emit == shapeprop::Format::Binary) {
       auto bytes = shapeprop::serialize_model(*model);
@@ -394,7 +533,8 @@ int run(const Options& o) {
       shapeprop::print_model(std::cout, *model);
     }
     std::cout.flush();
-    std::cerr << summary;
+    writing.stop();
+    finish(o, summary);
     return kOk;
   }
   const auto format = o.emit ? *o.emit : shapeprop::format_for_path(o.output).value_or(shapeprop::Format::Binary);
@@ -402,7 +542,8 @@ int run(const Options& o) {
     report({saved.error()});
     return kBadInput;
   }
-  std::cerr << summary;
+  writing.stop();
+  finish(o, summary);
   return kOk;
 }
 
@@ -423,17 +564,66 @@ std::optional<int> load_schemas(Options& o) {
   return std::nullopt;
 }
 
+// --report may name neither the input nor the output.
+bool report_path_is_free(const Options& o) {
+  namespace fs = std::filesystem;
+  auto same = [](const fs::path& a, const fs::path& b) {
+    std::error_code ec;
+    return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+  };
+  if (same(o.report, o.input) || (!o.output.empty() && same(o.report, o.output))) {
+    std::cerr << "onnx-infer-shapes: error: the report '" << o.report << "' would replace the "
+              << (same(o.report, o.input) ? "input" : "output") << "; write it to another file\n";
+    return false;
+  }
+  return true;
+}
+
+// --report: the report of the run, failed or not. Returns the exit code.
+int write_report(const Options& o, int status) {
+  run_report.ok = status == kOk;
+  if (auto written = shapeprop::write_report(run_report, o.report); !written) {
+    print({written.error()});
+    return status == kOk ? kBadInput : status;
+  }
+  return status;
+}
+
+void start_report(const Options& o) {
+  const auto policy = inline_policy(o);
+  run_report.input = o.input;
+  run_report.mode = o.mode == Mode::Check ? "check"
+                    : !transforms(o)       ? "annotate"
+                    : policy == shapeprop::InlinePolicy::None ? "specialize" : "inline";
+  run_report.options.infer = o.infer_options;
+  run_report.options.inline_policy = policy;
+  run_report.options.small_limit = o.small_limit;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   Options options;
   if (auto done = parse_args(argc, argv, options)) return *done;
-  try {
-    if (auto failed = load_schemas(options)) return *failed;
-    return run(options);
-  } catch (const std::exception& e) {  // a bug of ours: still one clear line, never a crash
-    error(std::string("internal error: ") + e.what());
-    return kBadInput;
+  if (!options.report.empty() && !report_path_is_free(options)) return kBadInput;
+  options.infer_options.describe_contexts = !options.report.empty();
+  std::optional<shapeprop::ProgressLine> line;
+  if (!options.quiet && isatty(STDERR_FILENO)) {
+    line.emplace(stderr, "onnx-infer-shapes");
+    progress = &*line;
+    options.infer_options.on_phase = [](std::string_view phase) { progress->phase(phase); };
   }
+  start_report(options);
+  int status;
+  try {
+    status = load_schemas(options).value_or(kOk);
+    if (status == kOk) status = run(options);
+  } catch (const std::exception& e) {  // a bug of ours: still one clear line, never a crash
+    if (progress) progress->stop();
+    error(std::string("internal error: ") + e.what());
+    status = kBadInput;
+  }
+  if (progress) progress->stop();
+  return options.report.empty() ? status : write_report(options, status);
 }

@@ -1,0 +1,26 @@
+// What an analysis tells beyond its counts, for InferResult and TransformResult (and so
+// for the report): the reached functions with their contexts, and the decisions that
+// relied on symbolic dims being at least 1, which the model then records.
+#pragma once
+
+#include <vector>
+
+#include "infer/analyzer.h"
+#include "onnx/onnx_pb.h"
+#include "shapeprop/infer.h"
+
+namespace shapeprop::infer {
+
+// Each live function with its contexts in first-use order (call sites counted per
+// context: the call nodes whose walk calls it), in the analysis's bottom-up order.
+std::vector<FunctionContexts> describe_contexts(const Analyzer& analysis);
+
+// Adds the uses in `more` whose place `into` does not hold yet.
+void merge_assumptions(std::vector<AssumptionUse>& into, const std::vector<AssumptionUse>& more);
+
+// Writes the model's metadata_props entry kAssumptionsKey (kPositiveDimsAssumption) when
+// `uses` is not empty; an entry already there keeps its value, with the assumption added
+// when it lacks it, so that a second run changes nothing.
+void record_assumptions(onnx::ModelProto& model, const std::vector<AssumptionUse>& uses);
+
+}  // namespace shapeprop::infer

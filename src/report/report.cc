@@ -1,0 +1,307 @@
+// Filling the report and writing it as JSON (its schema: docs/report.schema.json).
+#include "shapeprop/report.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <set>
+
+#include "report/json_writer.h"
+#include "shapeprop/function_id.h"
+#include "shapeprop/io.h"
+#include "shapeprop/version.h"
+#include "support/subgraphs.h"
+
+namespace shapeprop {
+
+namespace {
+
+using report::JsonWriter;
+
+void count_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const std::set<FunctionId>& functions,
+                 ModelCounts& counts) {
+  for (const auto& n : nodes) {
+    const FunctionId id = FunctionId::of(n);
+    ++counts.nodes;
+    ++counts.ops[id.str()];
+    if (id.domain.empty() && id.name == "If") ++counts.ifs;
+    if (id.domain.empty() && id.name == "CastLike") ++counts.castlikes;
+    if (functions.count(id)) ++counts.calls;
+    for_each_subgraph(n, [&](const onnx::GraphProto& g) { count_nodes(g.node(), functions, counts); });
+  }
+}
+
+std::pair<size_t, size_t> errors_and_warnings(const Diagnostics& diagnostics) {
+  size_t errors = 0, warnings = 0;
+  for (const auto& d : diagnostics) {
+    if (d.severity == Severity::Error) ++errors;
+    if (d.severity == Severity::Warning) ++warnings;
+  }
+  return {errors, warnings};
+}
+
+const char* policy_name(InlinePolicy policy) {
+  switch (policy) {
+    case InlinePolicy::None: return "none";
+    case InlinePolicy::All: return "all";
+    case InlinePolicy::Small: return "small";
+  }
+  return "none";
+}
+
+// Counts as fields of the object being written, in order.
+void write_count_fields(JsonWriter& w, std::initializer_list<std::pair<const char*, size_t>> fields) {
+  for (const auto& [name, n] : fields) w.key(name).count(n);
+}
+
+void write_strings(JsonWriter& w, const std::vector<std::string>& strings) {
+  w.begin_array();
+  for (const auto& s : strings) w.string(s);
+  w.end();
+}
+
+void write_counts(JsonWriter& w, const std::optional<ModelCounts>& counts) {
+  if (!counts) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  write_count_fields(w, {{"nodes", counts->nodes},
+                         {"ifs", counts->ifs},
+                         {"castlikes", counts->castlikes},
+                         {"functions", counts->functions},
+                         {"calls", counts->calls}});
+  w.key("ops").begin_object();
+  for (const auto& [op, n] : counts->ops) w.key(op).count(n);
+  w.end();
+  w.end();
+}
+
+void write_inference(JsonWriter& w, const Report& r) {
+  if (!r.inference) {
+    w.null();
+    return;
+  }
+  const InferStats& s = *r.inference;
+  w.begin_object();
+  write_count_fields(w, {{"call_sites", s.call_sites},
+                         {"distinct_contexts", s.distinct_contexts},
+                         {"body_analyses", s.body_analyses},
+                         {"graph_values", s.graph_values},
+                         {"function_values", s.function_values},
+                         {"ir_version_raised_from", s.ir_version_raised_from},
+                         {"errors", r.inference_errors.value_or(0)},
+                         {"warnings", r.inference_warnings.value_or(0)}});
+  w.end();
+}
+
+void write_transform(JsonWriter& w, const std::optional<TransformStats>& stats) {
+  if (!stats) {
+    w.null();
+    return;
+  }
+  const TransformStats& s = *stats;
+  w.begin_object();
+  w.key("rewrites").begin_object();
+  write_count_fields(w, {{"ifs_folded", s.ifs_folded},
+                         {"castlikes_folded", s.castlikes_folded},
+                         {"castlikes_to_cast", s.castlikes_to_cast},
+                         {"castlikes_removed", s.castlikes_removed},
+                         {"constants_folded", s.constants_folded},
+                         {"identities_folded", s.identities_folded},
+                         {"calls_inlined", s.calls_inlined}});
+  w.end();
+  write_count_fields(w, {{"calls_kept", s.calls_kept},
+                         {"specializations", s.specializations},
+                         {"shared", s.shared},
+                         {"nodes_before", s.nodes_before},
+                         {"nodes_after", s.nodes_after},
+                         {"functions_before", s.functions_before},
+                         {"functions_after", s.functions_after}});
+  w.end();
+}
+
+void write_functions(JsonWriter& w, const Report& r) {
+  std::set<std::string> in_output;
+  if (r.after) in_output.insert(r.after->function_names.begin(), r.after->function_names.end());
+  w.begin_array();
+  for (const auto& f : r.functions) {
+    w.begin_object();
+    w.key("function").string(f.function);
+    w.key("contexts").begin_array();
+    // Specializations in first-use order, each with the contexts it serves.
+    std::vector<std::pair<std::string, std::vector<size_t>>> specializations;
+    for (size_t i = 0; i < f.contexts.size(); ++i) {
+      const auto& c = f.contexts[i];
+      w.begin_object();
+      w.key("index").count(i);
+      w.key("signature").string(c.signature);
+      w.key("call_sites").count(c.call_sites);
+      w.key("specialization");
+      if (c.specialization.empty()) {
+        w.null();
+      } else {
+        w.string(c.specialization);
+        auto it = std::find_if(specializations.begin(), specializations.end(),
+                               [&](const auto& s) { return s.first == c.specialization; });
+        if (it == specializations.end()) it = specializations.insert(specializations.end(), {c.specialization, {}});
+        it->second.push_back(i);
+      }
+      w.end();
+    }
+    w.end();
+    w.key("specializations").begin_array();
+    for (const auto& [name, contexts] : specializations) {
+      w.begin_object();
+      w.key("name").string(name);
+      w.key("contexts").begin_array();
+      for (size_t i : contexts) w.count(i);
+      w.end();
+      w.key("in_output").boolean(in_output.count(name) > 0);
+      w.end();
+    }
+    w.end();
+    w.end();
+  }
+  w.end();
+}
+
+void write_assumptions(JsonWriter& w, const Report& r) {
+  w.begin_object();
+  w.key("symbolic_dims_at_least_1").boolean(r.options.infer.assume_positive_dims);
+  w.key("relied_on").boolean(!r.assumptions.empty());
+  w.key("recorded_in_model").boolean(r.assumption_recorded);
+  w.key("decisions").begin_array();
+  for (const auto& use : r.assumptions) {
+    w.begin_object();
+    w.key("op").string(use.op);
+    w.key("call_path");
+    write_strings(w, use.call_path);
+    w.end();
+  }
+  w.end();
+  w.end();
+}
+
+void write_diagnostics(JsonWriter& w, const Diagnostics& diagnostics) {
+  w.begin_array();
+  for (const auto& d : diagnostics) {
+    w.begin_object();
+    w.key("severity").string(to_string(d.severity));
+    w.key("message").string(d.message);
+    w.key("file");
+    d.file.empty() ? w.null() : w.string(d.file);
+    w.key("line");
+    d.line > 0 ? w.integer(d.line) : w.null();
+    w.key("column");
+    d.column > 0 ? w.integer(d.column) : w.null();
+    w.key("call_path");
+    write_strings(w, d.call_path);
+    w.key("text").string(d.str());
+    w.end();
+  }
+  w.end();
+}
+
+}  // namespace
+
+ModelCounts count_model(const onnx::ModelProto& model) {
+  ModelCounts counts;
+  std::set<FunctionId> functions;
+  for (const auto& f : model.functions()) {
+    functions.insert(FunctionId::of(f));
+    counts.function_names.push_back(FunctionId::of(f).str());
+  }
+  counts.functions = static_cast<size_t>(model.functions_size());
+  count_nodes(model.graph().node(), functions, counts);
+  for (const auto& f : model.functions()) count_nodes(f.node(), functions, counts);
+  return counts;
+}
+
+void Report::add_inference(const InferResult& result) {
+  inference = result.stats;
+  const auto [errors, warnings] = errors_and_warnings(result.diagnostics);
+  inference_errors = errors;
+  inference_warnings = warnings;
+}
+
+void Report::add(const InferResult& result) {
+  add_inference(result);
+  functions = result.functions;
+  assumptions = result.assumptions;
+  add_phases(phases, result.phases);
+}
+
+void Report::add(const TransformResult& result) {
+  add_inference(result.annotation);  // its phases and assumptions are in the result's
+  transform = result.stats;
+  functions = result.functions;
+  assumptions = result.assumptions;
+  add_phases(phases, result.phases);
+}
+
+void Report::add_check(const Diagnostics& found) {
+  if (!found.empty() && found.back().severity == Severity::Note) summary.push_back(found.back().message);
+}
+
+void Report::count_after(const onnx::ModelProto& model) {
+  after = count_model(model);
+  assumption_recorded = false;
+  for (const auto& entry : model.metadata_props())
+    if (entry.key() == kAssumptionsKey && entry.value().find(kPositiveDimsAssumption) != std::string::npos)
+      assumption_recorded = true;
+}
+
+std::string to_json(const Report& r) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("format").string("shapeprop-report");
+  w.key("version").integer(1);
+  w.key("tool").begin_object();
+  w.key("shapeprop").string(version());
+  w.key("onnx").string(onnx_version());
+  w.end();
+  w.key("input").string(r.input);
+  w.key("mode").string(r.mode);
+  w.key("options").begin_object();
+  w.key("inline").string(policy_name(r.options.inline_policy));
+  w.key("small_limit").count(r.options.small_limit);
+  w.key("strict").boolean(r.options.infer.strict);
+  w.key("assume_positive_dims").boolean(r.options.infer.assume_positive_dims);
+  w.key("annotate_functions").boolean(r.options.infer.annotate_functions);
+  w.end();
+  w.key("ok").boolean(r.ok);
+  w.key("summary");
+  write_strings(w, r.summary);
+  w.key("counts").begin_object();
+  w.key("before");
+  write_counts(w, r.before);
+  w.key("after");
+  write_counts(w, r.after);
+  w.end();
+  w.key("inference");
+  write_inference(w, r);
+  w.key("transform");
+  write_transform(w, r.transform);
+  w.key("functions");
+  write_functions(w, r);
+  w.key("assumptions");
+  write_assumptions(w, r);
+  w.key("diagnostics");
+  write_diagnostics(w, r.diagnostics);
+  w.key("phases").begin_array();
+  for (const auto& p : r.phases) {
+    w.begin_object();
+    w.key("phase").string(p.phase);
+    w.key("seconds").real(p.seconds);
+    w.end();
+  }
+  w.end();
+  w.end();
+  return w.text();
+}
+
+Status write_report(const Report& report, const std::filesystem::path& path) {
+  return write_file_atomically(path, to_json(report));
+}
+
+}  // namespace shapeprop
