@@ -3,12 +3,11 @@
 // (one folded copy per distinct context, identical copies shared) or not (inlining).
 #pragma once
 
+#include <cstddef>
 #include <set>
 #include <string>
 #include <utility>
-
-#include <cstddef>
-#include <string>
+#include <vector>
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
@@ -54,7 +53,28 @@ struct TransformStats {
   size_t shared = 0;            // contexts beyond the first that a specialization serves (equal or identical bodies)
   size_t calls_inlined = 0;     // function calls replaced by bodies
   size_t calls_kept = 0;        // calls that inlining left (policy, or opsets that differ)
+
+  // Rewrites the facts justify after folding (src/transform/rewriter.h), one counter per
+  // kind; rewrite_kinds() names them for reports.
+  size_t casts_removed = 0;          // Cast to the type its input has; Cast of a widening integral Cast
+  size_t subexpressions_merged = 0;  // nodes equal to an earlier one (op, attributes, inputs)
+  size_t equal_values_merged = 0;    // values the facts prove equal to an earlier one (shape values)
+  size_t constants_shared = 0;       // initializers equal to an earlier one
+  size_t shape_inputs_folded = 0;    // Reshape/Expand shape inputs made constants (0, -1 and 1 entries)
+  size_t sequence_patterns = 0;      // SplitToSequence read by SequenceAt -> Split; SequenceConstruct -> Concat or its tensor
+  size_t gemms_formed = 0;           // MatMul (+ Add) -> Gemm; Transpose of a Gemm input -> transA/transB
+  size_t transposes_folded = 0;      // Transpose of Transpose, identity permutations
+  size_t squeezes_folded = 0;        // Squeeze of Unsqueeze (and back) of the same axes
+  size_t reshapes_folded = 0;        // Reshape of Reshape
+  size_t concats_folded = 0;         // Concat of one input
+  size_t wheres_folded = 0;          // Where with a constant condition
+  size_t expands_folded = 0;         // Expand/Tile by ones, Slice of everything
+  size_t neutral_ops_removed = 0;    // Mul/Div by one, Dropout in inference
+  size_t constants_computed = 0;     // nodes of constant inputs computed (results of at most 1024 elements)
 };
+
+// Each rewrite counter of TransformStats with its name ("casts removed"), in a fixed order.
+std::vector<std::pair<const char*, size_t>> rewrite_kinds(const TransformStats& stats);
 
 struct TransformResult {
   TransformStats stats;
@@ -66,6 +86,9 @@ struct TransformResult {
   // What relied on symbolic dims >= 1, in any round and in the final annotation.
   std::vector<AssumptionUse> assumptions;
   std::vector<PhaseTime> phases;  // time per phase, the rounds added up
+  // The rewrites that hold only because symbolic dims are at least 1, one line each
+  // ("graph 'main': Reshape 'view': ..."), in the order they were made.
+  std::vector<std::string> rewrites_assuming_positive_dims;
 };
 
 // Specializes every reached function per distinct context, folds what the facts decide

@@ -145,8 +145,9 @@ class Folder {
  public:
   // `all_names` fills in every name of the body (defined or read, at any depth), from
   // which fresh names are kept apart; it runs on the first fresh name, if ever.
-  Folder(const BodyTarget& target, std::function<void(std::unordered_set<std::string>&)> all_names, TransformStats& stats)
-      : target_(target), all_names_(std::move(all_names)), stats_(stats) {}
+  Folder(const BodyTarget& target, std::function<void(std::unordered_set<std::string>&)> all_names, TransformStats& stats,
+         FactsByName* facts_out = nullptr)
+      : target_(target), all_names_(std::move(all_names)), stats_(stats), facts_out_(facts_out) {}
 
   // Folds the nodes of one scope level. `level` holds the names defined at this level;
   // `inlined` is set when the nodes come from a branch inlined into it, whose names may
@@ -174,7 +175,7 @@ class Folder {
           break;
         case Rewrite::Identity: {
           ++stats_.identities_folded;
-          NodeProto id = rewritten(n, "Identity", renames, level, inlined);
+          NodeProto id = rewritten(node, "Identity", renames, level, inlined);
           id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
           id.clear_attribute();
           *out->Add() = std::move(id);
@@ -207,6 +208,8 @@ class Folder {
   std::function<void(std::unordered_set<std::string>&)> all_names_;
   std::optional<std::unordered_set<std::string>> names_;
   TransformStats& stats_;
+  FactsByName* facts_out_;  // the facts of the top level's definitions, by their new names
+  int subgraph_depth_ = 0;
 
   // A node being folded, with its place in the analysed body (nullptr where nothing is known).
   struct Node {
@@ -292,12 +295,15 @@ class Folder {
     }
   }
 
-  // The name an output defined by this node gets at this level.
-  std::string define(const std::string& original, Renames& renames, LevelNames& level, bool inlined) {
+  // The name an output defined by this node gets at this level; `fact` is what is known
+  // of it.
+  std::string define(const std::string& original, Renames& renames, LevelNames& level, bool inlined, const Fact* fact) {
     if (original.empty()) return original;
     std::string name = original;
     if (inlined && level.contains(original)) name = fresh(original);
     level.add(name);
+    // Names the analysis knows by themselves need no record.
+    if (facts_out_ && subgraph_depth_ == 0 && fact && (inlined || name != original)) facts_out_->add(name, fact);
     // A rename, or a name an outer level renamed, which this definition shadows; a name
     // that keeps itself needs no entry.
     if (name != original || renames.map.count(original) || (renames.parent && renames(original) != original))
@@ -305,13 +311,13 @@ class Folder {
     return name;
   }
 
-  NodeProto rewritten(const NodeProto& n, const char* op, Renames& renames, LevelNames& level,
-                      bool inlined) {
+  NodeProto rewritten(const Node& node, const char* op, Renames& renames, LevelNames& level, bool inlined) {
+    const NodeProto& n = node.proto;
     NodeProto r;
     r.set_name(n.name());
     r.set_op_type(op);
     for (const auto& in : n.input()) r.add_input(in.empty() ? in : renames(in));
-    for (const auto& o : n.output()) r.add_output(define(o, renames, level, inlined));
+    for (int k = 0; k < n.output_size(); ++k) r.add_output(define(n.output(k), renames, level, inlined, node.output(k)));
     return r;
   }
 
@@ -329,14 +335,14 @@ class Folder {
     const Fact* x = node.input(0);
     const Fact* like = node.input(1);
     if (x->elem_type == like->elem_type) {
-      NodeProto id = rewritten(n, "Identity", renames, level, inlined);
+      NodeProto id = rewritten(node, "Identity", renames, level, inlined);
       id.mutable_input()->RemoveLast();
       *out->Add() = std::move(id);
       ++stats_.castlikes_removed;
       return;
     }
     ++stats_.castlikes_to_cast;
-    NodeProto cast = rewritten(n, "Cast", renames, level, inlined);
+    NodeProto cast = rewritten(node, "Cast", renames, level, inlined);
     cast.mutable_input()->RemoveLast();
     auto* to = cast.add_attribute();
     to->set_name("to");
@@ -351,28 +357,20 @@ class Folder {
                       bool inlined, bool top) {
     const NodeProto& n = node.proto;
     for (int k = 0; k < n.output_size(); ++k)
-      emit_value(n.output(k), *node.output(k)->to_tensor(), out, renames, level, inlined, top);
+      emit_value(n.output(k), *node.output(k)->to_tensor(), node.output(k), out, renames, level, inlined, top);
   }
 
   // Defines `original` as the constant `value`: an initializer at the top of the main
   // graph, a Constant node elsewhere.
-  void emit_value(const std::string& original, onnx::TensorProto value, NodeList* out, Renames& renames,
-                  LevelNames& level, bool inlined, bool top) {
-    const std::string name = define(original, renames, level, inlined);
+  void emit_value(const std::string& original, onnx::TensorProto value, const Fact* fact, NodeList* out,
+                  Renames& renames, LevelNames& level, bool inlined, bool top) {
+    const std::string name = define(original, renames, level, inlined, fact);
     if (top && target_.main_graph) {
       value.set_name(name);
       *target_.main_graph->add_initializer() = std::move(value);
       return;
     }
-    value.clear_name();
-    NodeProto c;
-    c.set_op_type("Constant");
-    c.add_output(name);
-    auto* a = c.add_attribute();
-    a->set_name("value");
-    a->set_type(AttributeProto::TENSOR);
-    *a->mutable_t() = std::move(value);
-    *out->Add() = std::move(c);
+    *out->Add() = constant_node(name, std::move(value));
   }
 
   // The branch graph an If node holds itself (not through an attribute reference).
@@ -391,14 +389,15 @@ class Folder {
     const GraphProto* g = taken_branch(n, taken);
     const Level branch{node.facts.facts->subgraph(*g), &node.facts};
     Renames inner{&renames, {}};
-    for (const auto& t : g->initializer()) emit_value(t.name(), t, out, inner, level, /*inlined=*/true, top);
+    for (const auto& t : g->initializer())
+      emit_value(t.name(), t, nullptr, out, inner, level, /*inlined=*/true, top);
     fold(g->node(), branch, out, inner, level, /*inlined=*/true, top);
     for (int i = 0; i < n.output_size() && i < g->output_size(); ++i) {
       if (n.output(i).empty()) continue;
       NodeProto id;
       id.set_op_type("Identity");
       id.add_input(inner(g->output(i).name()));
-      id.add_output(define(n.output(i), renames, level, /*inlined=*/false));
+      id.add_output(define(n.output(i), renames, level, /*inlined=*/false, node.output(i)));
       *out->Add() = std::move(id);
     }
   }
@@ -435,7 +434,8 @@ class Folder {
       if (a.has_g()) fold_subgraph(a.g(), copy->mutable_g(), node.facts, renames);
       for (int i = 0; i < a.graphs_size(); ++i) fold_subgraph(a.graphs(i), copy->mutable_graphs(i), node.facts, renames);
     }
-    for (auto& o : *r.mutable_output()) o = define(o, renames, level, inlined);
+    for (int k = 0; k < r.output_size(); ++k)
+      r.set_output(k, define(r.output(k), renames, level, inlined, node.output(k)));
     const infer::CallContext* call =
         node.index ? node.facts.facts->call_of(node.facts.facts->body().index_of(*node.index)) : nullptr;
     if (call && target_.callee_name) {
@@ -462,7 +462,9 @@ class Folder {
         for (const auto& o : n.output()) names.insert(o);
     });
     NodeList folded;
+    ++subgraph_depth_;
     fold(original.node(), facts, &folded, inner, level, /*inlined=*/false, /*top=*/false);
+    --subgraph_depth_;
     for (auto& o : *g->mutable_output()) o.set_name(inner(o.name()));
     std::unordered_set<std::string> keep;
     for (const auto& o : g->output()) keep.insert(o.name());
@@ -534,15 +536,28 @@ void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>&
   nodes.Swap(&kept);
 }
 
+onnx::NodeProto constant_node(const std::string& name, onnx::TensorProto value) {
+  value.clear_name();
+  NodeProto c;
+  c.set_op_type("Constant");
+  c.add_output(name);
+  auto* a = c.add_attribute();
+  a->set_name("value");
+  a->set_type(AttributeProto::TENSOR);
+  *a->mutable_t() = std::move(value);
+  return c;
+}
+
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
-                   const std::unordered_set<std::string>& protected_names, TransformStats& stats) {
+                   const std::unordered_set<std::string>& protected_names, TransformStats& stats,
+                   FactsByName* facts_out) {
   Folder folder(
       target,
       [&](std::unordered_set<std::string>& names) {
         names.insert(protected_names.begin(), protected_names.end());
         collect_names(nodes, names);
       },
-      stats);
+      stats, facts_out);
   const Level top{&facts, nullptr};
   Renames renames;
   LevelNames level([&](std::unordered_set<std::string>& names) {

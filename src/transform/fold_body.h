@@ -31,17 +31,44 @@ struct BodyTarget {
   std::function<std::string(const infer::CallContext*)> callee_overload;
 };
 
+// The facts of a body's top-level values by name: the analysis's, for the names the body
+// had, and those folding recorded for names it made (the definitions of a taken branch,
+// renamed definitions). nullptr where nothing is known.
+class FactsByName {
+ public:
+  explicit FactsByName(const infer::BodyFacts* facts = nullptr) : facts_(facts) {}
+  const Fact* find(std::string_view name) const {
+    if (!made_.empty()) {
+      auto it = made_.find(std::string(name));
+      if (it != made_.end()) return it->second;
+    }
+    if (!facts_) return nullptr;
+    const ir::ValueId v = facts_->body().find(name);
+    return v == ir::kNoValue ? nullptr : facts_->fact(v);
+  }
+  void add(const std::string& name, const Fact* fact) { made_[name] = fact; }
+
+ private:
+  const infer::BodyFacts* facts_;
+  std::unordered_map<std::string, const Fact*> made_;
+};
+
 // Folds `nodes` (the original body, whose facts are `facts`: the analysis indexed exactly
-// these nodes) into a new node list.
+// these nodes) into a new node list; `facts_out`, if given, learns the facts of the names
+// folding made.
 // `protected_names` are the body's inputs and outputs (and the main graph's
 // initializers), whose names stay as they are; fresh names are kept apart from them and
 // from every name the body defines or reads.
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
-                   const std::unordered_set<std::string>& protected_names, TransformStats& stats);
+                   const std::unordered_set<std::string>& protected_names, TransformStats& stats,
+                   FactsByName* facts_out = nullptr);
 
 // y = Identity(x) at this level: readers of y read x instead; where y must keep its name
 // (`keep`: outputs and inputs), x's producer writes y when nothing else reads x.
 void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep);
+
+// A Constant node defining `name` as `value` (whose own name it drops).
+onnx::NodeProto constant_node(const std::string& name, onnx::TensorProto value);
 
 // What fold_body does to the subgraphs of a node it copies when nothing is known of them
 // (Identity chains collapse, value_info goes), done in place.

@@ -14,6 +14,7 @@
 #include "eval/fold.h"
 #include "fold_body.h"
 #include "inline.h"
+#include "rewriter.h"
 #include "ir/body.h"
 #include "infer/analysis_record.h"
 #include "infer/annotate.h"
@@ -141,6 +142,21 @@ void remove_unused_initializers(GraphProto& g) {
   inits->erase(std::remove_if(inits->begin(), inits->end(),
                               [&](const onnx::TensorProto& t) { return !reads.contains(t.name()); }),
                inits->end());
+}
+
+// The version of the default domain among `imports` (0 when absent).
+int64_t onnx_opset(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports) {
+  for (const auto& o : imports)
+    if (FunctionId::is_default_domain(o.domain())) return o.version();
+  return 0;
+}
+
+// The graph's inputs and outputs: names the rewrites keep.
+std::unordered_set<std::string> interface_names(const GraphProto& g) {
+  std::unordered_set<std::string> names;
+  for (const auto& vi : g.input()) names.insert(vi.name());
+  for (const auto& vi : g.output()) names.insert(vi.name());
+  return names;
 }
 
 // One round: analyse the model, write one folded copy of each reached function per
@@ -300,6 +316,12 @@ class Round {
     if (constants_may_be_initializers(model_))
       target.main_graph = const_cast<GraphProto*>(&g);  // read only: nothing is emitted
     if (!transform::fold_changes_nothing(g.node(), analysis.graph().facts, target, live)) return false;
+    // Nor would any rewrite apply (a dry run only reads the nodes).
+    transform::RewriteOptions dry = rewrite_options(onnx_opset(model_.opset_import()), "");
+    dry.dry = true;
+    if (transform::rewrite_body(const_cast<NodeList&>(g.node()), transform::FactsByName(&analysis.graph().facts), target,
+                                interface_names(g), dry, result_.stats))
+      return false;
     NameMap reads(static_cast<size_t>(g.node_size()) * 2);
     transform::collect_reads(g.node(), reads);
     for (const auto& o : g.output()) reads.insert(o.name());
@@ -311,6 +333,15 @@ class Round {
     for (const auto& o : model_.opset_import())
       if (!used.count(FunctionId::canonical_domain(o.domain()))) return false;
     return true;
+  }
+
+  transform::RewriteOptions rewrite_options(int64_t opset, const std::string& where) const {
+    transform::RewriteOptions o;
+    o.assume_positive_dims = options_.infer.assume_positive_dims;
+    o.onnx_opset = opset;
+    o.where = where;
+    o.notes = &result_.rewrites_assuming_positive_dims;
+    return o;
   }
 
   // `out` as the input, without what the round writes anew (nodes, functions, value_info),
@@ -380,8 +411,17 @@ class Round {
     target.attributes = &context.attributes;
     target.callee_name = callee_names();
     target.callee_overload = callee_overloads();
-    NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats);
-    transform::remove_dead_nodes(nodes, std::unordered_set<std::string>(f.output().begin(), f.output().end()));
+    transform::FactsByName facts_by_name(&facts.facts);
+    NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats, &facts_by_name);
+    const std::unordered_set<std::string> outputs(f.output().begin(), f.output().end());
+    transform::remove_dead_nodes(nodes, outputs);
+    const std::string where = "function " + FunctionId::of(f).str() + " " + context.str();
+    int64_t opset = onnx_opset(f.opset_import());
+    if (opset == 0) opset = onnx_opset(model_.opset_import());
+    if (transform::rewrite_body(nodes, facts_by_name, target, io, rewrite_options(opset, where), result_.stats)) {
+      transform::collapse_identities(nodes, io);
+      transform::remove_dead_nodes(nodes, outputs);
+    }
     body.mutable_node()->Swap(&nodes);
     return body;
   }
@@ -397,10 +437,18 @@ class Round {
     if (constants_may_be_initializers(model_)) target.main_graph = &target_graph;
     target.callee_name = callee_names();
     target.callee_overload = callee_overloads();
-    NodeList nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats);
+    transform::FactsByName facts_by_name(&analysis.graph().facts);
+    NodeList nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats, &facts_by_name);
     std::unordered_set<std::string> live;
     for (const auto& vi : g.output()) live.insert(vi.name());
     transform::remove_dead_nodes(nodes, live);
+    const auto interface = interface_names(g);
+    if (transform::rewrite_body(nodes, facts_by_name, target, interface,
+                                rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'"),
+                                result_.stats)) {
+      transform::collapse_identities(nodes, keep);
+      transform::remove_dead_nodes(nodes, live);
+    }
     target_graph.mutable_node()->Swap(&nodes);
     remove_unused_initializers(target_graph);
   }
@@ -507,7 +555,8 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
 // what is left is structural (Constants at the top of the main graph become initializers,
 // Identity chains across the old call boundaries collapse, outputs no caller reads die).
 // Constants' facts come from their attributes. The next round analyses the result in full
-// and finds anything this misses: this only saves it the work.
+// and finds anything this misses (the rewrites across the bodies inlining brought together
+// among it): this only saves it the work.
 void fold_inlined_graph(ModelProto& m) {
   GraphProto& g = *m.mutable_graph();
   std::unordered_set<std::string> keep;
@@ -542,6 +591,19 @@ void fold_inlined_graph(ModelProto& m) {
   transform::remove_dead_nodes(*g.mutable_node(), live);
   remove_unused_initializers(g);
   remove_unused(m);
+}
+
+// What --debug-analysis says of the rewrites: each kind with its count, then the ones
+// that hold only because symbolic dims are at least 1.
+std::string rewrite_report(const TransformResult& result) {
+  std::string text = "rewrites:";
+  for (const auto& [kind, count] : rewrite_kinds(result.stats)) text += " " + std::string(kind) + " " + std::to_string(count) + ",";
+  text.back() = '\n';
+  if (!result.rewrites_assuming_positive_dims.empty()) {
+    text += "rewrites that assume symbolic dims are at least 1:\n";
+    for (const auto& line : result.rewrites_assuming_positive_dims) text += "  " + line + "\n";
+  }
+  return text;
 }
 
 }  // namespace
@@ -618,6 +680,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     infer::merge_assumptions(result.assumptions, result.annotation.assumptions);
   }
   infer::record_assumptions(*input, result.assumptions);
+  if (options.infer.debug) result.annotation.debug += rewrite_report(result);
   result.stats.calls_kept = count_calls(*input);
   result.stats.nodes_after = count_all_nodes(*input);
   result.stats.functions_after = static_cast<size_t>(input->functions_size());
@@ -629,6 +692,26 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     model.set_ir_version(10);
   }
   return result;
+}
+
+std::vector<std::pair<const char*, size_t>> rewrite_kinds(const TransformStats& s) {
+  return {
+      {"casts removed", s.casts_removed},
+      {"subexpressions merged", s.subexpressions_merged},
+      {"equal values merged", s.equal_values_merged},
+      {"constants shared", s.constants_shared},
+      {"shape inputs folded", s.shape_inputs_folded},
+      {"sequence patterns", s.sequence_patterns},
+      {"gemms formed", s.gemms_formed},
+      {"transposes folded", s.transposes_folded},
+      {"squeezes folded", s.squeezes_folded},
+      {"reshapes folded", s.reshapes_folded},
+      {"concats folded", s.concats_folded},
+      {"wheres folded", s.wheres_folded},
+      {"expands folded", s.expands_folded},
+      {"neutral ops removed", s.neutral_ops_removed},
+      {"constants computed", s.constants_computed},
+  };
 }
 
 std::string summary_line(const TransformStats& s) {
@@ -644,6 +727,10 @@ std::string summary_line(const TransformStats& s) {
                      std::to_string(s.shared) + " shared)";
   if (s.calls_inlined > 0 || s.calls_kept > 0)
     line += ", " + plural(s.calls_inlined, "call inlined", "calls inlined") + ", " + plural(s.calls_kept, "call kept", "calls kept");
+  std::string rewrites;
+  for (const auto& [kind, count] : rewrite_kinds(s))
+    if (count > 0) rewrites += (rewrites.empty() ? "" : ", ") + std::to_string(count) + " " + kind;
+  if (!rewrites.empty()) line += "; rewrites: " + rewrites;
   return line;
 }
 

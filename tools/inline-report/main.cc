@@ -4,7 +4,15 @@
 //
 // With --check, exits 1 when a model whose graph inputs all have a known rank keeps, after
 // shapeprop's inlining, an If whose condition depends only on ranks, shapes or sizes.
+// With --onnxscript TSV (model, nodes_after, ...: what onnxscript's optimizer leaves, as
+// tests/data/corpus/torchlib-2024-03/onnxscript-0.7.1.tsv holds it), adds that column, and
+// a row of totals over the models the TSV names; with --check too, exits 1 when shapeprop
+// leaves a model with more nodes than onnxscript does.
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -89,20 +97,49 @@ bool ranks_known(const onnx::ModelProto& m) {
   return true;
 }
 
+// The node counts per model (file name without .onnx) of a TSV whose first columns are
+// model and nodes_after, after a header line.
+std::unordered_map<std::string, size_t> read_counts(const std::string& path) {
+  std::unordered_map<std::string, size_t> counts;
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << path << ": cannot read\n";
+    std::exit(2);
+  }
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string model;
+    size_t nodes = 0;
+    if (std::getline(fields, model, '\t') && fields >> nodes) counts[model] = nodes;
+  }
+  return counts;
+}
+
+struct Totals {
+  size_t before = 0, by_onnx = 0, ours = 0, theirs = 0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool check = false;
+  std::optional<std::unordered_map<std::string, size_t>> onnxscript;
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--check")
       check = true;
+    else if (a == "--onnxscript" && i + 1 < argc)
+      onnxscript = read_counts(argv[++i]);
     else
       paths.push_back(a);
   }
-  std::cout << "| model | Ifs | nodes | ONNX inliner: Ifs | nodes | shapeprop --mode inline: Ifs | nodes | shape-only Ifs left |\n"
-            << "|---|---|---|---|---|---|---|---|\n";
+  std::cout << "| model | Ifs | nodes | ONNX inliner: Ifs | nodes | shapeprop --mode inline: Ifs | nodes | shape-only Ifs left |"
+            << (onnxscript ? " onnxscript 0.7.1 optimize: nodes |" : "") << "\n"
+            << "|---|---|---|---|---|---|---|---|" << (onnxscript ? "---|" : "") << "\n";
+  Totals totals;
   int failures = 0;
   for (const auto& path : paths) {
     auto model = shapeprop::load_model(path);
@@ -132,11 +169,32 @@ int main(int argc, char** argv) {
     const Counts after = count(ours);
     std::string name = path.substr(path.find_last_of('/') + 1);
     std::cout << "| " << name << " | " << before.ifs << " | " << before.nodes << " | " << by_onnx.ifs << " | "
-              << by_onnx.nodes << " | " << after.ifs << " | " << after.nodes << " | " << after.shape_only_ifs << " |\n";
+              << by_onnx.nodes << " | " << after.ifs << " | " << after.nodes << " | " << after.shape_only_ifs << " |";
+    if (onnxscript) {
+      auto theirs = onnxscript->find(name.substr(0, name.rfind(".onnx")));
+      if (theirs == onnxscript->end()) {
+        std::cout << " – |";
+      } else {
+        std::cout << " " << theirs->second << " |";
+        if (check && after.nodes > theirs->second) {
+          std::cerr << path << ": " << after.nodes << " nodes after inlining, onnxscript's optimizer leaves "
+                    << theirs->second << "\n";
+          ++failures;
+        }
+        totals.before += before.nodes;
+        totals.by_onnx += by_onnx.nodes;
+        totals.ours += after.nodes;
+        totals.theirs += theirs->second;
+      }
+    }
+    std::cout << "\n";
     if (check && ranks_known(*model) && after.shape_only_ifs > 0) {
       std::cerr << path << ": " << after.shape_only_ifs << " If(s) conditioned only on shapes remain\n";
       ++failures;
     }
   }
+  if (onnxscript)
+    std::cout << "| **total** (models the TSV names) | | " << totals.before << " | | " << totals.by_onnx << " | | "
+              << totals.ours << " | | " << totals.theirs << " |\n";
   return failures == 0 ? 0 : 1;
 }

@@ -1,0 +1,465 @@
+// Constant folding of what the analysis does not compute itself: a node of the default
+// domain whose inputs are all constants, of an op evaluated here (elementwise math,
+// Transpose, Cast, Concat, and the ops that only give their input another shape), whose
+// result has at most 1,024 elements, so that a weight is never copied into a second large
+// constant. Its result becomes a constant of the same name (an initializer of the main
+// graph, a Constant node in a function).
+//
+// Arithmetic is done in the element type, as ONNX Runtime does it: float in float (16-bit
+// floats in float, rounded back), double in double. An integer result out of its type's
+// range (ONNX does not say what it wraps to; the analysis leaves such values unknown too),
+// a division by zero, or a Cast to an integer type out of its range, is not folded. Transcendental functions come
+// from the C library, which may differ from ONNX Runtime's in the last bit.
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "rewrite_support.h"
+#include "support/tensor_data.h"
+
+namespace shapeprop::transform {
+
+namespace {
+
+using onnx::NodeProto;
+using onnx::TensorProto;
+
+constexpr int64_t kMaxFoldedElements = 1024;
+
+// A constant's elements: floating types as doubles, integral ones (and bool) as int64.
+struct Values {
+  int32_t type = 0;
+  std::vector<int64_t> dims;
+  bool real = false;
+  std::vector<double> reals;
+  std::vector<int64_t> ints;
+
+  size_t size() const { return real ? reals.size() : ints.size(); }
+};
+
+bool is_real_type(int32_t t) {
+  return t == TensorProto::FLOAT || t == TensorProto::DOUBLE || t == TensorProto::FLOAT16 || t == TensorProto::BFLOAT16;
+}
+
+// The integral types evaluated here (uint64 may not fit int64).
+bool is_int_type(int32_t t) {
+  switch (t) {
+    case TensorProto::INT64: case TensorProto::INT32: case TensorProto::INT16: case TensorProto::INT8:
+    case TensorProto::UINT32: case TensorProto::UINT16: case TensorProto::UINT8: case TensorProto::BOOL:
+      return true;
+    default: return false;
+  }
+}
+
+std::optional<Values> decode(const TensorProto& t) {
+  if (t.data_location() == TensorProto::EXTERNAL || !(is_real_type(t.data_type()) || is_int_type(t.data_type())))
+    return std::nullopt;
+  Values v;
+  v.type = t.data_type();
+  v.dims.assign(t.dims().begin(), t.dims().end());
+  int64_t count = 1;
+  for (int64_t d : v.dims) {
+    if (d < 0) return std::nullopt;
+    count *= d;
+  }
+  const TensorProto typed = t.has_raw_data() ? typed_tensor(t) : t;
+  v.real = is_real_type(v.type);
+  auto take = [&](const auto& field, auto convert) {
+    if (field.size() != count) return false;
+    for (auto e : field) convert(e);
+    return true;
+  };
+  bool ok = false;
+  switch (v.type) {
+    case TensorProto::FLOAT: ok = take(typed.float_data(), [&](float e) { v.reals.push_back(e); }); break;
+    case TensorProto::DOUBLE: ok = take(typed.double_data(), [&](double e) { v.reals.push_back(e); }); break;
+    case TensorProto::FLOAT16:
+      ok = take(typed.int32_data(), [&](int32_t e) { v.reals.push_back(half_to_float(static_cast<uint16_t>(e))); });
+      break;
+    case TensorProto::BFLOAT16:
+      ok = take(typed.int32_data(), [&](int32_t e) { v.reals.push_back(bfloat16_to_float(static_cast<uint16_t>(e))); });
+      break;
+    case TensorProto::INT64: ok = take(typed.int64_data(), [&](int64_t e) { v.ints.push_back(e); }); break;
+    case TensorProto::UINT32: ok = take(typed.uint64_data(), [&](uint64_t e) { v.ints.push_back(static_cast<int64_t>(e)); }); break;
+    default: ok = take(typed.int32_data(), [&](int32_t e) { v.ints.push_back(e); }); break;
+  }
+  return ok ? std::optional<Values>(std::move(v)) : std::nullopt;
+}
+
+TensorProto encode(const Values& v) {
+  TensorProto t;
+  t.set_data_type(v.type);
+  for (int64_t d : v.dims) t.add_dims(d);
+  for (size_t i = 0; i < v.size(); ++i) {
+    switch (v.type) {
+      case TensorProto::FLOAT: t.add_float_data(static_cast<float>(v.reals[i])); break;
+      case TensorProto::DOUBLE: t.add_double_data(v.reals[i]); break;
+      case TensorProto::FLOAT16: t.add_int32_data(float_to_half(static_cast<float>(v.reals[i]))); break;
+      case TensorProto::BFLOAT16: t.add_int32_data(float_to_bfloat16(static_cast<float>(v.reals[i]))); break;
+      case TensorProto::INT64: t.add_int64_data(v.ints[i]); break;
+      case TensorProto::UINT32: t.add_uint64_data(static_cast<uint64_t>(v.ints[i])); break;
+      default: t.add_int32_data(static_cast<int32_t>(v.ints[i])); break;
+    }
+  }
+  return t;
+}
+
+// A real computed in double, rounded to the element type (what storing it would give).
+double round_to(int32_t type, double x) {
+  switch (type) {
+    case TensorProto::FLOAT: return static_cast<float>(x);
+    case TensorProto::FLOAT16: return half_to_float(float_to_half(static_cast<float>(x)));
+    case TensorProto::BFLOAT16: return bfloat16_to_float(float_to_bfloat16(static_cast<float>(x)));
+    default: return x;
+  }
+}
+
+// An integer wrapped to the width of the element type (equal to `x` when it fits).
+int64_t wrap_to(int32_t type, int64_t x) {
+  switch (type) {
+    case TensorProto::INT32: return static_cast<int32_t>(x);
+    case TensorProto::INT16: return static_cast<int16_t>(x);
+    case TensorProto::INT8: return static_cast<int8_t>(x);
+    case TensorProto::UINT32: return static_cast<uint32_t>(x);
+    case TensorProto::UINT16: return static_cast<uint16_t>(x);
+    case TensorProto::UINT8: return static_cast<uint8_t>(x);
+    case TensorProto::BOOL: return x != 0;
+    default: return x;
+  }
+}
+
+// Applies `f` in the element type's precision: double for double, float otherwise.
+template <class F>
+double in_precision(int32_t type, double x, F f) {
+  if (type == TensorProto::DOUBLE) return f(x);
+  return round_to(type, static_cast<double>(f(static_cast<float>(x))));
+}
+
+std::optional<Values> unary(const std::string& op, const Values& x) {
+  Values out = x;
+  if (!x.real) {
+    for (auto& e : out.ints) {
+      int64_t r;
+      if (op == "Neg" || (op == "Abs" && e < 0)) {
+        if (__builtin_sub_overflow(int64_t{0}, e, &r)) return std::nullopt;
+      } else if (op == "Abs") {
+        r = e;
+      } else if (op == "Relu") {
+        r = std::max<int64_t>(e, 0);
+      } else {
+        return std::nullopt;
+      }
+      if (wrap_to(x.type, r) != r) return std::nullopt;  // out of range (the negation of an unsigned)
+      e = r;
+    }
+    return out;
+  }
+  for (auto& e : out.reals) {
+    auto apply = [&](auto f) { e = in_precision(x.type, e, f); };
+    if (op == "Sqrt") apply([](auto v) { return std::sqrt(v); });
+    else if (op == "Reciprocal") apply([](auto v) { return decltype(v)(1) / v; });
+    else if (op == "Neg") apply([](auto v) { return -v; });
+    else if (op == "Abs") apply([](auto v) { return std::fabs(v); });
+    else if (op == "Exp") apply([](auto v) { return std::exp(v); });
+    else if (op == "Log") apply([](auto v) { return std::log(v); });
+    else if (op == "Tanh") apply([](auto v) { return std::tanh(v); });
+    else if (op == "Erf") apply([](auto v) { return std::erf(v); });
+    else if (op == "Sigmoid") apply([](auto v) { return decltype(v)(1) / (decltype(v)(1) + std::exp(-v)); });
+    else if (op == "Relu") apply([](auto v) { return v > 0 ? v : decltype(v)(0); });
+    else if (op == "Floor") apply([](auto v) { return std::floor(v); });
+    else if (op == "Ceil") apply([](auto v) { return std::ceil(v); });
+    else return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    const int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// The offset into `dims` (aligned right to `out`, broadcast where 1) of each element of `out`.
+std::vector<size_t> offsets(const std::vector<int64_t>& dims, const std::vector<int64_t>& out) {
+  const size_t total = static_cast<size_t>(std::accumulate(out.begin(), out.end(), int64_t{1}, std::multiplies<>()));
+  std::vector<size_t> strides(out.size(), 0);
+  size_t stride = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    const size_t o = i + out.size() - dims.size();
+    strides[o] = dims[i] == 1 ? 0 : stride;
+    stride *= static_cast<size_t>(dims[i]);
+  }
+  std::vector<size_t> result(total);
+  std::vector<int64_t> index(out.size(), 0);
+  for (size_t k = 0; k < total; ++k) {
+    size_t off = 0;
+    for (size_t i = 0; i < out.size(); ++i) off += static_cast<size_t>(index[i]) * strides[i];
+    result[k] = off;
+    for (size_t i = out.size(); i-- > 0;) {
+      if (++index[i] < out[i]) break;
+      index[i] = 0;
+    }
+  }
+  return result;
+}
+
+std::optional<Values> binary(const std::string& op, const Values& a, const Values& b) {
+  if (a.type != b.type) return std::nullopt;
+  auto dims = broadcast(a.dims, b.dims);
+  if (!dims) return std::nullopt;
+  const auto oa = offsets(a.dims, *dims), ob = offsets(b.dims, *dims);
+  Values out;
+  out.type = a.type;
+  out.dims = *dims;
+  out.real = a.real;
+  if (a.real) {
+    for (size_t k = 0; k < oa.size(); ++k) {
+      const double x = a.reals[oa[k]], y = b.reals[ob[k]];
+      double r;
+      auto apply = [&](auto f) {
+        r = a.type == TensorProto::DOUBLE ? f(x, y)
+                                          : round_to(a.type, f(static_cast<float>(x), static_cast<float>(y)));
+      };
+      if (op == "Add") apply([](auto u, auto v) { return u + v; });
+      else if (op == "Sub") apply([](auto u, auto v) { return u - v; });
+      else if (op == "Mul") apply([](auto u, auto v) { return u * v; });
+      else if (op == "Div") apply([](auto u, auto v) { return u / v; });
+      else if (op == "Pow") apply([](auto u, auto v) { return std::pow(u, v); });
+      else return std::nullopt;
+      out.reals.push_back(r);
+    }
+    return out;
+  }
+  if (a.type == TensorProto::BOOL) return std::nullopt;
+  for (size_t k = 0; k < oa.size(); ++k) {
+    const int64_t x = a.ints[oa[k]], y = b.ints[ob[k]];
+    int64_t r;
+    bool overflow = false;
+    if (op == "Add") overflow = __builtin_add_overflow(x, y, &r);
+    else if (op == "Sub") overflow = __builtin_sub_overflow(x, y, &r);
+    else if (op == "Mul") overflow = __builtin_mul_overflow(x, y, &r);
+    else if (op == "Div") {
+      if (y == 0 || (x == std::numeric_limits<int64_t>::min() && y == -1)) return std::nullopt;
+      r = x / y;  // toward zero, as ONNX's integer Div
+    } else {
+      return std::nullopt;
+    }
+    if (overflow || wrap_to(a.type, r) != r) return std::nullopt;
+    out.ints.push_back(r);
+  }
+  return out;
+}
+
+std::optional<Values> transpose(const Values& x, std::vector<int64_t> perm) {
+  const size_t rank = x.dims.size();
+  if (perm.empty()) {
+    perm.resize(rank);
+    std::iota(perm.rbegin(), perm.rend(), 0);
+  }
+  if (perm.size() != rank) return std::nullopt;
+  std::vector<int64_t> out_dims(rank), in_strides(rank, 1);
+  for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * x.dims[i];
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < rank; ++i) {
+    if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(perm[i])]) return std::nullopt;
+    seen[static_cast<size_t>(perm[i])] = true;
+    out_dims[i] = x.dims[static_cast<size_t>(perm[i])];
+  }
+  Values out = x;
+  out.dims = out_dims;
+  out.reals.clear();
+  out.ints.clear();
+  std::vector<int64_t> index(rank, 0);
+  for (size_t k = 0; k < x.size(); ++k) {
+    int64_t off = 0;
+    for (size_t i = 0; i < rank; ++i) off += index[i] * in_strides[static_cast<size_t>(perm[i])];
+    if (x.real)
+      out.reals.push_back(x.reals[static_cast<size_t>(off)]);
+    else
+      out.ints.push_back(x.ints[static_cast<size_t>(off)]);
+    for (size_t i = rank; i-- > 0;) {
+      if (++index[i] < out_dims[i]) break;
+      index[i] = 0;
+    }
+  }
+  return out;
+}
+
+std::optional<Values> cast(const Values& x, int32_t to) {
+  if (!is_real_type(to) && !is_int_type(to)) return std::nullopt;
+  Values out;
+  out.type = to;
+  out.dims = x.dims;
+  out.real = is_real_type(to);
+  for (size_t k = 0; k < x.size(); ++k) {
+    if (out.real) {
+      if (x.real) {
+        out.reals.push_back(round_to(to, x.reals[k]));
+      } else {
+        // Converted directly, not through double, which could round twice.
+        const int64_t i = x.ints[k];
+        out.reals.push_back(to == TensorProto::DOUBLE ? static_cast<double>(i) : round_to(to, static_cast<float>(i)));
+      }
+    } else if (x.real) {
+      const double v = x.reals[k];
+      if (to == TensorProto::BOOL) {
+        out.ints.push_back(v != 0);
+        continue;
+      }
+      if (!std::isfinite(v) || v >= 9.2e18 || v <= -9.2e18) return std::nullopt;
+      const auto t = static_cast<int64_t>(v);  // toward zero
+      if (wrap_to(to, t) != t) return std::nullopt;  // out of the type's range: the runtime's to decide
+      out.ints.push_back(t);
+    } else {
+      const int64_t i = x.ints[k];
+      if (to == TensorProto::BOOL) {
+        out.ints.push_back(i != 0);
+        continue;
+      }
+      if (wrap_to(to, i) != i) return std::nullopt;  // out of the type's range: the runtime's to decide
+      out.ints.push_back(i);
+    }
+  }
+  return out;
+}
+
+std::optional<Values> concat(const std::vector<Values>& parts, int64_t axis) {
+  if (parts.empty()) return std::nullopt;
+  const size_t rank = parts[0].dims.size();
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  if (axis < 0 || axis >= static_cast<int64_t>(rank)) return std::nullopt;
+  const auto ax = static_cast<size_t>(axis);
+  Values out = parts[0];
+  out.dims[ax] = 0;
+  for (const auto& p : parts) {
+    if (p.type != out.type || p.dims.size() != rank) return std::nullopt;
+    for (size_t i = 0; i < rank; ++i)
+      if (i != ax && p.dims[i] != parts[0].dims[i]) return std::nullopt;
+    out.dims[ax] += p.dims[ax];
+  }
+  const int64_t outer = std::accumulate(out.dims.begin(), out.dims.begin() + axis, int64_t{1}, std::multiplies<>());
+  out.reals.clear();
+  out.ints.clear();
+  for (int64_t o = 0; o < outer; ++o)
+    for (const auto& p : parts) {
+      const int64_t inner = std::accumulate(p.dims.begin() + axis, p.dims.end(), int64_t{1}, std::multiplies<>());
+      for (int64_t k = 0; k < inner; ++k) {
+        const auto at = static_cast<size_t>(o * inner + k);
+        if (out.real)
+          out.reals.push_back(p.reals[at]);
+        else
+          out.ints.push_back(p.ints[at]);
+      }
+    }
+  return out;
+}
+
+class ConstantFolder {
+ public:
+  explicit ConstantFolder(BodyRewriter& body) : body_(body) {}
+
+  bool run() {
+    return body_.rewrite_each([&](BodyRewriter::NodeId id) {
+      const NodeProto& n = body_.node(id);
+      if (!FunctionId::is_default_domain(n.domain()) || n.output_size() != 1 || n.output(0).empty() ||
+          n.input_size() == 0 || is_op(n, "Constant") || has_subgraph(n))
+        return false;
+      auto value = evaluate(n);
+      if (!value || static_cast<int64_t>(value->size()) > kMaxFoldedElements) return false;
+      if (body_.dry()) return true;
+      body_.make_constant(id, encode(*value));
+      ++body_.stats().constants_computed;
+      return true;
+    });
+  }
+
+ private:
+  BodyRewriter& body_;
+
+  // A constant input, unless it is larger than any result folded here (every op here
+  // gives at least as many elements as each of its inputs has).
+  std::optional<Values> input(const NodeProto& n, int k) const {
+    if (k >= n.input_size() || n.input(k).empty()) return std::nullopt;
+    if (const TensorProto* t = body_.stored_constant(n.input(k))) {
+      int64_t count = 1;
+      for (int64_t d : t->dims()) count *= d;
+      return count <= kMaxFoldedElements ? decode(*t) : std::nullopt;
+    }
+    auto t = body_.constant(n.input(k));
+    return t ? decode(*t) : std::nullopt;
+  }
+
+  bool is_constant(const std::string& name) const {
+    if (body_.stored_constant(name)) return true;
+    const Fact* f = body_.fact(name);
+    return f && f->has_tensor();
+  }
+
+  // The shape the facts know of the node's output, every dim a constant.
+  std::optional<std::vector<int64_t>> output_dims(const NodeProto& n) const {
+    const std::vector<Dim>* dims = known_dims(body_.fact(n.output(0)));
+    if (!dims) return std::nullopt;
+    std::vector<int64_t> out;
+    for (const Dim& d : *dims) {
+      auto c = d.as_constant();
+      if (!c) return std::nullopt;
+      out.push_back(*c);
+    }
+    return out;
+  }
+
+  std::optional<Values> evaluate(const NodeProto& n) const {
+    static const std::unordered_set<std::string> unary_ops = {"Sqrt", "Reciprocal", "Neg",  "Abs",   "Exp",   "Log",
+                                                              "Tanh", "Erf",        "Sigmoid", "Relu", "Floor", "Ceil"};
+    static const std::unordered_set<std::string> binary_ops = {"Add", "Sub", "Mul", "Div", "Pow"};
+    static const std::unordered_set<std::string> reshaping_ops = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
+    const std::string& op = n.op_type();
+    const bool known = unary_ops.count(op) || binary_ops.count(op) || reshaping_ops.count(op) || op == "Transpose" ||
+                       op == "Cast" || op == "Concat";
+    if (!known) return std::nullopt;
+    for (int k = 0; k < n.input_size(); ++k)
+      if (!n.input(k).empty() && !is_constant(n.input(k))) return std::nullopt;
+    // Every input a constant (shape inputs of the reshaping ops too: the output's shape is
+    // then a fact).
+    std::vector<Values> in;
+    for (int k = 0; k < n.input_size(); ++k) {
+      if (n.input(k).empty()) continue;
+      auto v = input(n, k);
+      if (!v) return std::nullopt;
+      in.push_back(std::move(*v));
+    }
+    if (in.empty()) return std::nullopt;
+    if (unary_ops.count(op) && in.size() == 1) return unary(op, in[0]);
+    if (binary_ops.count(op) && in.size() == 2) return binary(op, in[0], in[1]);
+    if (op == "Transpose" && in.size() == 1) return transpose(in[0], ints_attribute(n, "perm").value_or(std::vector<int64_t>{}));
+    if (op == "Cast" && in.size() == 1) {
+      auto to = int_attribute(n, "to");
+      return to ? cast(in[0], static_cast<int32_t>(*to)) : std::nullopt;
+    }
+    if (op == "Concat") {
+      auto axis = int_attribute(n, "axis");
+      return axis ? concat(in, *axis) : std::nullopt;
+    }
+    if (reshaping_ops.count(op)) {
+      auto dims = output_dims(n);
+      if (!dims) return std::nullopt;
+      const int64_t count = std::accumulate(dims->begin(), dims->end(), int64_t{1}, std::multiplies<>());
+      if (count != static_cast<int64_t>(in[0].size())) return std::nullopt;
+      Values out = std::move(in[0]);
+      out.dims = *dims;
+      return out;
+    }
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+bool fold_small_constants(BodyRewriter& body) { return ConstantFolder(body).run(); }
+
+}  // namespace shapeprop::transform

@@ -1,0 +1,95 @@
+// What the rewrite passes share: recognising ops, reading attributes and constant
+// inputs, telling what the facts know of a shape.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "eval/fold_support.h"
+#include "onnx/onnx_pb.h"
+#include "rewriter.h"
+#include "shapeprop/fact.h"
+#include "shapeprop/function_id.h"
+
+namespace shapeprop::transform {
+
+inline bool is_op(const onnx::NodeProto& n, std::string_view op) {
+  return FunctionId::is_default_domain(n.domain()) && n.op_type() == op;
+}
+
+inline bool has_subgraph(const onnx::NodeProto& n) {
+  for (const auto& a : n.attribute())
+    if (a.has_g() || a.graphs_size() > 0) return true;
+  return false;
+}
+
+// An attribute the node holds itself (folding replaced references by values already).
+inline const onnx::AttributeProto* attribute(const onnx::NodeProto& n, std::string_view name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name && !a.has_ref_attr_name()) return &a;
+  return nullptr;
+}
+
+inline bool has_reference(const onnx::NodeProto& n) {
+  for (const auto& a : n.attribute())
+    if (a.has_ref_attr_name()) return true;
+  return false;
+}
+
+inline std::optional<int64_t> int_attribute(const onnx::NodeProto& n, std::string_view name) {
+  const auto* a = attribute(n, name);
+  if (!a || a->type() != onnx::AttributeProto::INT) return std::nullopt;
+  return a->i();
+}
+
+inline std::optional<std::vector<int64_t>> ints_attribute(const onnx::NodeProto& n, std::string_view name) {
+  const auto* a = attribute(n, name);
+  if (!a || a->type() != onnx::AttributeProto::INTS) return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+// The elements of an integral value whose every element the facts (or a constant) know.
+inline std::optional<std::vector<int64_t>> constant_ints(const BodyRewriter& body, const std::string& name) {
+  const Fact* f = body.fact(name);
+  if (!f || !is_integral_type(f->elem_type)) return std::nullopt;
+  return eval::detail::constant_ints(f);
+}
+
+// The dims of a value's shape when its rank is known and no dim is unknown (symbols are
+// fine: equal symbols are equal sizes).
+inline const std::vector<Dim>* known_dims(const Fact* f) {
+  if (!f || !f->is_tensor() || !f->shape) return nullptr;
+  for (const Dim& d : *f->shape)
+    if (d.is_unknown()) return nullptr;
+  return &*f->shape;
+}
+
+inline std::optional<size_t> rank_of(const Fact* f) {
+  return f && f->is_tensor() ? f->rank() : std::nullopt;
+}
+
+// A 1-D int64 tensor.
+inline onnx::TensorProto int64_vector(const std::vector<int64_t>& values) {
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t.add_int64_data(v);
+  return t;
+}
+
+inline void set_int_attribute(onnx::NodeProto& n, const std::string& name, int64_t value) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+inline void set_ints_attribute(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+}  // namespace shapeprop::transform
