@@ -45,7 +45,9 @@ ANNOTATE_SUMMARY = re.compile(
 TRANSFORM_SUMMARY = re.compile(
     r"(\d+) Ifs? folded, (\d+) CastLikes? folded, (\d+) values? folded to constants?, (\d+) nodes? removed "
     r"\((\d+) -> (\d+)\), functions (\d+) -> (\d+), (\d+) specializations? \((\d+) shared\)"
-    r"(?:, (\d+) calls? inlined, (\d+) calls? kept)?$")
+    r"(?:, (\d+) calls? inlined, (\d+) calls? kept)?"
+    # The rewrites after folding, by kind; the report does not list them yet.
+    r"(?:; rewrites: [^;]*)?$")
 
 
 def summary_counts(line):
