@@ -608,19 +608,19 @@ struct Analyzer::Impl {
                            std::vector<Fact>& outputs, const Frame& frame) {
     // The places (output, axis) that hold the one data-dependent size of the node.
     std::vector<std::pair<size_t, int64_t>> places;
-    auto axis_attr = [&](int64_t fallback) {
+    auto axis_or = [&attrs](int64_t fallback) {
       const AttributeProto* a = attrs.find("axis");
-      return a ? std::optional<int64_t>(a->i()) : (fallback == INT64_MIN ? std::nullopt : std::optional<int64_t>(fallback));
+      return a ? a->i() : fallback;
     };
     const std::string& op = n.op_type();
     if (op == "NonZero") {
       places = {{0, 1}};
     } else if (op == "Compress") {
-      places = {{0, axis_attr(INT64_MIN).value_or(0)}};
+      places = {{0, axis_or(0)}};
     } else if (op == "Unique") {
-      places = {{0, axis_attr(INT64_MIN).value_or(0)}, {1, 0}, {3, 0}};
+      places = {{0, axis_or(0)}, {1, 0}, {3, 0}};
     } else if (op == "TopK") {
-      const int64_t axis = axis_attr(-1).value_or(-1);
+      const int64_t axis = axis_or(-1);
       places = {{0, axis}, {1, axis}};
     } else if (op == "NonMaxSuppression" || op == "Range") {
       places = {{0, 0}};

@@ -168,6 +168,11 @@ std::unordered_set<std::string> interface_names(const GraphProto& g) {
 // nodes.
 bool constants_may_be_initializers(const ModelProto& m) { return m.ir_version() >= 4; }
 
+// Whether --keep names the function (domain, name): a backend's, left as the model wrote it.
+bool kept(const TransformOptions& options, const std::string& domain, const std::string& name) {
+  return options.keep.count({FunctionId::canonical_domain(domain), name}) > 0;
+}
+
 class Round {
  public:
   // `take_initializers`: the round may move the input's initializers into its result (the
@@ -214,7 +219,7 @@ class Round {
     for (const auto& [f, contexts] : analysis.live_contexts()) {
       // A function kept for a backend is left as it is: its calls name it (callee_names
       // gives no name for them), and restore_missing_functions brings its body back.
-      if (kept(*f)) continue;
+      if (kept(options_, f->domain(), f->name())) continue;
       std::vector<FunctionProto> bodies;
       std::vector<std::vector<const infer::CallContext*>> users;
       std::unordered_map<uint64_t, std::vector<size_t>> bodies_by_hash;
@@ -379,8 +384,7 @@ class Round {
     return [this](const infer::CallContext* c) {
       auto it = name_of_.find(c);
       if (it != name_of_.end()) return it->second;
-      return options_.keep.count({FunctionId::canonical_domain(c->function.domain), c->function.name}) ? std::string()
-                                                                                                     : c->function.name;
+      return kept(options_, c->function.domain, c->function.name) ? std::string() : c->function.name;
     };
   }
 
@@ -393,9 +397,7 @@ class Round {
     };
   }
 
-  bool kept(const FunctionProto& f) const {
-    return options_.keep.count({FunctionId::canonical_domain(f.domain()), f.name()}) > 0;
-  }
+
 
   FunctionProto fold_function(const FunctionProto& f, const infer::Summary& facts, const infer::CallContext& context) {
     FunctionProto body;
@@ -529,8 +531,8 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
     // under the small policy all of them must be small.
     auto& choice = selected_by_name[{f.domain(), f.name()}];
     const bool small = transform::count_nodes(f.node()) <= options.small_limit;
-    const bool kept = options.keep.count({FunctionId::canonical_domain(f.domain()), f.name()}) > 0;  // a backend's
-    choice = (choice.value_or(true) && !kept && (options.inline_policy == InlinePolicy::All || small));
+    choice = (choice.value_or(true) && !kept(options, f.domain(), f.name()) &&
+              (options.inline_policy == InlinePolicy::All || small));
     *m.add_functions() = std::move(f);
   }
   for (const auto& [id, chosen] : selected_by_name)
