@@ -13,6 +13,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
+#include "shapeprop/limits.h"
 
 namespace shapeprop {
 
@@ -29,6 +30,9 @@ struct InferOptions {
   bool assume_positive_dims = true;
   // Collect a text dump of the call graph and the contexts analysed per function.
   bool debug = false;
+  // How much inference may build (elements of one value) and, for the core's own
+  // checks, how deep and wide it may go; see limits.h.
+  Limits limits;
 };
 
 struct InferStats {

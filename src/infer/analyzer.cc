@@ -626,7 +626,7 @@ struct Analyzer::Impl {
         trial.speculative = true;
         return walk_subgraph(g, scope, trial, in, with(path, "subgraph '" + g.name() + "'"));
       };
-      auto r = run_onnx_inference(*schema, n, inputs, attrs.list, subgraphs);
+      auto r = run_onnx_inference(*schema, n, inputs, attrs.list, subgraphs, options.limits.max_elements);
       if (r.type_error) report_soft(frame, path, "type constraint broken: " + *r.type_error);
       if (r.error) report_soft(frame, path, "ONNX inference failed: " + *r.error);
       outputs = std::move(r.outputs);

@@ -34,16 +34,26 @@ class BridgeGraphInferencer final : public onnx::GraphInferencer {
   std::vector<onnx::TypeProto> outputs_;
 };
 
+// A 1-D integral tensor longer than `max_elements`: as a shape input, ONNX's rules would
+// build a shape of that many dims from its length.
+bool too_long_for_a_shape(const Fact& f, size_t max_elements) {
+  if (!is_integral_type(f.elem_type) || !f.shape || f.shape->size() != 1) return false;
+  auto length = (*f.shape)[0].as_constant();
+  return length && *length > 0 && static_cast<uint64_t>(*length) > max_elements;
+}
+
 class BridgeContext final : public onnx::InferenceContext {
  public:
   BridgeContext(const onnx::NodeProto& node, const std::vector<const Fact*>& inputs,
-                const std::vector<const onnx::AttributeProto*>& attributes, const SubgraphInferencer& subgraphs)
+                const std::vector<const onnx::AttributeProto*>& attributes, const SubgraphInferencer& subgraphs,
+                size_t max_elements)
       : node_(node), attributes_(attributes), subgraphs_(subgraphs), output_types_(static_cast<size_t>(node.output_size())) {
     for (const Fact* f : inputs) {
       InputView v;
       if (f && (f->elem_type != 0 || f->other)) {
         v.type = f->type();
         v.has_type = true;
+        if (too_long_for_a_shape(*f, max_elements)) v.type.mutable_tensor_type()->mutable_shape()->mutable_dim(0)->Clear();
         if (auto t = f->to_tensor()) v.data = std::move(*t);
         if (auto s = f->as_shape_value()) v.symbolic = std::move(*s);
       }
@@ -107,10 +117,10 @@ const onnx::OpSchema* find_schema(const std::string& op_type, const std::string&
 OnnxInference run_onnx_inference(const onnx::OpSchema& schema, const onnx::NodeProto& node,
                                  const std::vector<const Fact*>& inputs,
                                  const std::vector<const onnx::AttributeProto*>& attributes,
-                                 const SubgraphInferencer& subgraphs) {
+                                 const SubgraphInferencer& subgraphs, size_t max_elements) {
   OnnxInference result;
   result.outputs.resize(static_cast<size_t>(node.output_size()));
-  BridgeContext ctx(node, inputs, attributes, subgraphs);
+  BridgeContext ctx(node, inputs, attributes, subgraphs, max_elements);
   auto one_line = [](std::string what) {
     for (char& c : what)
       if (c == '\n') c = ' ';

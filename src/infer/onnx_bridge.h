@@ -11,6 +11,7 @@
 
 #include "onnx/defs/schema.h"
 #include "shapeprop/fact.h"
+#include "shapeprop/limits.h"
 
 namespace shapeprop::infer {
 
@@ -30,10 +31,13 @@ using SubgraphInferencer =
     std::function<std::vector<Fact>(const onnx::GraphProto& graph, const std::vector<Fact>& inputs)>;
 
 // Runs the schema's type and shape inference function on the node. `inputs` are the
-// facts of the node's inputs (nullptr where an optional input is omitted).
+// facts of the node's inputs (nullptr where an optional input is omitted). A 1-D integral
+// input longer than `max_elements` (Limits::max_elements) is handed over with its length
+// unknown: ONNX's rules build a shape of that many dims from a shape input's length
+// (Reshape, Expand, ConstantOfShape, Tile), 3,037,000,500 dims for int64[3037000500].
 OnnxInference run_onnx_inference(const onnx::OpSchema& schema, const onnx::NodeProto& node,
                                  const std::vector<const Fact*>& inputs,
                                  const std::vector<const onnx::AttributeProto*>& attributes,
-                                 const SubgraphInferencer& subgraphs);
+                                 const SubgraphInferencer& subgraphs, size_t max_elements = Limits{}.max_elements);
 
 }  // namespace shapeprop::infer

@@ -116,9 +116,9 @@ onnx::ModelProto text_projection(const onnx::ModelProto& model) {
   return out;
 }
 
-Status verify_text_roundtrip(const onnx::ModelProto& model) {
+Status verify_text_roundtrip(const onnx::ModelProto& model, const Limits& limits) {
   const std::string text = print_model(model);
-  auto reparsed = parse_model_text(text, "<printed model>");
+  auto reparsed = parse_model_text(text, "<printed model>", limits);
   if (!reparsed) return Diagnostic::error("printed text does not parse back: " + reparsed.error().str());
 
   google::protobuf::util::DefaultFieldComparator comparator;

@@ -1,202 +1,47 @@
 // onnx-infer-shapes: the command-line driver over the shapeprop library.
 //
 // Loads a model (binary or text), validates it, and writes it (binary or text).
-// Exit codes: 0 ok, 1 problems found by a check, 2 bad usage or unreadable input.
+// Exit codes: 0 ok, 1 problems found by a check, 2 bad usage or unreadable input. Every
+// failure prints one line on stderr: the first error and a count of the others.
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <optional>
 #include <string>
-#include <vector>
 
+#include "options.h"
 #include "shapeprop/infer.h"
 #include "shapeprop/io.h"
 #include "shapeprop/specialize.h"
 #include "shapeprop/text.h"
 #include "shapeprop/validate.h"
-#include "shapeprop/version.h"
 
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kCheckFailed = 1;
-constexpr int kBadInput = 2;
+using cli::kBadInput;
+using cli::kCheckFailed;
+using cli::kOk;
+using cli::Mode;
+using cli::Options;
 
-const char* const kUsage = R"(usage: onnx-infer-shapes [options] INPUT
-
-Infers types and shapes through the model's functions, per call site, and writes them
-as graph value_info and FunctionProto.value_info.
-
-options:
-  --mode MODE            annotate (default): write inferred types only;
-                         specialize: one folded copy of each function per distinct
-                         context (rank conditionals, CastLikes and shape arithmetic the
-                         facts decide are gone), dead code removed;
-                         inline: specialize, then inline (--inline=all unless given)
-  --inline POLICY        all | none | small[:N] (bodies of at most N nodes after
-                         folding, default 8); implies --mode specialize at least
-  -o, --output PATH      write the result to PATH (atomically); default: text on stdout
-  --emit text|binary     output format; default from the output's extension
-                         (.onnx binary, .onnxtxt text), text when writing to stdout
-  --strict               conflicts, ops without a schema and failed inference are errors
-  --allow-empty-dims     do not assume symbolic dims are at least 1 (by default
-                         Size(x) == 0 is false for x of shape [N, 8], as PyTorch's
-                         exporter assumes of dynamic dims)
-  --keep-ir-version      write nothing inside functions, so that the IR version stays
-                         (FunctionProto.value_info needs IR 10; otherwise it is raised)
-  --no-infer             only load, validate and write
-  --debug-analysis       print the call graph and the contexts analysed per function
-                         (on stderr)
-  --verify-roundtrip     check that the output prints as text and parses back unchanged
-  --verify-idempotent    check that running again on the output changes nothing
-  --verify-full-check    check the output with ONNX's full checker (strict inference)
-  -q, --quiet            print nothing but errors
-  --version              print the version and exit
-  -h, --help             print this help and exit
-
-exit status: 0 ok, 1 a check found problems, 2 bad usage or unreadable input
-)";
-
-enum class Mode { Annotate, Specialize, Inline };
-
-struct Options {
-  std::string input;
-  Mode mode = Mode::Annotate;
-  std::optional<shapeprop::InlinePolicy> inline_policy;
-  size_t small_limit = 8;
-  std::string output;
-  std::optional<shapeprop::Format> emit;
-  bool infer = true;
-  bool debug_analysis = false;
-  shapeprop::InferOptions infer_options;
-  bool verify_roundtrip = false;
-  bool verify_idempotent = false;
-  bool verify_full_check = false;
-  bool quiet = false;
-};
-
-void error(const std::string& message) { std::cerr << "onnx-infer-shapes: error: " << message << '\n'; }
-
-void report(const shapeprop::Diagnostics& diagnostics) {
-  for (const auto& d : diagnostics) std::cerr << d.str() << '\n';
+// Errors: one line, the first and a count of the rest.
+void report_errors(const shapeprop::Diagnostics& diagnostics) {
+  if (auto line = shapeprop::first_and_count(diagnostics); !line.empty()) std::cerr << line << '\n';
 }
 
-shapeprop::Diagnostics with_severity(const shapeprop::Diagnostics& all, shapeprop::Severity severity) {
+// Warnings and notes: one line each.
+void report_others(const shapeprop::Diagnostics& diagnostics) {
+  for (const auto& d : diagnostics)
+    if (d.severity != shapeprop::Severity::Error) std::cerr << d.str() << '\n';
+}
+
+shapeprop::Diagnostics warnings_only(const shapeprop::Diagnostics& all) {
   shapeprop::Diagnostics out;
   for (const auto& d : all)
-    if (d.severity == severity) out.push_back(d);
+    if (d.severity == shapeprop::Severity::Warning) out.push_back(d);
   return out;
-}
-shapeprop::Diagnostics errors_only(const shapeprop::Diagnostics& all) {
-  return with_severity(all, shapeprop::Severity::Error);
-}
-shapeprop::Diagnostics warnings_only(const shapeprop::Diagnostics& all) {
-  return with_severity(all, shapeprop::Severity::Warning);
-}
-
-// Returns the exit code when the command line ends the run (help, version, bad usage).
-std::optional<int> parse_args(int argc, char** argv, Options& o) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](const char* flag) -> std::optional<std::string> {
-      if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) return a.substr(eq + 1);
-      if (i + 1 >= args.size()) {
-        error(std::string("option ") + flag + " needs a value");
-        return std::nullopt;
-      }
-      return args[++i];
-    };
-    auto is = [&](const char* name) { return a == name || a.rfind(std::string(name) + "=", 0) == 0; };
-    if (a == "-h" || a == "--help") {
-      std::cout << kUsage;
-      return kOk;
-    } else if (a == "--version") {
-      std::cout << "onnx-infer-shapes (shapeprop) " << shapeprop::version() << ", ONNX " << shapeprop::onnx_version()
-                << '\n';
-      return kOk;
-    } else if (a == "-o" || is("--output")) {
-      auto v = value("--output");
-      if (!v) return kBadInput;
-      o.output = *v;
-    } else if (is("--emit")) {
-      auto v = value("--emit");
-      if (!v) return kBadInput;
-      if (*v == "text")
-        o.emit = shapeprop::Format::Text;
-      else if (*v == "binary")
-        o.emit = shapeprop::Format::Binary;
-      else {
-        error("--emit takes 'text' or 'binary', not '" + *v + "'");
-        return kBadInput;
-      }
-    } else if (is("--mode")) {
-      auto v = value("--mode");
-      if (!v) return kBadInput;
-      if (*v == "annotate")
-        o.mode = Mode::Annotate;
-      else if (*v == "specialize")
-        o.mode = Mode::Specialize;
-      else if (*v == "inline")
-        o.mode = Mode::Inline;
-      else {
-        error("--mode takes 'annotate', 'specialize' or 'inline', not '" + *v + "'");
-        return kBadInput;
-      }
-    } else if (is("--inline")) {
-      auto v = value("--inline");
-      if (!v) return kBadInput;
-      if (*v == "all") {
-        o.inline_policy = shapeprop::InlinePolicy::All;
-      } else if (*v == "none") {
-        o.inline_policy = shapeprop::InlinePolicy::None;
-      } else if (v->rfind("small", 0) == 0) {
-        o.inline_policy = shapeprop::InlinePolicy::Small;
-        if (v->size() > 5) {
-          const std::string n = v->substr(5);
-          if (n.size() < 2 || n[0] != ':' || n.find_first_not_of("0123456789", 1) != std::string::npos) {
-            error("--inline small takes a node count, as in small:8, not '" + *v + "'");
-            return kBadInput;
-          }
-          o.small_limit = std::stoul(n.substr(1));
-        }
-      } else {
-        error("--inline takes all, none or small[:N], not '" + *v + "'");
-        return kBadInput;
-      }
-    } else if (a == "--strict") {
-      o.infer_options.strict = true;
-    } else if (a == "--allow-empty-dims") {
-      o.infer_options.assume_positive_dims = false;
-    } else if (a == "--keep-ir-version") {
-      o.infer_options.annotate_functions = false;
-    } else if (a == "--no-infer") {
-      o.infer = false;
-    } else if (a == "--debug-analysis") {
-      o.infer_options.debug = true;
-    } else if (a == "--verify-roundtrip") {
-      o.verify_roundtrip = true;
-    } else if (a == "--verify-idempotent") {
-      o.verify_idempotent = true;
-    } else if (a == "--verify-full-check") {
-      o.verify_full_check = true;
-    } else if (a == "-q" || a == "--quiet") {
-      o.quiet = true;
-    } else if (a.size() > 1 && a[0] == '-') {
-      error("unknown option '" + a + "' (see --help)");
-      return kBadInput;
-    } else if (o.input.empty()) {
-      o.input = a;
-    } else {
-      error("more than one input given ('" + o.input + "' and '" + a + "')");
-      return kBadInput;
-    }
-  }
-  if (o.input.empty()) {
-    error("no input model given (see --help)");
-    return kBadInput;
-  }
-  return std::nullopt;
 }
 
 // The job itself: annotate, or specialize and inline. Returns the exit code when the run
@@ -213,7 +58,7 @@ std::optional<int> process(const Options& o, onnx::ModelProto& model, std::strin
     t.small_limit = o.small_limit;
     auto done = shapeprop::specialize(model, t);
     if (!done) {
-      if (summary) report({shapeprop::Diagnostic(done.error()).in_file(o.input)});
+      if (summary) report_errors({shapeprop::Diagnostic(done.error()).in_file(o.input)});
       return kBadInput;
     }
     if (summary) *summary = "onnx-infer-shapes: " + shapeprop::summary_line(done->stats) + "\n";
@@ -222,7 +67,7 @@ std::optional<int> process(const Options& o, onnx::ModelProto& model, std::strin
   } else {
     auto inferred = shapeprop::infer_shapes(model, o.infer_options);
     if (!inferred) {
-      if (summary) report({shapeprop::Diagnostic(inferred.error()).in_file(o.input)});
+      if (summary) report_errors({shapeprop::Diagnostic(inferred.error()).in_file(o.input)});
       return kBadInput;
     }
     if (summary) {  // before the diagnostics it counts move out
@@ -239,32 +84,54 @@ std::optional<int> process(const Options& o, onnx::ModelProto& model, std::strin
   const bool failed = shapeprop::has_errors(diagnostics);
   if (summary) {
     std::cerr << debug;
-    report(o.quiet && !failed ? errors_only(diagnostics) : diagnostics);
+    if (!o.quiet) report_others(diagnostics);
+    report_errors(diagnostics);
     if (o.quiet) summary->clear();
   }
   if (failed) return kCheckFailed;
   return std::nullopt;
 }
 
+// Writes the result on stdout, checking that every byte got there (a full disk, a
+// closed pipe).
+shapeprop::Status write_stdout(const Options& o, const onnx::ModelProto& model) {
+  if (o.emit == shapeprop::Format::Binary) {
+    auto bytes = shapeprop::serialize_model(model);
+    if (!bytes) return bytes.error();
+    if (std::fwrite(bytes->data(), 1, bytes->size(), stdout) != bytes->size() || std::fflush(stdout) != 0)
+      return shapeprop::Diagnostic::error(std::string("cannot write to standard output: ") + std::strerror(errno));
+    return shapeprop::Ok{};
+  }
+  errno = 0;
+  shapeprop::print_model(std::cout, model);
+  std::cout.flush();
+  if (!std::cout) {
+    const int error = errno;
+    return shapeprop::Diagnostic::error(std::string("cannot write to standard output") +
+                                        (error ? std::string(": ") + std::strerror(error) : std::string()));
+  }
+  return shapeprop::Ok{};
+}
+
 int run(const Options& o) {
   // The input is never modified, not even by naming it as the output.
   std::error_code same_ec;
-  if (!o.output.empty() && std::filesystem::equivalent(o.input, o.output, same_ec)) {
-    error("the output '" + o.output + "' is the input; write to another file");
+  if (o.output && std::filesystem::equivalent(o.input, *o.output, same_ec)) {
+    cli::error("the output '" + *o.output + "' is the input; write to another file");
     return kBadInput;
   }
-  auto model = shapeprop::load_model(o.input);
+  auto model = shapeprop::load_model(o.input, o.limits());
   if (!model) {
-    report({model.error()});
+    report_errors({model.error()});
     return kBadInput;
   }
   const auto input_dir = std::filesystem::path(o.input).parent_path();
-  auto problems = shapeprop::validate_model(*model, o.input, input_dir);
+  auto problems = shapeprop::validate_model(*model, o.input, input_dir, o.limits());
   if (shapeprop::has_errors(problems)) {
-    report(errors_only(problems));
+    report_errors(problems);
     return kBadInput;
   }
-  if (!o.quiet) report(warnings_only(problems));
+  if (!o.quiet) report_others(warnings_only(problems));
 
   // Printed last, once the output is written: a failure leaves one line on stderr.
   std::string summary;
@@ -277,32 +144,25 @@ int run(const Options& o) {
       checks.push_back(shapeprop::Diagnostic::error("a second run changes the output").in_file(o.input));
   }
   if (o.verify_roundtrip)
-    if (auto rt = shapeprop::verify_text_roundtrip(*model); !rt) checks.push_back(rt.error());
+    if (auto rt = shapeprop::verify_text_roundtrip(*model, o.limits()); !rt) checks.push_back(rt.error());
   if (o.verify_full_check)
     for (auto& d : shapeprop::run_onnx_checker(*model, /*full_check=*/true, "<output>", input_dir)) checks.push_back(d);
   if (!checks.empty()) {
-    report(checks);
+    report_errors(checks);
     return kCheckFailed;
   }
 
-  if (o.output.empty()) {
-    if (o.emit == shapeprop::Format::Binary) {
-      auto bytes = shapeprop::serialize_model(*model);
-      if (!bytes) {
-        report({bytes.error()});
-        return kBadInput;
-      }
-      std::fwrite(bytes->data(), 1, bytes->size(), stdout);
-    } else {
-      shapeprop::print_model(std::cout, *model);
+  if (!o.output) {
+    if (auto written = write_stdout(o, *model); !written) {
+      cli::error(written.error().message);
+      return kBadInput;
     }
-    std::cout.flush();
     std::cerr << summary;
     return kOk;
   }
-  const auto format = o.emit ? *o.emit : shapeprop::format_for_path(o.output).value_or(shapeprop::Format::Binary);
-  if (auto saved = shapeprop::save_model(*model, o.output, format); !saved) {
-    report({saved.error()});
+  const auto format = o.emit ? *o.emit : shapeprop::format_for_path(*o.output).value_or(shapeprop::Format::Binary);
+  if (auto saved = shapeprop::save_model(*model, *o.output, format, o.limits()); !saved) {
+    report_errors({saved.error()});
     return kBadInput;
   }
   std::cerr << summary;
@@ -313,12 +173,15 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
+  // A reader that goes away (a closed pipe, a FIFO) makes a write fail with EPIPE, which
+  // is reported like any failed write, instead of killing the process silently.
+  std::signal(SIGPIPE, SIG_IGN);
   Options options;
-  if (auto done = parse_args(argc, argv, options)) return *done;
+  if (auto done = cli::parse_args(argc, argv, options)) return *done;
   try {
     return run(options);
   } catch (const std::exception& e) {  // a bug of ours: still one clear line, never a crash
-    error(std::string("internal error: ") + e.what());
+    cli::error(std::string("internal error: ") + e.what());
     return kBadInput;
   }
 }
