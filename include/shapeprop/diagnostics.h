@@ -43,8 +43,8 @@ struct Diagnostic {
 
   // One line, compiler style: "file:line:col: error: message [at a > b > c]". Clipped to
   // a readable length whatever the model holds: a word (a name) longer than 80 bytes
-  // keeps its start and end around "...", as do the message beyond 600 bytes, the file
-  // beyond 200 and each place beyond 120; a call path of more than 8 places keeps its
+  // keeps its start and end around "...", as do the message beyond 600 bytes, each
+  // place beyond 120 and the file's path beyond 200; a call path of more than 8 places keeps its
   // first 3 and last 4. Control characters become spaces or '?'.
   std::string str() const;
 };

@@ -99,6 +99,8 @@ class MemoisingRegistry final : public onnx::ISchemaRegistry {
       if (count > 1) functions_.erase(name);
   }
 
+  size_t bodies_inferred() const { return memo_.size(); }
+
   const onnx::OpSchema* GetSchema(const std::string& op, const int version, const std::string& domain) const override {
     // ONNX's schema comes first, as in ONNX's own inference.
     if (const auto* schema = onnx::OpSchemaRegistry::Instance()->GetSchema(op, version, domain)) return schema;
@@ -177,10 +179,11 @@ class MemoisingRegistry final : public onnx::ISchemaRegistry {
 
 }  // namespace
 
-void strict_infer_shapes(onnx::ModelProto& model) {
+size_t strict_infer_shapes(onnx::ModelProto& model) {
   const onnx::ShapeInferenceOptions strict{/*check_type=*/true, /*error_mode=*/1, /*enable_data_propagation=*/false};
   const MemoisingRegistry registry(model, strict);
   onnx::shape_inference::InferShapes(model, &registry, strict);
+  return registry.bodies_inferred();
 }
 
 }  // namespace shapeprop

@@ -9,12 +9,15 @@
 // per distinct call signature, and what ONNX checks of it is unchanged.
 #pragma once
 
+#include <cstddef>
+
 #include "onnx/onnx_pb.h"
 
 namespace shapeprop {
 
 // Runs ONNX's shape inference in strict mode (type checks on, errors thrown, no data
 // propagation) on `model`, writing what it infers into it. Throws what ONNX throws.
-void strict_infer_shapes(onnx::ModelProto& model);
+// Returns the number of function bodies ONNX inferred (distinct call signatures).
+size_t strict_infer_shapes(onnx::ModelProto& model);
 
 }  // namespace shapeprop

@@ -40,13 +40,13 @@ std::string clip(std::string_view text, size_t max) {
 }
 
 // One line of printable text: line breaks and tabs become spaces, other control
-// characters '?'; words longer than kMaxWord are clipped, then the whole to `max`.
-std::string clean(std::string_view text, size_t max) {
+// characters '?'; words longer than `max_word` are clipped, then the whole to `max`.
+std::string clean(std::string_view text, size_t max, size_t max_word = kMaxWord) {
   std::string out;
   size_t word_start = 0;
   auto end_word = [&] {
-    if (out.size() - word_start > kMaxWord) {
-      const std::string word = clip(std::string_view(out).substr(word_start), kMaxWord);
+    if (out.size() - word_start > max_word) {
+      const std::string word = clip(std::string_view(out).substr(word_start), max_word);
       out.resize(word_start);
       out += word;
     }
@@ -72,7 +72,7 @@ std::string clean(std::string_view text, size_t max) {
 std::string Diagnostic::str() const {
   std::string out;
   if (!file.empty()) {
-    out += clean(file, kMaxFile);
+    out += clean(file, kMaxFile, kMaxFile);  // a path is one long word, often beyond kMaxWord
     if (line > 0) {
       out += ':' + std::to_string(line);
       if (column > 0) out += ':' + std::to_string(column);
