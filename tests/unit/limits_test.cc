@@ -222,6 +222,33 @@ TEST(Depths, SubgraphsThroughCallsAndCallChains) {
   EXPECT_TRUE(validate_structure(chain, "m", tight).size() == 1 && has_errors(validate_structure(chain, "m", tight)));
 }
 
+TEST(Depths, SubgraphsCountThroughCalls) {
+  // Each function calls the next inside an If's branch: 2 subgraph levels along one path,
+  // though no body nests more than 1.
+  auto m = testing::parse_or_fail(R"ONNX(
+<ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+g (bool c, float[2] x) => (float[2] y) { y = local.F0 (c, x) }
+<domain: "local", opset_import: ["" : 18, "local" : 1]>
+F0 (c, a) => (b) {
+  b = If (c) <then_branch: graph = t () => (o) { o = local.F1 (c, a) }, else_branch: graph = e () => (z) { z = Identity (a) }>
+}
+<domain: "local", opset_import: ["" : 18, "local" : 1]>
+F1 (c, a) => (b) {
+  b = If (c) <then_branch: graph = t () => (o) { o = Abs (a) }, else_branch: graph = e () => (z) { z = Identity (a) }>
+}
+)ONNX");
+  EXPECT_EQ(model_depths(m).subgraphs, 2u);
+  EXPECT_EQ(model_depths(m).calls, 2u);
+  Limits one;
+  one.max_subgraph_depth = 1;
+  auto d = check_depths(m, "m", one);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].str(),
+            "m: error: subgraphs are nested 2 deep, counting those in called functions; the limit is 1 "
+            "(--max-subgraph-depth) [at graph 'g' > node 'y' (local.F0) > function local.F0 > (2 more) > "
+            "node 'o' (local.F1) > function local.F1 > node 'b' (If) > attribute 'then_branch']");
+}
+
 TEST(Depths, RecursionEndsTheWalk) {
   auto m = testing::parse_or_fail(R"ONNX(
 <ir_version: 10, opset_import: ["" : 18, "local" : 1]>
