@@ -16,6 +16,7 @@
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 #include "shapeprop/function_id.h"
+#include "support/subgraphs.h"
 
 namespace shapeprop {
 
@@ -48,29 +49,15 @@ std::set<std::string> declared_types(const onnx::ModelProto& model) {
     } catch (const std::exception&) {  // a type ONNX cannot name (no element type): not one to allow
     }
   };
-  std::vector<const onnx::GraphProto*> graphs = {&model.graph()};
-  std::vector<const google::protobuf::RepeatedPtrField<onnx::NodeProto>*> bodies;
-  for (const auto& f : model.functions()) {
+  for (const auto& f : model.functions())
     for (const auto& vi : f.value_info()) add(vi);
-    bodies.push_back(&f.node());
-  }
-  while (!graphs.empty() || !bodies.empty()) {
-    if (!graphs.empty()) {
-      const onnx::GraphProto* g = graphs.back();
-      graphs.pop_back();
-      for (const auto* list : {&g->input(), &g->output(), &g->value_info()})
-        for (const auto& vi : *list) add(vi);
-      bodies.push_back(&g->node());
-      continue;
-    }
-    const auto* nodes = bodies.back();
-    bodies.pop_back();
-    for (const auto& n : *nodes)
-      for (const auto& a : n.attribute()) {
-        if (a.has_g()) graphs.push_back(&a.g());
-        for (const auto& g : a.graphs()) graphs.push_back(&g);
-      }
-  }
+  walk_model(
+      model,
+      [&add](const onnx::GraphProto& g) {
+        for (const auto* list : {&g.input(), &g.output(), &g.value_info()})
+          for (const auto& vi : *list) add(vi);
+      },
+      [](const onnx::NodeProto&) {});
   return out;
 }
 

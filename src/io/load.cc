@@ -2,7 +2,6 @@
 #include <climits>
 #include <regex>
 #include <sstream>
-#include <vector>
 
 #include <google/protobuf/io/coded_stream.h>
 
@@ -10,6 +9,7 @@
 #include "io/syntax_depth.h"
 #include "onnx/defs/parser.h"
 #include "shapeprop/io.h"
+#include "support/subgraphs.h"
 #include "text_internal.h"
 
 namespace shapeprop {
@@ -154,36 +154,24 @@ Result<onnx::ModelProto> load_model(const fs::path& path, const Limits& limits) 
 namespace {
 
 // Visits every tensor a model holds: initializers and attribute tensors, in subgraphs
-// and function bodies (with a work list: subgraphs may nest deep).
+// and function bodies.
 template <class Fn>
 void for_each_tensor(const onnx::ModelProto& model, Fn&& fn) {
-  using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
-  std::vector<const Nodes*> bodies;
-  std::vector<const onnx::GraphProto*> graphs;
-  if (model.has_graph()) graphs.push_back(&model.graph());
-  for (const auto& f : model.functions()) bodies.push_back(&f.node());
-  while (!graphs.empty() || !bodies.empty()) {
-    if (!graphs.empty()) {
-      const onnx::GraphProto* g = graphs.back();
-      graphs.pop_back();
-      for (const auto& t : g->initializer()) fn(t);
-      for (const auto& s : g->sparse_initializer()) {
-        fn(s.values());
-        fn(s.indices());
-      }
-      bodies.push_back(&g->node());
-      continue;
-    }
-    const Nodes* nodes = bodies.back();
-    bodies.pop_back();
-    for (const auto& n : *nodes)
-      for (const auto& a : n.attribute()) {
-        if (a.has_t()) fn(a.t());
-        for (const auto& t : a.tensors()) fn(t);
-        if (a.has_g()) graphs.push_back(&a.g());
-        for (const auto& g : a.graphs()) graphs.push_back(&g);
-      }
-  }
+  walk_model(
+      model,
+      [&fn](const onnx::GraphProto& g) {
+        for (const auto& t : g.initializer()) fn(t);
+        for (const auto& s : g.sparse_initializer()) {
+          fn(s.values());
+          fn(s.indices());
+        }
+      },
+      [&fn](const onnx::NodeProto& n) {
+        for (const auto& a : n.attribute()) {
+          if (a.has_t()) fn(a.t());
+          for (const auto& t : a.tensors()) fn(t);
+        }
+      });
 }
 
 }  // namespace
