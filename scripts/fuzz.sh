@@ -38,6 +38,8 @@ for t in $targets; do
     model_text)
       seeds+=(tests/golden examples)
       options+=(-dict=tools/fuzz/onnx.dict -max_len=100000) ;;
+    *)  # the bytes are choices: long inputs from the start, not grown slowly
+      options+=(-max_len=4096 -len_control=0) ;;
   esac
   if [ "$fork" -gt 1 ]; then options+=(-fork="$fork" -ignore_crashes=0); fi
   echo "fuzz: $t for ${seconds}s"
