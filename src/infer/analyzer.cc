@@ -540,6 +540,12 @@ struct Analyzer::Impl {
       return {};
     }
     if (opset < 9) return call_op(n, inputs, attrs, scope, frame, path);  // Scan-8: batch axis, ONNX's rule
+    if (num_attr->i() < 0 || static_cast<uint64_t>(num_attr->i()) > inputs.size()) {  // ONNX's checker lets it pass
+      report(frame, path, Severity::Error,
+             "Scan's num_scan_inputs is " + std::to_string(num_attr->i()) + " but it has " +
+                 std::to_string(inputs.size()) + " inputs");
+      return {};
+    }
     const GraphProto& body = body_attr->g();
     const size_t num_scan = static_cast<size_t>(num_attr->i());
     const size_t num_state = inputs.size() >= num_scan ? inputs.size() - num_scan : 0;

@@ -72,6 +72,13 @@ std::pair<int, int> line_column(std::string_view text, size_t offset) {
 
 namespace {
 
+// ONNX's parser takes a C string, which ends at the first NUL byte, and a string literal
+// may hold one (a doc_string); this one's text ends where the text does.
+class SizedParser : public onnx::OnnxParser {
+ public:
+  explicit SizedParser(const std::string& text) : onnx::OnnxParser(text.c_str()) { end_ = text.data() + text.size(); }
+};
+
 // Parses text into a ModelProto or FunctionProto with ONNX's parser, after rewriting
 // quoted names (see text.h) into identifiers ONNX's parser reads.
 template <class Proto>
@@ -89,7 +96,7 @@ Result<Proto> parse_text(std::string_view text, std::string_view origin, const c
   if (auto deep = check_text_depth(rewritten, origin, limits)) return *deep;
   Proto proto;
   try {
-    onnx::OnnxParser parser(rewritten.c_str());
+    SizedParser parser(rewritten);
     auto status = parser.Parse(proto);
     if (!status.IsOK()) return parse_error(status.ErrorMessage(), origin);
   } catch (const std::exception& e) {  // the parser's std::stoi/stof throw on bad literals
