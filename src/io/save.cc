@@ -2,10 +2,10 @@
 // FIFOs in place, never replaced.
 #include <cerrno>
 #include <chrono>
-#include <thread>
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -223,7 +223,7 @@ class Printer {
   }
 
   void value_info(const onnx::ValueInfoProto& vi) {
-    if (vi.has_type() && vi.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) {
+    if (vi.has_type() && text_detail::printable_type(vi.type())) {
       type(vi.type());
       os_ << ' ';
     }

@@ -32,7 +32,7 @@ struct Projector {
     for (auto& vi : *list) {
       vi.clear_doc_string();
       vi.clear_metadata_props();
-      if (vi.has_type() && vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) vi.clear_type();
+      if (vi.has_type() && !printable_type(vi.type())) vi.clear_type();  // also: no type at all
       if (vi.has_type()) type(vi.mutable_type());
     }
   }
