@@ -4,6 +4,10 @@
 #     ninja, llvm-14-tools for lit/FileCheck, clang 14 for the sanitizer preset);
 #   - ONNX >= 1.16 C++: an installed one if CMake can find it, otherwise ONNX 1.17.0 built
 #     from Debian 13's source package into a machine-level cache that later clones reuse;
+#   - that source tarball itself, kept in the cache (sha256-checked), for the upstream
+#     ctest that patches ONNX with a proposal and builds it (tests/upstream/);
+#   - ONNX's backend test models from it (node, simple, light, pytorch-converted,
+#     pytorch-operator), beside the ONNX it built (tests/conformance, tests/backend);
 #   - onnxruntime-node (npm) for the numerical-equivalence oracle.
 # A second run installs nothing; `setup.sh --dry-run` says what a run would install and
 # exits 1 if anything. Environment:
@@ -17,6 +21,7 @@ jobs=${SHAPEPROP_JOBS:-$(nproc)}
 onnx_version=1.17.0
 onnx_sha256=8d5e983c36037003615e5a02d36b18fc286541bf52de1a78f6cf9f32005a820e
 onnx_prefix=$cache/onnx-$onnx_version
+onnx_tarball=$cache/onnx_$onnx_version.orig.tar.gz
 
 dry_run=
 [ "${1:-}" = "--dry-run" ] && dry_run=1
@@ -85,11 +90,18 @@ fetch_onnx_source() {
   echo "$onnx_sha256  $tarball" | sha256sum -c --quiet - || { say "sha256 mismatch for $tarball"; return 1; }
 }
 
+# The verified tarball, kept in the cache (written there atomically).
+keep_onnx_source() {
+  cp "$1" "$onnx_tarball.tmp"
+  mv "$onnx_tarball.tmp" "$onnx_tarball"
+}
+
 build_onnx() {
   local work
   work=$(mktemp -d /tmp/shapeprop-onnx.XXXXXX)
   say "building ONNX $onnx_version into $onnx_prefix (a few minutes)"
   fetch_onnx_source "$work"
+  keep_onnx_source "$work/onnx_$onnx_version.orig.tar.gz"
   tar -xzf "$work/onnx_$onnx_version.orig.tar.gz" -C "$work"
   local src
   src=$(find "$work" -maxdepth 1 -type d -name 'onnx-*' | head -n1)
@@ -118,6 +130,41 @@ elif [ -n "$dry_run" ]; then
   would+=("ONNX $onnx_version into $onnx_prefix")
 else
   build_onnx
+fi
+
+# The source tarball for tests/upstream (a cache filled before it was kept lacks it).
+if [ -f "$onnx_tarball" ] && echo "$onnx_sha256  $onnx_tarball" | sha256sum -c --quiet - 2>/dev/null; then
+  :
+elif [ -n "$dry_run" ]; then
+  would+=("the ONNX $onnx_version source tarball into $cache")
+else
+  say "fetching the ONNX $onnx_version source tarball into $cache"
+  work=$(mktemp -d /tmp/shapeprop-onnx-src.XXXXXX)
+  fetch_onnx_source "$work"
+  keep_onnx_source "$work/onnx_$onnx_version.orig.tar.gz"
+  rm -rf "$work"
+fi
+
+# ONNX's backend test models, beside the ONNX built into the cache: the node tests feed the
+# conformance driver, and every set goes through each mode (tests/backend). A cache made
+# before the other sets were kept gets them from the tarball.
+backend_data=$onnx_prefix/share/onnx/backend/test/data
+backend_sets=(node simple light pytorch-converted pytorch-operator)
+if [ -d "$onnx_prefix" ]; then
+  missing_sets=()
+  for set in "${backend_sets[@]}"; do [ -d "$backend_data/$set" ] || missing_sets+=("$set"); done
+  if [ ${#missing_sets[@]} -gt 0 ] && [ -n "$dry_run" ]; then
+    would+=("ONNX's backend test models: ${missing_sets[*]}")
+  elif [ ${#missing_sets[@]} -gt 0 ]; then
+    say "installing ONNX's backend test models: ${missing_sets[*]}"
+    work=$(mktemp -d /tmp/shapeprop-onnx-data.XXXXXX)
+    members=()
+    for set in "${missing_sets[@]}"; do members+=("onnx-$onnx_version/onnx/backend/test/data/$set"); done
+    tar -xzf "$onnx_tarball" -C "$work" "${members[@]}"
+    mkdir -p "$backend_data"
+    for set in "${missing_sets[@]}"; do mv "$work/onnx-$onnx_version/onnx/backend/test/data/$set" "$backend_data/"; done
+    rm -rf "$work"
+  fi
 fi
 
 # ---------------------------------------------------------------- onnxruntime-node

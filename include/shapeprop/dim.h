@@ -9,6 +9,12 @@
 // expression grammar ("batch size") is kept whole as one symbol. An opaque symbol can only
 // stand alone, because inside a larger expression its text could not be parsed back;
 // arithmetic that would build such an expression gives unknown instead.
+//
+// Representation: a Dim is 16 bytes, a constant plus a pointer to its non-constant terms,
+// which are interned (one immutable object per distinct polynomial, with its text and hash
+// computed once), so that copying, comparing and hashing Dims allocates nothing and costs a
+// few instructions. Interned terms live as long as the process: they grow with the number
+// of distinct symbolic expressions ever seen, not with model size. Interning is thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +40,16 @@ class Dim {
   // is the expression a-b, symbol("batch size") an opaque symbol, symbol("") unknown.
   static Dim symbol(std::string name);
 
-  // The Dim an ONNX dim_param stands for: parse("2*N") is 2*N, parse("batch") the symbol
-  // batch. Text is read as an expression only when it is exactly what str() writes for a
+  // A model's own dim_param: always a name, never an expression. An identifier is a
+  // symbol, any other text ("2*N", "batch size", "seq-len") one opaque symbol spelled as
+  // it was: a model's "2*N" names some size, which need not be twice N. "" and "?" are
+  // unknown.
+  static Dim named(std::string_view dim_param);
+
+  // The Dim that text in str()'s grammar stands for: parse("2*N") is 2*N, parse("batch")
+  // the symbol batch. For shapeprop's own texts (the expressions it wrote, which a model
+  // lists in its metadata; see infer.h), never for a model's names (named()). Text is
+  // read as an expression only when it is exactly what str() writes for a
   // non-constant expression (terms joined by '+' or '-', only the first with a leading
   // '-', a term an integer or an optional "integer*" then identifiers joined by '*', in
   // canonical order, no spaces); anything else ("batch size", "seq-len", "1+N", "7") is
@@ -44,8 +58,8 @@ class Dim {
   // ONNX writes as dim_value, never as a dim_param), and parse(s).str() == s for every s.
   static Dim parse(std::string_view dim_param);
 
-  bool is_unknown() const { return unknown_; }
-  bool is_constant() const { return !unknown_ && terms_.empty(); }
+  bool is_unknown() const { return terms_ == unknown_terms(); }
+  bool is_constant() const { return terms_ == nullptr; }
   std::optional<int64_t> as_constant() const;
   bool is_symbol() const;                  // exactly one symbol, coefficient 1, no constant
   std::optional<std::string> as_symbol() const;
@@ -85,21 +99,33 @@ class Dim {
 
   // Structural equality and order (unknown == unknown here): for hashing and canonical
   // contexts, not for deciding equality of values (use equals()).
-  bool operator==(const Dim& other) const { return unknown_ == other.unknown_ && terms_ == other.terms_ && constant_ == other.constant_; }
+  bool operator==(const Dim& other) const { return terms_ == other.terms_ && constant_ == other.constant_; }
   bool operator!=(const Dim& other) const { return !(*this == other); }
   bool operator<(const Dim& other) const;  // unknown first, then constants, then by terms
   size_t hash() const;
 
- private:
+  // Representation (see the top of this file); dim.cc's interning table needs the names.
   using Monomial = std::vector<std::string>;  // sorted symbol names, with repetition
-  bool unknown_ = true;
-  std::map<Monomial, int64_t> terms_;         // nonzero coefficients only; excludes the constant
+  using TermMap = std::map<Monomial, int64_t>;  // nonzero coefficients only; excludes the constant
+  struct Terms;                                 // an interned TermMap, defined in dim.cc
+
+ private:
+
+  // nullptr for a constant, unknown_terms() for unknown, else interned non-empty terms.
+  const Terms* terms_ = unknown_terms();
   int64_t constant_ = 0;
 
+  static const Terms kUnknownTerms;  // a sentinel, never dereferenced for its terms
+  static const Terms* unknown_terms() { return &kUnknownTerms; }
+  const TermMap& term_map() const;  // empty for constants
   // The canonical Dim for these terms: drops zero coefficients; unknown beyond the bounds
   // or when an opaque symbol would not stand alone.
-  static Dim from_terms(std::map<Monomial, int64_t> terms, int64_t constant);
+  static Dim from_terms(TermMap terms, int64_t constant);
   static Dim divide(const Dim& a, const Dim& b, bool floor);
+  // d's terms with another constant (unknown where an opaque symbol would not stand alone).
+  static Dim with_constant(const Dim& d, int64_t constant);
+  // The symbol spelled `name`, whatever the text (an identifier is an ordinary symbol).
+  static Dim opaque(std::string_view name);
 };
 
 std::ostream& operator<<(std::ostream& os, const Dim& d);  // writes str()

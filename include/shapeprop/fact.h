@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,10 @@ class Fact {
   std::optional<std::vector<double>> reals;   // elements of a floating tensor, row-major
   std::optional<onnx::TypeProto> other;       // a non-tensor type, as ONNX states it
 
-  static Fact of_type(const onnx::TypeProto& type);
+  // A type as a fact. Its dim_params are names (Dim::named: a model's "2*N" is one
+  // symbol), but for the texts in `ours`, expressions shapeprop itself wrote (a model
+  // lists them in its metadata, see infer.h), which parse back to those expressions.
+  static Fact of_type(const onnx::TypeProto& type, const std::set<std::string>* ours = nullptr);
   static Fact of_tensor(const onnx::TensorProto& tensor);  // a constant: type, shape and (small) data
   static Fact tensor(int32_t elem_type, std::vector<Dim> shape);
   static Fact int_tensor(int32_t elem_type, std::vector<Dim> shape, std::vector<Dim> elements);
@@ -49,8 +53,10 @@ class Fact {
 
   // The ONNX type: unknown dims are left empty, symbols and expressions become dim_params.
   onnx::TypeProto type() const;
-  // The tensor when is_constant().
+  // The tensor when is_constant() (and the shape and element type allow writing it).
   std::optional<onnx::TensorProto> to_tensor() const;
+  // to_tensor() would give a tensor (without building it).
+  bool has_tensor() const;
   // A 0-D or 1-D integral tensor's elements as an ONNX shape (ONNX's "symbolic input").
   std::optional<onnx::TensorShapeProto> as_shape_value() const;
 

@@ -9,6 +9,7 @@
 // differs leaves the shape out; an element type that differs leaves the entry out).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "onnx/onnx_pb.h"
@@ -16,6 +17,8 @@
 #include "shapeprop/limits.h"
 
 namespace shapeprop {
+
+class OpRules;  // shapeprop/schemas.h
 
 struct InferOptions {
   // Conflicts between declared and inferred types, ops without a schema and failed
@@ -28,11 +31,19 @@ struct InferOptions {
   // assumes of dynamic dims: Size(x) == 0 is then false for x of shape [N, 8]. Without
   // it such conditions stay undecided.
   bool assume_positive_dims = true;
-  // Collect a text dump of the call graph and the contexts analysed per function.
+  // Declared types (graph value_info and outputs, subgraph inputs and outputs, function
+  // value_info, legacy qualified entries) refine what is inferred, and contradictions are
+  // reported. The checker turns this off: it compares declarations with what is proven
+  // from the graph's inputs and initializers alone, so none may vouch for another.
+  bool use_declared_types = true;
+  // Collect a text dump of the call graph and the contexts analysed per function (and
+  // note which rule layout each op outside ONNX's registry took).
   bool debug = false;
   // How much inference may build (elements of one value) and, for the core's own
   // checks, how deep and wide it may go; see limits.h.
   Limits limits;
+  // Rules for ops outside ONNX's registry (shapeprop/schemas.h); null: the built-in ones.
+  std::shared_ptr<const OpRules> op_rules;
 };
 
 struct InferStats {

@@ -9,6 +9,7 @@
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
 #include "shapeprop/limits.h"
+#include "shapeprop/schemas.h"
 
 namespace shapeprop {
 
@@ -16,9 +17,11 @@ namespace shapeprop {
 // rejects some valid models (it infers both branches of every If); unlike ONNX's own
 // full check, each model-local function body is inferred once per distinct call
 // signature, not once per call path (which grows exponentially with call depth).
-// External data is looked up in `model_dir` (the model file's folder).
+// External data is looked up in `model_dir` (the model file's folder). An op with a rule
+// in `rules` (the built-in rules when null) passes as ONNX's checker lets an op of a
+// custom domain pass, also in the default domain, where ONNX Runtime registers some.
 Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin,
-                             const std::filesystem::path& model_dir);
+                             const std::filesystem::path& model_dir, const OpRules* rules = nullptr);
 
 // Rules every model must keep for shapeprop to analyse it:
 //  - subgraphs and calls nest no deeper than `limits` allow (checked first; see
@@ -33,6 +36,7 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
 
 // Both of the above, ours first (its messages name the place more precisely).
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
-                           const std::filesystem::path& model_dir, const Limits& limits = {});
+                           const std::filesystem::path& model_dir, const OpRules* rules = nullptr,
+                           const Limits& limits = {});
 
 }  // namespace shapeprop

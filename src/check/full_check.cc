@@ -67,14 +67,15 @@ std::string onnx_function_key(const onnx::FunctionProto& f) {
   return f.domain() + ":" + f.name() + (f.overload().empty() ? "" : ":" + f.overload());
 }
 
-// ONNX's schema registry, plus one op per model-local function (for names that have a
+// A schema registry (`base`, ONNX's by default), plus one op per model-local function (for names that have a
 // single overload: a schema cannot tell overloads apart, so calls of overloaded names
 // take ONNX's own path). Each such op's inference function infers the body with ONNX's
 // InferShapeForFunctionNode, once per distinct call signature.
 class MemoisingRegistry final : public onnx::ISchemaRegistry {
  public:
-  MemoisingRegistry(const onnx::ModelProto& model, const onnx::ShapeInferenceOptions& options)
-      : options_(options), types_(declared_types(model)) {
+  MemoisingRegistry(const onnx::ModelProto& model, const onnx::ShapeInferenceOptions& options,
+                    const onnx::ISchemaRegistry* base)
+      : options_(options), base_(base ? base : onnx::OpSchemaRegistry::Instance()), types_(declared_types(model)) {
     types_.insert(operator_types().begin(), operator_types().end());
     std::map<std::pair<std::string, std::string>, int> overloads;
     for (const auto& f : model.functions()) {
@@ -89,8 +90,8 @@ class MemoisingRegistry final : public onnx::ISchemaRegistry {
   size_t bodies_inferred() const { return memo_.size(); }
 
   const onnx::OpSchema* GetSchema(const std::string& op, const int version, const std::string& domain) const override {
-    // ONNX's schema comes first, as in ONNX's own inference.
-    if (const auto* schema = onnx::OpSchemaRegistry::Instance()->GetSchema(op, version, domain)) return schema;
+    // The base registry's schema comes first, as in ONNX's own inference.
+    if (const auto* schema = base_->GetSchema(op, version, domain)) return schema;
     auto it = functions_.find({FunctionId::canonical_domain(domain), op});
     if (it == functions_.end()) return nullptr;
     auto& schema = schemas_[it->second];
@@ -157,6 +158,7 @@ class MemoisingRegistry final : public onnx::ISchemaRegistry {
   };
 
   const onnx::ShapeInferenceOptions options_;
+  const onnx::ISchemaRegistry* base_;
   std::set<std::string> types_;
   std::unordered_map<std::string, const onnx::FunctionProto*> local_functions_;
   std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*> functions_;
@@ -166,9 +168,9 @@ class MemoisingRegistry final : public onnx::ISchemaRegistry {
 
 }  // namespace
 
-size_t strict_infer_shapes(onnx::ModelProto& model) {
+size_t strict_infer_shapes(onnx::ModelProto& model, const onnx::ISchemaRegistry* schemas) {
   const onnx::ShapeInferenceOptions strict{/*check_type=*/true, /*error_mode=*/1, /*enable_data_propagation=*/false};
-  const MemoisingRegistry registry(model, strict);
+  const MemoisingRegistry registry(model, strict, schemas);
   onnx::shape_inference::InferShapes(model, &registry, strict);
   return registry.bodies_inferred();
 }

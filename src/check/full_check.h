@@ -11,13 +11,15 @@
 
 #include <cstddef>
 
+#include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 
 namespace shapeprop {
 
 // Runs ONNX's shape inference in strict mode (type checks on, errors thrown, no data
-// propagation) on `model`, writing what it infers into it. Throws what ONNX throws.
-// Returns the number of function bodies ONNX inferred (distinct call signatures).
-size_t strict_infer_shapes(onnx::ModelProto& model);
+// propagation) on `model`, writing what it infers into it, with ops' schemas from `schemas`
+// (ONNX's own registry when null). Throws what ONNX throws. Returns the number of
+// function bodies ONNX inferred (distinct call signatures).
+size_t strict_infer_shapes(onnx::ModelProto& model, const onnx::ISchemaRegistry* schemas = nullptr);
 
 }  // namespace shapeprop

@@ -8,6 +8,7 @@
 #include "check/depth.h"
 #include "check/full_check.h"
 #include "onnx/checker.h"
+#include "schemas/checker_registry.h"
 #include "shapeprop/call_graph.h"
 #include "support/labels.h"
 
@@ -153,7 +154,7 @@ class StructureValidator {
 }  // namespace
 
 Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin,
-                             const std::filesystem::path& model_dir) {
+                             const std::filesystem::path& model_dir, const OpRules* rules) {
   try {
     // ONNX's checker requires a type on every output and value_info entry of the main
     // graph. Entries without one carry nothing to check, so the checker sees the model
@@ -174,11 +175,15 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
     }
     // As check_model(path) does, but with the folder we were given: external data is
     // looked up there (its existence only; the data is not read).
+    const auto builtin = rules ? nullptr : builtin_op_rules();
+    schemas::CheckerRegistry registry(rules ? *rules : *builtin);
 #if SHAPEPROP_HAVE_CHECK_MODEL_WITH_CONTEXT
     onnx::checker::CheckerContext ctx;
     if (!model_dir.empty()) ctx.set_model_dir(model_dir.string() + "/");
+    ctx.set_schema_registry(&registry);
     onnx::checker::check_model(*checked, ctx);
-#else  // external data is then looked up relative to the working folder
+#else  // external data is then looked up relative to the working folder, and ops with a
+       // rule in the default domain are rejected
     (void)model_dir;
     onnx::checker::check_model(*checked, /*full_check=*/false);
 #endif
@@ -186,7 +191,7 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
     // function body inferred once per distinct call signature (full_check.h).
     if (full_check) {
       onnx::ModelProto copy = *checked;
-      strict_infer_shapes(copy);
+      strict_infer_shapes(copy, &registry);
     }
     return {};
   } catch (const std::exception& e) {
@@ -208,10 +213,11 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
 }
 
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
-                           const std::filesystem::path& model_dir, const Limits& limits) {
+                           const std::filesystem::path& model_dir, const OpRules* rules,
+                           const Limits& limits) {
   Diagnostics all = validate_structure(model, origin, limits);
   if (has_errors(all)) return all;
-  for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, model_dir)) all.push_back(std::move(d));
+  for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, model_dir, rules)) all.push_back(std::move(d));
   return all;
 }
 

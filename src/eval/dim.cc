@@ -4,6 +4,9 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <ostream>
 #include <utility>
 
@@ -103,90 +106,37 @@ class Parser {
 
 }  // namespace
 
-Dim Dim::constant(int64_t value) {
-  Dim d;
-  d.unknown_ = false;
-  d.constant_ = value;
-  return d;
-}
+// ---------------------------------------------------------------- interning
 
-Dim Dim::symbol(std::string name) {
-  // Only identifiers are symbols as they stand; other text means what it parses to, so
-  // that str() of the result parses back to it.
-  if (!is_identifier(name)) return parse(name);
-  return from_terms({{{std::move(name)}, 1}}, 0);
-}
+// One distinct non-constant polynomial (without its constant), with what is asked of it
+// often computed once: its canonical text and its hash.
+struct Dim::Terms {
+  TermMap map;
+  std::string text;  // the terms as str() writes them, highest degree first
+  size_t hash = 0;
+  // Every symbol is an identifier, so the terms may take part in larger expressions (an
+  // opaque symbol may only stand alone).
+  bool identifiers_only = true;
+};
 
-Dim Dim::parse(std::string_view dim_param) {
-  if (dim_param.empty() || dim_param == "?") return unknown();
-  std::map<Monomial, int64_t> terms;
-  if (Parser(dim_param).parse(terms)) {
-    int64_t constant = 0;
-    if (auto it = terms.find({}); it != terms.end()) {
-      constant = it->second;
-      terms.erase(it);
-    }
-    Dim d = from_terms(std::move(terms), constant);
-    // Only the text str() writes is read as an expression: a model's own dim_params
-    // ("seq-len", "1+N", "3") stay the symbols they are, spelled as they were.
-    if (!d.is_unknown() && !d.is_constant() && d.str() == dim_param) return d;
-  }
-  // Whole text as one opaque symbol: by construction parse() of it gives it back.
-  Dim d;
-  d.unknown_ = false;
-  d.terms_[{std::string(dim_param)}] = 1;
-  return d;
-}
+const Dim::Terms Dim::kUnknownTerms{};
 
-Dim Dim::from_terms(std::map<Monomial, int64_t> terms, int64_t constant) {
-  std::erase_if(terms, [](const auto& term) { return term.second == 0; });
-  if (terms.size() > kMaxTerms) return unknown();
+namespace {
+
+size_t hash_terms(const std::map<std::vector<std::string>, int64_t>& terms) {
+  size_t h = 0;
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   for (const auto& [monomial, coefficient] : terms) {
-    if (monomial.size() > kMaxDegree) return unknown();
-    bool alone = terms.size() == 1 && monomial.size() == 1 && coefficient == 1 && constant == 0;
-    if (!alone && !std::all_of(monomial.begin(), monomial.end(), [](const auto& s) { return is_identifier(s); }))
-      return unknown();
+    mix(monomial.size());
+    for (const auto& name : monomial) mix(std::hash<std::string>{}(name));
+    mix(std::hash<int64_t>{}(coefficient));
   }
-  Dim d;
-  d.unknown_ = false;
-  d.terms_ = std::move(terms);
-  d.constant_ = constant;
-  return d;
+  return h;
 }
 
-std::optional<int64_t> Dim::min_value(int64_t symbol_min) const {
-  if (unknown_ || symbol_min < 0) return std::nullopt;
-  int64_t total = constant_;
-  for (const auto& [monomial, coefficient] : terms_) {
-    if (coefficient < 0) return std::nullopt;
-    int64_t term = coefficient;
-    for (size_t k = 0; k < monomial.size(); ++k)
-      if (__builtin_mul_overflow(term, symbol_min, &term)) return std::nullopt;
-    if (__builtin_add_overflow(total, term, &total)) return std::nullopt;
-  }
-  return total;
-}
-
-std::optional<int64_t> Dim::as_constant() const {
-  if (!is_constant()) return std::nullopt;
-  return constant_;
-}
-
-bool Dim::is_symbol() const {
-  return !unknown_ && constant_ == 0 && terms_.size() == 1 && terms_.begin()->first.size() == 1 &&
-         terms_.begin()->second == 1;
-}
-
-std::optional<std::string> Dim::as_symbol() const {
-  if (!is_symbol()) return std::nullopt;
-  return terms_.begin()->first.front();
-}
-
-std::string Dim::str() const {
-  if (unknown_) return "?";
-  if (terms_.empty()) return std::to_string(constant_);
-  std::vector<std::pair<const Monomial*, int64_t>> order;
-  for (const auto& [monomial, coefficient] : terms_) order.emplace_back(&monomial, coefficient);
+std::string terms_text(const std::map<std::vector<std::string>, int64_t>& terms) {
+  std::vector<std::pair<const std::vector<std::string>*, int64_t>> order;
+  for (const auto& [monomial, coefficient] : terms) order.emplace_back(&monomial, coefficient);
   // The map orders monomials lexicographically; str() wants the highest degree first.
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.first->size() > b.first->size(); });
@@ -206,6 +156,199 @@ std::string Dim::str() const {
       out += (*monomial)[i];
     }
   }
+  return out;
+}
+
+// The process-wide table of interned terms, and a cache of parsed dim_params (the same
+// few names are read from every TypeProto of a model).
+class Interner {
+ public:
+  template <class Make>
+  const Dim::Terms* intern(std::map<std::vector<std::string>, int64_t> terms, Make make) {
+    const size_t h = hash_terms(terms);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto [first, last] = table_.equal_range(h);
+    for (auto it = first; it != last; ++it)
+      if (it->second->map == terms) return it->second.get();
+    auto owned = make(std::move(terms), h);
+    const Dim::Terms* t = owned.get();
+    table_.emplace(h, std::move(owned));
+    return t;
+  }
+
+  std::optional<Dim> parsed(std::string_view text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = parsed_.find(text);
+    if (it == parsed_.end()) return std::nullopt;
+    return it->second;
+  }
+  void remember(std::string_view text, const Dim& d) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (parsed_.size() < kMaxParsed) parsed_.emplace(std::string(text), d);
+  }
+  std::optional<Dim> named(std::string_view text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = named_.find(text);
+    if (it == named_.end()) return std::nullopt;
+    return it->second;
+  }
+  void remember_named(std::string_view text, const Dim& d) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (named_.size() < kMaxParsed) named_.emplace(std::string(text), d);
+  }
+
+ private:
+  static constexpr size_t kMaxParsed = 1 << 16;
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::mutex mutex_;
+  std::unordered_multimap<size_t, std::unique_ptr<Dim::Terms>> table_;
+  std::unordered_map<std::string, Dim, StringHash, std::equal_to<>> parsed_;
+  std::unordered_map<std::string, Dim, StringHash, std::equal_to<>> named_;
+};
+
+Interner& interner() {
+  static Interner* table = new Interner();  // never destroyed: Dims may outlive static destruction
+  return *table;
+}
+
+}  // namespace
+
+const Dim::TermMap& Dim::term_map() const {
+  static const TermMap empty;
+  return terms_ && terms_ != unknown_terms() ? terms_->map : empty;
+}
+
+Dim Dim::constant(int64_t value) {
+  Dim d;
+  d.terms_ = nullptr;
+  d.constant_ = value;
+  return d;
+}
+
+Dim Dim::symbol(std::string name) {
+  // Only identifiers are symbols as they stand; other text means what it parses to, so
+  // that str() of the result parses back to it.
+  if (!is_identifier(name)) return parse(name);
+  return from_terms({{{std::move(name)}, 1}}, 0);
+}
+
+Dim Dim::opaque(std::string_view name) {
+  Dim d;
+  d.constant_ = 0;
+  d.terms_ = interner().intern({{{std::string(name)}, 1}}, [](TermMap map, size_t h) {
+    auto t = std::make_unique<Terms>();
+    t->text = map.begin()->first.front();
+    t->identifiers_only = is_identifier(t->text);
+    t->map = std::move(map);
+    t->hash = h;
+    return t;
+  });
+  return d;
+}
+
+Dim Dim::named(std::string_view dim_param) {
+  if (dim_param.empty() || dim_param == "?") return unknown();
+  if (auto known = interner().named(dim_param)) return *known;
+  // One symbol whatever the text: an identifier is what from_terms would make of it too.
+  const Dim d = opaque(dim_param);
+  interner().remember_named(dim_param, d);
+  return d;
+}
+
+Dim Dim::parse(std::string_view dim_param) {
+  if (dim_param.empty() || dim_param == "?") return unknown();
+  if (auto known = interner().parsed(dim_param)) return *known;
+  Dim result;
+  TermMap terms;
+  bool done = false;
+  if (Parser(dim_param).parse(terms)) {
+    int64_t constant = 0;
+    if (auto it = terms.find({}); it != terms.end()) {
+      constant = it->second;
+      terms.erase(it);
+    }
+    Dim d = from_terms(std::move(terms), constant);
+    // Only the text str() writes is read as an expression: a model's own dim_params
+    // ("seq-len", "1+N", "3") stay the symbols they are, spelled as they were.
+    if (!d.is_unknown() && !d.is_constant() && d.str() == dim_param) {
+      result = d;
+      done = true;
+    }
+  }
+  // Otherwise the whole text is one opaque symbol: by construction parse() of it gives it back.
+  if (!done) result = opaque(dim_param);
+  interner().remember(dim_param, result);
+  return result;
+}
+
+Dim Dim::from_terms(TermMap terms, int64_t constant) {
+  std::erase_if(terms, [](const auto& term) { return term.second == 0; });
+  if (terms.empty()) return Dim::constant(constant);
+  if (terms.size() > kMaxTerms) return unknown();
+  for (const auto& [monomial, coefficient] : terms) {
+    if (monomial.size() > kMaxDegree) return unknown();
+    bool alone = terms.size() == 1 && monomial.size() == 1 && coefficient == 1 && constant == 0;
+    if (!alone && !std::all_of(monomial.begin(), monomial.end(), [](const auto& s) { return is_identifier(s); }))
+      return unknown();
+  }
+  Dim d;
+  d.constant_ = constant;
+  d.terms_ = interner().intern(std::move(terms), [](TermMap map, size_t h) {
+    auto t = std::make_unique<Terms>();
+    t->text = terms_text(map);
+    for (const auto& term : map)
+      for (const auto& name : term.first) t->identifiers_only = t->identifiers_only && is_identifier(name);
+    t->map = std::move(map);
+    t->hash = h;
+    return t;
+  });
+  return d;
+}
+
+Dim Dim::with_constant(const Dim& d, int64_t constant) {
+  if (d.is_constant()) return Dim::constant(constant);
+  if (constant != 0 && !d.terms_->identifiers_only) return unknown();
+  Dim r = d;
+  r.constant_ = constant;
+  return r;
+}
+
+std::optional<int64_t> Dim::min_value(int64_t symbol_min) const {
+  if (is_unknown() || symbol_min < 0) return std::nullopt;
+  int64_t total = constant_;
+  for (const auto& [monomial, coefficient] : term_map()) {
+    if (coefficient < 0) return std::nullopt;
+    int64_t term = coefficient;
+    for (size_t k = 0; k < monomial.size(); ++k)
+      if (__builtin_mul_overflow(term, symbol_min, &term)) return std::nullopt;
+    if (__builtin_add_overflow(total, term, &total)) return std::nullopt;
+  }
+  return total;
+}
+
+std::optional<int64_t> Dim::as_constant() const {
+  if (!is_constant()) return std::nullopt;
+  return constant_;
+}
+
+bool Dim::is_symbol() const {
+  if (is_unknown() || is_constant() || constant_ != 0) return false;
+  const TermMap& terms = terms_->map;
+  return terms.size() == 1 && terms.begin()->first.size() == 1 && terms.begin()->second == 1;
+}
+
+std::optional<std::string> Dim::as_symbol() const {
+  if (!is_symbol()) return std::nullopt;
+  return terms_->map.begin()->first.front();
+}
+
+std::string Dim::str() const {
+  if (is_unknown()) return "?";
+  if (is_constant()) return std::to_string(constant_);
+  std::string out = terms_->text;
   if (constant_ != 0) {
     out += constant_ < 0 ? '-' : '+';
     out += std::to_string(magnitude(constant_));
@@ -214,36 +357,45 @@ std::string Dim::str() const {
 }
 
 Dim operator+(const Dim& a, const Dim& b) {
-  if (a.unknown_ || b.unknown_) return Dim();
-  auto terms = a.terms_;
-  for (const auto& [monomial, coefficient] : b.terms_) {
+  if (a.is_unknown() || b.is_unknown()) return Dim();
+  int64_t constant;
+  if (__builtin_add_overflow(a.constant_, b.constant_, &constant)) return Dim();
+  // Terms plus a constant: the same interned terms (an opaque symbol stands alone only).
+  if (a.is_constant() || b.is_constant()) return Dim::with_constant(a.is_constant() ? b : a, constant);
+  auto terms = a.term_map();
+  for (const auto& [monomial, coefficient] : b.term_map()) {
     int64_t& slot = terms[monomial];
     if (__builtin_add_overflow(slot, coefficient, &slot)) return Dim();
   }
-  int64_t constant;
-  if (__builtin_add_overflow(a.constant_, b.constant_, &constant)) return Dim();
   return Dim::from_terms(std::move(terms), constant);
 }
 
 Dim operator-(const Dim& a, const Dim& b) {
-  if (a.unknown_ || b.unknown_) return Dim();
-  auto terms = a.terms_;
-  for (const auto& [monomial, coefficient] : b.terms_) {
+  if (a.is_unknown() || b.is_unknown()) return Dim();
+  int64_t constant;
+  if (__builtin_sub_overflow(a.constant_, b.constant_, &constant)) return Dim();
+  if (b.is_constant()) return Dim::with_constant(a, constant);
+  if (a.terms_ == b.terms_) return Dim::constant(constant);
+  auto terms = a.term_map();
+  for (const auto& [monomial, coefficient] : b.term_map()) {
     int64_t& slot = terms[monomial];
     if (__builtin_sub_overflow(slot, coefficient, &slot)) return Dim();
   }
-  int64_t constant;
-  if (__builtin_sub_overflow(a.constant_, b.constant_, &constant)) return Dim();
   return Dim::from_terms(std::move(terms), constant);
 }
 
 Dim Dim::operator-() const { return constant(0) - *this; }
 
 Dim operator*(const Dim& a, const Dim& b) {
-  if (a.unknown_ || b.unknown_) return Dim();
+  if (a.is_unknown() || b.is_unknown()) return Dim();
+  if (a.is_constant() && b.is_constant()) {
+    int64_t product;
+    if (__builtin_mul_overflow(a.constant_, b.constant_, &product)) return Dim();
+    return Dim::constant(product);
+  }
   // Every term of a times every term of b, the constant being the empty monomial.
   auto with_constant = [](const Dim& d) {
-    std::vector<std::pair<Dim::Monomial, int64_t>> out(d.terms_.begin(), d.terms_.end());
+    std::vector<std::pair<Dim::Monomial, int64_t>> out(d.term_map().begin(), d.term_map().end());
     if (d.constant_ != 0) out.emplace_back(Dim::Monomial{}, d.constant_);
     return out;
   };
@@ -257,7 +409,7 @@ Dim operator*(const Dim& a, const Dim& b) {
       sums[std::move(m)] += product;  // at most (kMaxTerms+1)^2 int64 addends: cannot overflow
     }
   }
-  std::map<Dim::Monomial, int64_t> terms;
+  Dim::TermMap terms;
   int64_t constant = 0;
   for (auto& [monomial, sum] : sums) {
     if (sum < std::numeric_limits<int64_t>::min() || sum > std::numeric_limits<int64_t>::max()) return Dim();
@@ -267,7 +419,7 @@ Dim operator*(const Dim& a, const Dim& b) {
 }
 
 Dim Dim::divide(const Dim& a, const Dim& b, bool floor) {
-  if (a.unknown_ || !b.is_constant() || b.constant_ == 0) return unknown();
+  if (a.is_unknown() || !b.is_constant() || b.constant_ == 0) return unknown();
   const int64_t c = b.constant_;
   // Dividing by -1 is negation, which reports INT64_MIN / -1 as overflow; it also keeps
   // INT64_MIN % -1 (undefined behaviour) out of the code below.
@@ -279,7 +431,7 @@ Dim Dim::divide(const Dim& a, const Dim& b, bool floor) {
   }
   // Exact division only, where floor and truncation agree.
   if (a.constant_ % c != 0) return unknown();
-  auto terms = a.terms_;
+  auto terms = a.term_map();
   for (auto& [monomial, coefficient] : terms) {
     if (coefficient % c != 0) return unknown();
     coefficient /= c;
@@ -291,7 +443,7 @@ Dim Dim::floor_div(const Dim& a, const Dim& b) { return divide(a, b, true); }
 Dim Dim::trunc_div(const Dim& a, const Dim& b) { return divide(a, b, false); }
 
 Dim Dim::mod(const Dim& a, const Dim& b) {
-  if (a.unknown_ || !b.is_constant() || b.constant_ == 0) return unknown();
+  if (a.is_unknown() || !b.is_constant() || b.constant_ == 0) return unknown();
   const int64_t c = b.constant_;
   if (c == -1) return constant(0);  // INT64_MIN % -1 is undefined behaviour
   if (a.is_constant()) {
@@ -299,44 +451,42 @@ Dim Dim::mod(const Dim& a, const Dim& b) {
     if (r != 0 && (r < 0) != (c < 0)) r += c;
     return constant(r);
   }
-  bool divisible = a.constant_ % c == 0 && std::all_of(a.terms_.begin(), a.terms_.end(),
-                                                        [c](const auto& term) { return term.second % c == 0; });
+  const auto& terms = a.term_map();
+  bool divisible = a.constant_ % c == 0 &&
+                   std::all_of(terms.begin(), terms.end(), [c](const auto& term) { return term.second % c == 0; });
   return divisible ? constant(0) : unknown();
 }
 
-// Both are decided exactly when the terms agree, i.e. when a-b is a constant.
+// Both are decided exactly when the terms agree, i.e. when a-b is a constant. Interned
+// terms are equal exactly when their pointers are.
 Dim Dim::min(const Dim& a, const Dim& b) {
-  if (a.unknown_ || b.unknown_ || a.terms_ != b.terms_) return unknown();
+  if (a.is_unknown() || b.is_unknown() || a.terms_ != b.terms_) return unknown();
   return a.constant_ <= b.constant_ ? a : b;
 }
 
 Dim Dim::max(const Dim& a, const Dim& b) {
-  if (a.unknown_ || b.unknown_ || a.terms_ != b.terms_) return unknown();
+  if (a.is_unknown() || b.is_unknown() || a.terms_ != b.terms_) return unknown();
   return a.constant_ >= b.constant_ ? a : b;
 }
 
 std::optional<bool> Dim::equals(const Dim& other) const {
   // Comparing terms rather than computing a-b cannot overflow.
-  if (unknown_ || other.unknown_ || terms_ != other.terms_) return std::nullopt;
+  if (is_unknown() || other.is_unknown() || terms_ != other.terms_) return std::nullopt;
   return constant_ == other.constant_;
 }
 
 bool Dim::operator<(const Dim& other) const {
-  if (unknown_ != other.unknown_) return unknown_;
+  if (is_unknown() != other.is_unknown()) return is_unknown();
   // An empty map sorts first, so constants precede polynomials.
-  if (terms_ != other.terms_) return terms_ < other.terms_;
+  if (terms_ != other.terms_) return term_map() < other.term_map();
   return constant_ < other.constant_;
 }
 
 size_t Dim::hash() const {
-  size_t h = unknown_ ? 1 : 0;
+  size_t h = is_unknown() ? 1 : 0;
   auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   mix(std::hash<int64_t>{}(constant_));
-  for (const auto& [monomial, coefficient] : terms_) {
-    mix(monomial.size());
-    for (const auto& name : monomial) mix(std::hash<std::string>{}(name));
-    mix(std::hash<int64_t>{}(coefficient));
-  }
+  if (!is_unknown() && !is_constant()) mix(terms_->hash);
   return h;
 }
 

@@ -41,6 +41,9 @@ const std::unordered_map<std::string_view, Rule>& rules() {
       {"Split", fold_split},
       {"ReduceSum", fold_reduce_sum},
       {"ReduceProd", fold_reduce_prod},
+      {"ReduceMean", fold_reduce_mean},
+      {"ReduceMax", fold_reduce_max},
+      {"ReduceMin", fold_reduce_min},
       // elementwise
       {"Identity", fold_identity},
       {"Cast", fold_cast},
@@ -70,6 +73,17 @@ const std::unordered_map<std::string_view, Rule>& rules() {
 }  // namespace
 
 bool has_rule(std::string_view op) { return rules().count(op) != 0; }
+
+namespace {
+thread_local std::optional<std::string>* watched = nullptr;
+}  // namespace
+
+OverflowWatch::OverflowWatch(std::optional<std::string>& first) : previous_(watched) { watched = &first; }
+OverflowWatch::~OverflowWatch() { watched = previous_; }
+
+void OverflowWatch::note(int64_t value, int32_t elem_type) {
+  if (watched && !*watched) *watched = std::to_string(value) + " does not fit " + elem_type_name(elem_type);
+}
 
 std::vector<Fact> fold(const FoldInput& node) {
   auto it = rules().find(node.op);

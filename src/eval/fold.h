@@ -9,6 +9,8 @@
 // A rule is a pure function of its inputs: it never touches the graph.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -40,5 +42,22 @@ std::vector<Fact> fold(const FoldInput& node);
 
 // The ops that have a rule.
 bool has_rule(std::string_view op);
+
+// While one is alive on a thread, the first integer result a rule computes that does not
+// fit its type (and which the rule leaves unknown, since it would wrap at run time) is
+// recorded in `first`, as "4000000000 does not fit int32". For the analyzer to report
+// integer overflow in shape arithmetic without every rule passing a sink along.
+class OverflowWatch {
+ public:
+  explicit OverflowWatch(std::optional<std::string>& first);
+  ~OverflowWatch();
+  OverflowWatch(const OverflowWatch&) = delete;
+  OverflowWatch& operator=(const OverflowWatch&) = delete;
+  // Called by the rules where a value does not fit (no-op when nothing watches).
+  static void note(int64_t value, int32_t elem_type);
+
+ private:
+  std::optional<std::string>* previous_;
+};
 
 }  // namespace shapeprop::eval

@@ -151,7 +151,9 @@ Fact reduce_elements(const Fact& x, const std::vector<int64_t>& in, const std::v
 // ReduceSum / ReduceProd: axes as attribute before `axes_input_since`, as optional input
 // 1 from it; keepdims (default 1); no axes means all, or nothing with
 // noop_with_empty_axes=1.
-Fact reduce(const FoldInput& node, int axes_input_since, bool sum) {
+enum class Reduction { Sum, Product, ShapeOnly };
+
+Fact reduce(const FoldInput& node, int axes_input_since, Reduction how) {
   const Fact* x = node.input(0);
   const int32_t type = x ? x->elem_type : 0;
   const bool keepdims = attr_int(node, "keepdims", 1) != 0;
@@ -182,9 +184,9 @@ Fact reduce(const FoldInput& node, int axes_input_since, bool sum) {
     if (!gone) out.push_back((*x->shape)[static_cast<size_t>(i)]);
     else if (keepdims) out.push_back(Dim::constant(1));
   }
-  auto in = shape_with_elements(x);
+  auto in = how == Reduction::ShapeOnly ? std::nullopt : shape_with_elements(x);
   if (!in) return Fact::tensor(type, std::move(out));
-  return reduce_elements(*x, *in, *reduced, std::move(out), sum);
+  return reduce_elements(*x, *in, *reduced, std::move(out), how == Reduction::Sum);
 }
 
 // ---- Split -----------------------------------------------------------------------------
@@ -407,7 +409,11 @@ std::vector<Fact> fold_split(const FoldInput& node) {
   return out;
 }
 
-std::vector<Fact> fold_reduce_sum(const FoldInput& node) { return {reduce(node, 13, true)}; }
-std::vector<Fact> fold_reduce_prod(const FoldInput& node) { return {reduce(node, 18, false)}; }
+std::vector<Fact> fold_reduce_sum(const FoldInput& node) { return {reduce(node, 13, Reduction::Sum)}; }
+std::vector<Fact> fold_reduce_prod(const FoldInput& node) { return {reduce(node, 18, Reduction::Product)}; }
+// The shapes only (and, with noop_with_empty_axes, the input as it is, elements too).
+std::vector<Fact> fold_reduce_mean(const FoldInput& node) { return {reduce(node, 18, Reduction::ShapeOnly)}; }
+std::vector<Fact> fold_reduce_max(const FoldInput& node) { return {reduce(node, 18, Reduction::ShapeOnly)}; }
+std::vector<Fact> fold_reduce_min(const FoldInput& node) { return {reduce(node, 18, Reduction::ShapeOnly)}; }
 
 }  // namespace shapeprop::eval::detail

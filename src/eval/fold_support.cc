@@ -163,7 +163,9 @@ Dim fit(int32_t elem_type, const Dim& d) {
     // uint64: the non-negative int64 values are exact.
     return elem_type == TensorProto::UINT64 && *c >= 0 ? d : Dim::unknown();
   }
-  return *c >= range->min && *c <= range->max ? d : Dim::unknown();
+  if (*c >= range->min && *c <= range->max) return d;
+  OverflowWatch::note(*c, elem_type);
+  return Dim::unknown();
 }
 
 std::optional<double> round_to(int32_t elem_type, double v) {

@@ -179,5 +179,8 @@ std::vector<Fact> fold_slice(const FoldInput&);
 std::vector<Fact> fold_split(const FoldInput&);
 std::vector<Fact> fold_reduce_sum(const FoldInput&);
 std::vector<Fact> fold_reduce_prod(const FoldInput&);
+std::vector<Fact> fold_reduce_mean(const FoldInput&);
+std::vector<Fact> fold_reduce_max(const FoldInput&);
+std::vector<Fact> fold_reduce_min(const FoldInput&);
 
 }  // namespace shapeprop::eval::detail

@@ -1,11 +1,14 @@
 // The inter-procedural analysis.
 //
-// The main graph is walked node by node in a chain of scopes (one per subgraph). A call
-// of a model-local function is analysed in its CallContext, once per distinct context
-// (memo); an If whose condition is a known constant analyses only the taken branch;
-// Loop and Scan bodies are analysed with loop-carried facts generalised until stable.
-// Other nodes get ONNX's own inference function (through onnx_bridge), refined by the
-// folding rules of src/eval, and by declared value_info.
+// The main graph is walked node by node; each body (the graph, a function in one context,
+// a subgraph) is walked in a Frame whose facts are a BodyFacts over the body's ValueIds,
+// and a subgraph reads outer values through the frames that enclose it. A call of a
+// model-local function is analysed in its CallContext, once per distinct context (memo);
+// an If whose condition is a known constant analyses only the taken branch; Loop and Scan
+// bodies are analysed with loop-carried facts generalised until stable. Other nodes get
+// ONNX's own inference function (through onnx_bridge), refined by the folding rules of
+// src/eval, and by declared value_info. Call paths for diagnostics are a chain of links on
+// the stack, spelled out only when something is reported.
 #include "analyzer.h"
 
 #include <algorithm>
@@ -14,9 +17,14 @@
 #include <sstream>
 #include <unordered_set>
 
+#include <range/v3/view/zip.hpp>
+
 #include "eval/fold.h"
 #include "onnx/defs/function.h"
+#include "dim_texts.h"
 #include "onnx_bridge.h"
+#include "schemas/rule_eval.h"
+#include "shapeprop/schemas.h"
 #include "support/labels.h"
 #include "support/subgraphs.h"
 
@@ -24,6 +32,7 @@ namespace shapeprop::infer {
 
 namespace {
 
+namespace views = ranges::views;
 using onnx::AttributeProto;
 using onnx::FunctionProto;
 using onnx::GraphProto;
@@ -41,37 +50,61 @@ OpsetMap opsets_of(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdP
   return m;
 }
 
-struct Scope {
-  const Scope* parent = nullptr;
-  FactMap facts;
-  std::unordered_set<std::string> absent;  // formal inputs of a function the call omitted
+// One step of a call path: a node, a function entered, a branch, a subgraph. Links live
+// on the stack of the walk; the path is spelled out only when a diagnostic needs it.
+struct PathLink {
+  enum class Kind { Graph, Node, Function, SchemaBody, Text, Subgraph };
+  const PathLink* parent = nullptr;
+  Kind kind = Kind::Text;
+  const NodeProto* node = nullptr;
+  const GraphProto* graph = nullptr;
+  const FunctionId* function = nullptr;
+  const char* text = nullptr;
 
-  const Fact* find(const std::string& name) const {
-    for (const Scope* s = this; s; s = s->parent) {
-      auto it = s->facts.find(name);
-      if (it != s->facts.end()) return &it->second;
-      if (s->absent.count(name)) return nullptr;
+  std::string str() const {
+    switch (kind) {
+      case Kind::Graph: return "graph '" + graph->name() + "'";
+      case Kind::Node: return node_label(*node);
+      case Kind::Function: return "function " + function->str();
+      case Kind::SchemaBody: return "body of " + function->str();
+      case Kind::Subgraph: return "subgraph '" + graph->name() + "'";
+      case Kind::Text: return text;
     }
-    return nullptr;
+    return {};
   }
-  bool is_absent(const std::string& name) const {
-    for (const Scope* s = this; s; s = s->parent) {
-      if (s->facts.count(name)) return false;
-      if (s->absent.count(name)) return true;
-    }
-    return false;
+  static std::vector<std::string> spell(const PathLink* leaf) {
+    std::vector<std::string> path;
+    for (const PathLink* l = leaf; l; l = l->parent) path.push_back(l->str());
+    std::reverse(path.begin(), path.end());
+    return path;
   }
 };
 
-// One body being analysed: the main graph, or a function in one context.
+PathLink link(const PathLink* parent, const char* text) {
+  PathLink l;
+  l.parent = parent;
+  l.text = text;
+  return l;
+}
+
+// One body being walked: the main graph, a function in one context, or a subgraph.
 struct Frame {
+  const ir::Body* body = nullptr;
+  BodyFacts* facts = nullptr;
+  const Frame* outer = nullptr;          // the frame of the enclosing body (subgraphs)
   const OpsetMap* opsets = nullptr;
-  const AttrMap* attributes = nullptr;  // the function's attribute values; nullptr in the main graph
-  const FactMap* declared = nullptr;    // declared value_info for this body
-  std::vector<std::string> path;        // the call path to this body
-  Summary* summary = nullptr;
-  const GraphProto* subgraph = nullptr;  // the subgraph being walked, if any
-  bool speculative = false;             // a loop round that may be generalised: report nothing
+  const AttrMap* attributes = nullptr;   // the function's attribute values; nullptr in the main graph
+  const FactMap* declared = nullptr;     // declared value_info for this body, by name
+  const PathLink* path = nullptr;        // the call path to this body
+  std::vector<const CallContext*>* callees = nullptr;
+  std::unordered_set<const CallContext*>* callee_set = nullptr;
+  bool speculative = false;              // a loop round that may be generalised: report nothing
+
+  const Frame& at_depth(uint32_t depth) const {
+    const Frame* f = this;
+    for (uint32_t k = 0; k < depth; ++k) f = f->outer;
+    return *f;
+  }
 };
 
 // The attributes of a node as its op sees them: references to the enclosing function's
@@ -102,6 +135,20 @@ struct ResolvedAttributes {
   }
 };
 
+// A graph attribute of the node: its own, or the context's value of the attribute it
+// refers to. Either outlives the walk (the model, or a memoised context), unlike the
+// copies ResolvedAttributes makes, so that Bodies and facts can be keyed by it.
+const GraphProto* graph_attribute(const NodeProto& n, const char* name, const AttrMap* function_attributes) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() != name) continue;
+    if (!a.has_ref_attr_name()) return a.has_g() ? &a.g() : nullptr;
+    if (!function_attributes) return nullptr;
+    auto it = function_attributes->find(a.ref_attr_name());
+    return it != function_attributes->end() && it->second->has_g() ? &it->second->g() : nullptr;
+  }
+  return nullptr;
+}
+
 std::vector<int64_t> ints_attribute(const ResolvedAttributes& attrs, const std::string& name) {
   const AttributeProto* a = attrs.find(name);
   return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>();
@@ -114,7 +161,6 @@ Fact without_elements(Fact f) {
 }
 
 Fact scalar_of(int32_t elem_type) { return Fact::tensor(elem_type, {}); }
-
 
 }  // namespace
 
@@ -153,34 +199,64 @@ std::string CallContext::str() const {
   return s;
 }
 
+BodyFacts::BodyFacts(const ir::Body& body)
+    : body_(&body),
+      values_(body.num_values()),
+      states_(body.num_values(), State::Undefined),
+      call_of_(body.nodes().size(), nullptr),
+      branch_of_(body.nodes().size(), -1) {}
+
+const BodyFacts* BodyFacts::subgraph(const onnx::GraphProto& g) const {
+  for (const auto& s : subgraphs_)
+    if (s->body().graph() == &g) return s.get();
+  return nullptr;
+}
+
+BodyFacts& BodyFacts::add_subgraph(const ir::Body& body) {
+  subgraphs_.push_back(std::make_unique<BodyFacts>(body));
+  return *subgraphs_.back();
+}
+
 struct Analyzer::Impl {
   const onnx::ModelProto& model;
   const CallGraph& calls;
   InferOptions options;
   Diagnostics diagnostics;
+  ir::BodyIndex bodies;
+  OnnxBridge bridge{options.limits.max_elements};
 
+  // Dim texts the model lists as expressions shapeprop wrote (dim_texts.h); every other
+  // dim_param is a name.
+  std::set<std::string> ours;
   OpsetMap model_opsets;
   std::unordered_map<const FunctionProto*, OpsetMap> function_opsets;
   FactMap declared_graph;
   std::unordered_map<const FunctionProto*, FactMap> declared_function;
+  // Declared facts per value of a body (from the body's FactMap), looked up once per body.
+  std::unordered_map<const ir::Body*, std::vector<const Fact*>> declared_by_value;
 
   std::unordered_map<CallContext, std::unique_ptr<Summary>, CallContextHash> memo;
   std::unordered_map<const CallContext*, const FunctionProto*> function_of;
   std::deque<FunctionProto> schema_bodies;  // ONNX ops defined by a function body, expanded
   std::map<std::tuple<std::string, std::string, int>, const FunctionProto*> schema_body_of;
-  Summary root;
+  std::shared_ptr<const OpRules> rules;
+  std::unique_ptr<Summary> root;
+  std::unordered_set<const CallContext*> root_callees;
   size_t analyses = 0;
   Analyzer::LiveContexts live;  // filled once run() is done
 
-  Impl(const onnx::ModelProto& m, const CallGraph& c, const InferOptions& o) : model(m), calls(c), options(o) {
+  Impl(const onnx::ModelProto& m, const CallGraph& c, const InferOptions& o)
+      : model(m), calls(c), options(o), bodies(c), ours(listed_expressions(m)),
+        rules(o.op_rules ? o.op_rules : builtin_op_rules()) {
     model_opsets = opsets_of(model.opset_import());
     for (const auto& f : model.functions()) {
       function_opsets[&f] = opsets_of(f.opset_import());
+      if (!options.use_declared_types) continue;
       auto& declared = declared_function[&f];
       for (const auto& vi : f.value_info())
-        if (vi.has_type()) declared[vi.name()] = Fact::of_type(vi.type());
+        if (vi.has_type()) declared[vi.name()] = Fact::of_type(vi.type(), &ours);
     }
-    collect_declared(model.graph());
+    if (options.use_declared_types) collect_declared(model.graph());
   }
 
   // Graph value_info, graph outputs and subgraph inputs/outputs are declared facts of the
@@ -194,7 +270,7 @@ struct Analyzer::Impl {
       auto add = [&](const onnx::ValueInfoProto& vi) {
         if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
         if (g == &main && add_legacy(vi)) return;
-        declared_graph[vi.name()] = Fact::of_type(vi.type());
+        declared_graph[vi.name()] = Fact::of_type(vi.type(), &ours);
       };
       for (const auto& vi : g->value_info()) add(vi);
       for (const auto& vi : g->output()) add(vi);
@@ -212,117 +288,153 @@ struct Analyzer::Impl {
     FunctionId id(name.substr(0, sep), name.substr(sep + 2, slash - sep - 2));
     const FunctionProto* f = calls.find(id);
     if (!f) return false;
-    declared_function[f][name.substr(slash + 1)] = Fact::of_type(vi.type());
+    declared_function[f][name.substr(slash + 1)] = Fact::of_type(vi.type(), &ours);
     return true;
+  }
+
+  const std::vector<const Fact*>* declared_for(const ir::Body& body, const FactMap* declared) {
+    if (!declared || declared->empty()) return nullptr;
+    auto [it, fresh] = declared_by_value.try_emplace(&body);
+    if (fresh) {
+      it->second.resize(body.num_values(), nullptr);
+      for (ir::ValueId v = 0; v < body.num_values(); ++v) {
+        auto d = declared->find(std::string(body.name(v)));
+        if (d != declared->end()) it->second[v] = &d->second;
+      }
+    }
+    return &it->second;
   }
 
   // ------------------------------------------------------------------ diagnostics
 
-  void report(const Frame& frame, std::vector<std::string> path, Severity severity, std::string message) {
+  void report(const Frame& frame, const PathLink* path, Severity severity, std::string message) {
     if (frame.speculative) return;
     Diagnostic d = Diagnostic::make(severity, std::move(message));
-    d.call_path = std::move(path);
+    d.call_path = PathLink::spell(path);
     diagnostics.push_back(std::move(d));
   }
   // What best effort tolerates and --strict does not.
-  void report_soft(const Frame& frame, std::vector<std::string> path, std::string message) {
-    report(frame, std::move(path), options.strict ? Severity::Error : Severity::Warning, std::move(message));
-  }
-
-  static std::vector<std::string> with(std::vector<std::string> path, std::string item) {
-    path.push_back(std::move(item));
-    return path;
+  void report_soft(const Frame& frame, const PathLink* path, std::string message) {
+    report(frame, path, options.strict ? Severity::Error : Severity::Warning, std::move(message));
   }
 
   // ------------------------------------------------------------------ values
 
   // Records the fact of a value, refined by what the model declares of it.
-  void define(const std::string& name, Fact fact, Scope& scope, Frame& frame, const std::vector<std::string>& path) {
-    if (name.empty()) return;
+  void define(ir::ValueId v, Fact fact, Frame& frame, const PathLink* path) {
+    if (v == ir::kNoValue) return;
     if (frame.declared) {
-      auto it = frame.declared->find(name);
-      if (it != frame.declared->end()) {
-        auto refined = Fact::refine(fact, it->second);
-        if (refined.ok())
+      const auto* declared = declared_for(*frame.body, frame.declared);
+      const Fact* d = declared ? (*declared)[v] : nullptr;
+      if (d) {
+        auto refined = Fact::refine(fact, *d);
+        if (refined.ok()) {
           fact = std::move(*refined);
-        else
-          report_soft(frame, with(path, "value '" + name + "'"),
-                      "declared type " + it->second.str() + " conflicts with inferred " + fact.str() + ": " +
+        } else {
+          PathLink value = link(path, nullptr);
+          const std::string label = "value '" + std::string(frame.body->name(v)) + "'";
+          value.text = label.c_str();
+          report_soft(frame, &value,
+                      "declared type " + d->str() + " conflicts with inferred " + fact.str() + ": " +
                           refined.error().message);
+        }
       }
     }
-    // Sibling subgraphs may define the same name (the branches of an If, two Loop bodies);
-    // the summary is one namespace, so it keeps what holds for every definition.
-    auto [it, fresh] = frame.summary->values.try_emplace(name, fact);
-    if (!fresh) it->second = join(it->second, fact);
-    if (frame.subgraph) frame.summary->subgraph_values[frame.subgraph][name] = fact;
-    scope.facts[name] = std::move(fact);
+    frame.facts->define(v, std::move(fact));
+  }
+
+  // The fact a node reads through an operand; nullptr (with `present` false) for an
+  // omitted or absent input.
+  const Fact* read(const ir::Operand& op, const std::string& name, Frame& frame, const PathLink* path, bool& present) {
+    present = true;
+    if (op.omitted()) {
+      present = false;
+      return nullptr;
+    }
+    if (op.resolved()) {
+      const Frame& at = frame.at_depth(op.depth);
+      switch (at.facts->state(op.id)) {
+        case BodyFacts::State::Defined: return at.facts->fact(op.id);
+        case BodyFacts::State::Absent: present = false; return nullptr;
+        case BodyFacts::State::Undefined: break;
+      }
+    }
+    report(frame, path, Severity::Error, "input '" + name + "' is not defined before this node");
+    return nullptr;
+  }
+
+  // The fact of a body's result (an output of the graph or function), Fact() when unknown.
+  static Fact result(const ir::Operand& op, const Frame& frame) {
+    if (!op.resolved() || op.omitted()) return Fact();
+    const Fact* f = frame.at_depth(op.depth).facts->fact(op.id);
+    return f ? *f : Fact();
   }
 
   // ------------------------------------------------------------------ walking
 
-  void walk_nodes(const google::protobuf::RepeatedPtrField<NodeProto>& nodes, Scope& scope, Frame& frame) {
-    for (const auto& n : nodes) process(n, scope, frame);
+  void walk_nodes(Frame& frame) {
+    for (const auto& node : frame.body->nodes()) process(node, frame);
   }
 
-  // Walks a subgraph in a scope nested in `outer`, with `inputs` bound to its inputs;
-  // returns the facts of its outputs.
-  std::vector<Fact> walk_subgraph(const GraphProto& g, const Scope& outer, Frame& outer_frame,
-                                  const std::vector<Fact>& inputs, const std::vector<std::string>& path) {
-    Frame frame = outer_frame;
-    frame.subgraph = &g;
-    Scope scope;
-    scope.parent = &outer;
-    for (int i = 0; i < g.input_size(); ++i)
-      define(g.input(i).name(), i < static_cast<int>(inputs.size()) ? inputs[static_cast<size_t>(i)] : Fact(), scope,
-             frame, path);
+  // Walks a subgraph nested in `outer`, with `inputs` bound to its inputs; returns the
+  // facts of its outputs. A speculative walk keeps nothing of what it finds.
+  std::vector<Fact> walk_subgraph(const GraphProto& g, Frame& outer, const std::vector<Fact>& inputs, const PathLink* path) {
+    const ir::Body& body = bodies.of(g, outer.body);
+    std::unique_ptr<BodyFacts> scratch;
+    BodyFacts* facts;
+    if (outer.speculative) {
+      scratch = std::make_unique<BodyFacts>(body);
+      facts = scratch.get();
+    } else {
+      facts = &outer.facts->add_subgraph(body);
+    }
+    Frame frame = outer;
+    frame.body = &body;
+    frame.facts = facts;
+    frame.outer = &outer;
+    frame.path = path;
+    const auto body_inputs = body.inputs();
+    for (size_t i = 0; i < body_inputs.size(); ++i) define(body_inputs[i], i < inputs.size() ? inputs[i] : Fact(), frame, path);
+    const auto initializers = body.initializers();
+    size_t k = 0;
     std::unordered_set<std::string> input_names;
     for (const auto& in : g.input()) input_names.insert(in.name());
     for (const auto& t : g.initializer())
-      if (!input_names.count(t.name())) define(t.name(), Fact::of_tensor(t), scope, frame, path);
-    Frame inner = frame;
-    inner.path = path;
-    walk_nodes(g.node(), scope, inner);
+      if (!input_names.count(t.name())) define(initializers[k++], Fact::of_tensor(t), frame, path);
+    walk_nodes(frame);
     std::vector<Fact> outputs;
-    for (const auto& o : g.output()) {
-      const Fact* f = scope.find(o.name());
-      outputs.push_back(f ? *f : Fact());
-    }
+    for (const auto& o : body.outputs()) outputs.push_back(result(o, frame));
     return outputs;
   }
 
-  void process(const NodeProto& n, Scope& scope, Frame& frame) {
-    const auto path = with(frame.path, node_label(n));
+  void process(const ir::Body::Node& node, Frame& frame) {
+    const NodeProto& n = *node.proto;
+    PathLink here;
+    here.parent = frame.path;
+    here.kind = PathLink::Kind::Node;
+    here.node = &n;
     std::vector<const Fact*> inputs;
     std::vector<bool> present;
-    for (const auto& name : n.input()) {
-      if (name.empty() || scope.is_absent(name)) {
-        inputs.push_back(nullptr);
-        present.push_back(false);
-        continue;
-      }
-      const Fact* f = scope.find(name);
-      if (!f) report(frame, path, Severity::Error, "input '" + name + "' is not defined before this node");
-      inputs.push_back(f);
-      present.push_back(true);
+    for (auto&& [operand, name] : views::zip(frame.body->inputs_of(node), n.input())) {
+      bool p;
+      inputs.push_back(read(operand, name, frame, &here, p));
+      present.push_back(p);
     }
     ResolvedAttributes attrs(n, frame.attributes);
 
     std::vector<Fact> outputs;
-    const FunctionId id = FunctionId::of(n);
-    if (const FunctionProto* f = calls.find(id)) {
-      outputs = call_function(n, *f, id, inputs, present, attrs, frame, path);
-    } else if (FunctionId::is_default_domain(n.domain()) && n.op_type() == "If") {
-      outputs = call_if(n, inputs, attrs, scope, frame, path);
-    } else if (FunctionId::is_default_domain(n.domain()) && n.op_type() == "Loop") {
-      outputs = call_loop(n, inputs, attrs, scope, frame, path);
-    } else if (FunctionId::is_default_domain(n.domain()) && n.op_type() == "Scan") {
-      outputs = call_scan(n, inputs, attrs, scope, frame, path);
-    } else {
-      outputs = call_op(n, inputs, attrs, scope, frame, path);
+    const size_t index = frame.body->index_of(node);
+    switch (node.kind) {
+      case ir::NodeKind::Call:
+        outputs = call_function(n, index, *node.callee, inputs, present, attrs, frame, &here);
+        break;
+      case ir::NodeKind::If: outputs = call_if(n, index, inputs, frame, &here); break;
+      case ir::NodeKind::Loop: outputs = call_loop(n, inputs, frame, &here); break;
+      case ir::NodeKind::Scan: outputs = call_scan(n, inputs, attrs, frame, &here); break;
+      case ir::NodeKind::Op: outputs = call_op(n, inputs, attrs, frame, &here); break;
     }
     outputs.resize(static_cast<size_t>(n.output_size()));
-    for (int i = 0; i < n.output_size(); ++i) define(n.output(i), std::move(outputs[static_cast<size_t>(i)]), scope, frame, path);
+    for (auto&& [v, fact] : views::zip(frame.body->outputs_of(node), outputs)) define(v, std::move(fact), frame, &here);
   }
 
   // ------------------------------------------------------------------ calls
@@ -373,15 +485,21 @@ struct Analyzer::Impl {
     return ctx;
   }
 
-  std::vector<Fact> call_function(const NodeProto& n, const FunctionProto& f, const FunctionId& id,
+  std::vector<Fact> call_function(const NodeProto& n, size_t index, const FunctionProto& f,
                                   const std::vector<const Fact*>& inputs, const std::vector<bool>& present,
-                                  const ResolvedAttributes& attrs, Frame& frame, const std::vector<std::string>& path) {
+                                  const ResolvedAttributes& attrs, Frame& frame, const PathLink* path) {
+    const FunctionId id = FunctionId::of(n);
     if (n.input_size() > f.input_size() || n.output_size() > f.output_size()) {
       report(frame, path, Severity::Error,
              "call has " + counted(n.input_size(), "input") + " and " + counted(n.output_size(), "output") + "; function " +
                  id.str() + " takes " + counted(f.input_size(), "input") + " and " + counted(f.output_size(), "output"));
       return {};
     }
+    // Fewer outputs than the function has: what ONNX's strict inference refuses.
+    if (options.strict && n.output_size() != f.output_size())
+      report(frame, path, Severity::Error,
+             "call has " + counted(n.output_size(), "output") + "; function " + id.str() + " has " +
+                 counted(f.output_size(), "output"));
     for (const auto* a : attrs.list) {
       const bool known = std::count(f.attribute().begin(), f.attribute().end(), a->name()) > 0 ||
                          std::any_of(f.attribute_proto().begin(), f.attribute_proto().end(),
@@ -390,22 +508,25 @@ struct Analyzer::Impl {
     }
     const CallContext ctx = make_context(id, signature_of(f), inputs, present, attrs);
     const CallContext* key = nullptr;
-    const Summary& s = analyze(ctx, f, with(path, "function " + id.str()), &key);
-    frame.summary->call_of[&n] = key;
-    if (std::find(frame.summary->callees.begin(), frame.summary->callees.end(), key) == frame.summary->callees.end())
-      frame.summary->callees.push_back(key);
+    PathLink entered;
+    entered.parent = path;
+    entered.kind = PathLink::Kind::Function;
+    entered.function = &id;
+    const Summary& s = analyze(ctx, f, &entered, &key);
+    frame.facts->set_call(index, key);
+    if (frame.callee_set->insert(key).second) frame.callees->push_back(key);
     return s.outputs;
   }
 
   // The summary of `f` in `ctx`, analysing the body on the first request.
-  const Summary& analyze(const CallContext& ctx, const FunctionProto& f, const std::vector<std::string>& path,
-                         const CallContext** key_out) {
+  const Summary& analyze(const CallContext& ctx, const FunctionProto& f, const PathLink* path, const CallContext** key_out) {
     auto found = memo.find(ctx);
     if (found != memo.end()) {
       *key_out = &found->first;
       return *found->second;
     }
-    auto [it, _] = memo.emplace(ctx, std::make_unique<Summary>());
+    const ir::Body& body = bodies.of(f);
+    auto [it, _] = memo.emplace(ctx, std::make_unique<Summary>(body));
     const CallContext* key = &it->first;
     *key_out = key;
     function_of[key] = &f;
@@ -417,48 +538,50 @@ struct Analyzer::Impl {
     auto opsets = function_opsets.find(&f);
     if (opsets == function_opsets.end()) opsets = function_opsets.emplace(&f, opsets_of(f.opset_import())).first;
     const auto declared = declared_function.find(&f);
+    std::unordered_set<const CallContext*> callee_set;
     Frame frame;
+    frame.body = &body;
+    frame.facts = &s.facts;
     frame.opsets = &opsets->second;
     frame.attributes = &attributes;
     frame.declared = declared == declared_function.end() ? nullptr : &declared->second;
     frame.path = path;
-    frame.summary = &s;
+    frame.callees = &s.callees;
+    frame.callee_set = &callee_set;
 
-    Scope scope;
-    for (int i = 0; i < f.input_size(); ++i) {
-      const size_t k = static_cast<size_t>(i);
+    const auto formal = body.inputs();
+    for (size_t k = 0; k < formal.size(); ++k) {
       if (key->present[k])
-        define(f.input(i), key->inputs[k], scope, frame, path);
+        define(formal[k], key->inputs[k], frame, path);
       else
-        scope.absent.insert(f.input(i));
+        s.facts.mark_absent(formal[k]);
     }
-    walk_nodes(f.node(), scope, frame);
-    for (const auto& o : f.output()) {
-      const Fact* fact = scope.find(o);
-      s.outputs.push_back(fact ? *fact : Fact());
-    }
+    walk_nodes(frame);
+    for (const auto& o : body.outputs()) s.outputs.push_back(result(o, frame));
     return s;
   }
 
   // ------------------------------------------------------------------ control flow
 
-  std::vector<Fact> call_if(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
-                            Scope& scope, Frame& frame, const std::vector<std::string>& path) {
-    const AttributeProto* then_attr = attrs.find("then_branch");
-    const AttributeProto* else_attr = attrs.find("else_branch");
-    if (!then_attr || !else_attr || !then_attr->has_g() || !else_attr->has_g()) {
+  std::vector<Fact> call_if(const NodeProto& n, size_t index, const std::vector<const Fact*>& inputs, Frame& frame,
+                            const PathLink* path) {
+    const GraphProto* then_graph = graph_attribute(n, "then_branch", frame.attributes);
+    const GraphProto* else_graph = graph_attribute(n, "else_branch", frame.attributes);
+    if (!then_graph || !else_graph) {
       report(frame, path, Severity::Error, "If needs then_branch and else_branch graphs");
       return {};
     }
     std::optional<int64_t> cond = !inputs.empty() && inputs[0] ? inputs[0]->scalar_int() : std::nullopt;
     if (cond) {
       const bool take_then = *cond != 0;
-      frame.summary->branch_of[&n] = take_then ? 0 : 1;
-      const GraphProto& g = take_then ? then_attr->g() : else_attr->g();
-      return walk_subgraph(g, scope, frame, {}, with(path, take_then ? "then_branch" : "else_branch"));
+      frame.facts->set_branch(index, take_then ? 0 : 1);
+      const PathLink branch = link(path, take_then ? "then_branch" : "else_branch");
+      return walk_subgraph(take_then ? *then_graph : *else_graph, frame, {}, &branch);
     }
-    auto a = walk_subgraph(then_attr->g(), scope, frame, {}, with(path, "then_branch"));
-    auto b = walk_subgraph(else_attr->g(), scope, frame, {}, with(path, "else_branch"));
+    const PathLink then_link = link(path, "then_branch");
+    const PathLink else_link = link(path, "else_branch");
+    auto a = walk_subgraph(*then_graph, frame, {}, &then_link);
+    auto b = walk_subgraph(*else_graph, frame, {}, &else_link);
     std::vector<Fact> out;
     for (size_t i = 0; i < a.size() && i < b.size(); ++i) out.push_back(join(a[i], b[i]));
     return out;
@@ -470,15 +593,16 @@ struct Analyzer::Impl {
   // `bind(state)` gives the body's inputs; returns the body outputs of the final round
   // and the stable state.
   template <class Bind>
-  std::pair<std::vector<Fact>, std::vector<Fact>> fixpoint(const GraphProto& body, Scope& scope, Frame& frame,
-                                                          std::vector<Fact> state, size_t state_offset, Bind bind,
-                                                          const std::vector<std::string>& path) {
+  std::pair<std::vector<Fact>, std::vector<Fact>> fixpoint(const GraphProto& body, Frame& frame, std::vector<Fact> state,
+                                                          size_t state_offset, Bind bind, const PathLink* path) {
     for (int round = 0;; ++round) {
-      Summary scratch;
+      std::vector<const CallContext*> scratch_callees;
+      std::unordered_set<const CallContext*> scratch_set;
       Frame trial = frame;
-      trial.summary = &scratch;
+      trial.callees = &scratch_callees;
+      trial.callee_set = &scratch_set;
       trial.speculative = true;
-      auto out = walk_subgraph(body, scope, trial, bind(state), path);
+      auto out = walk_subgraph(body, trial, bind(state), path);
       std::vector<Fact> next = state;
       for (size_t i = 0; i < state.size() && state_offset + i < out.size(); ++i)
         next[i] = join(state[i], out[state_offset + i]);
@@ -490,18 +614,17 @@ struct Analyzer::Impl {
         break;
       }
     }
-    auto out = walk_subgraph(body, scope, frame, bind(state), path);
+    auto out = walk_subgraph(body, frame, bind(state), path);
     return {std::move(out), std::move(state)};
   }
 
-  std::vector<Fact> call_loop(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
-                              Scope& scope, Frame& frame, const std::vector<std::string>& path) {
-    const AttributeProto* body_attr = attrs.find("body");
-    if (!body_attr || !body_attr->has_g()) {
+  std::vector<Fact> call_loop(const NodeProto& n, const std::vector<const Fact*>& inputs, Frame& frame,
+                              const PathLink* path) {
+    const GraphProto* body = graph_attribute(n, "body", frame.attributes);
+    if (!body) {
       report(frame, path, Severity::Error, "Loop needs a body graph");
       return {};
     }
-    const GraphProto& body = body_attr->g();
     const size_t carried = inputs.size() > 2 ? inputs.size() - 2 : 0;
     std::vector<Fact> state;
     for (size_t i = 0; i < carried; ++i) state.push_back(inputs[2 + i] ? *inputs[2 + i] : Fact());
@@ -513,7 +636,8 @@ struct Analyzer::Impl {
     // The state fed to the body has no elements (bind drops them), so neither does the
     // state the fixpoint compares.
     for (auto& f : state) f = without_elements(f);
-    auto [out, stable] = fixpoint(body, scope, frame, state, 1, bind, with(path, "body"));
+    const PathLink body_link = link(path, "body");
+    auto [out, stable] = fixpoint(*body, frame, state, 1, bind, &body_link);
 
     // Scan outputs stack one element per iteration: exactly M when a trip count is
     // given and no condition can stop the loop early.
@@ -531,22 +655,21 @@ struct Analyzer::Impl {
   }
 
   std::vector<Fact> call_scan(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
-                              Scope& scope, Frame& frame, const std::vector<std::string>& path) {
-    const AttributeProto* body_attr = attrs.find("body");
+                              Frame& frame, const PathLink* path) {
+    const GraphProto* body = graph_attribute(n, "body", frame.attributes);
     const AttributeProto* num_attr = attrs.find("num_scan_inputs");
     const int opset = frame.opsets->count("") ? frame.opsets->at("") : 0;
-    if (!body_attr || !body_attr->has_g() || !num_attr) {
+    if (!body || !num_attr) {
       report(frame, path, Severity::Error, "Scan needs a body graph and num_scan_inputs");
       return {};
     }
-    if (opset < 9) return call_op(n, inputs, attrs, scope, frame, path);  // Scan-8: batch axis, ONNX's rule
+    if (opset < 9) return call_op(n, inputs, attrs, frame, path);  // Scan-8: batch axis, ONNX's rule
     if (num_attr->i() < 0 || static_cast<uint64_t>(num_attr->i()) > inputs.size()) {  // ONNX's checker lets it pass
       report(frame, path, Severity::Error,
              "Scan's num_scan_inputs is " + std::to_string(num_attr->i()) + " but it has " +
                  std::to_string(inputs.size()) + " inputs");
       return {};
     }
-    const GraphProto& body = body_attr->g();
     const size_t num_scan = static_cast<size_t>(num_attr->i());
     const size_t num_state = inputs.size() >= num_scan ? inputs.size() - num_scan : 0;
     const auto in_axes = ints_attribute(attrs, "scan_input_axes");
@@ -578,7 +701,8 @@ struct Analyzer::Impl {
       in.insert(in.end(), slices.begin(), slices.end());
       return in;
     };
-    auto [out, stable] = fixpoint(body, scope, frame, state, 0, bind, with(path, "body"));
+    const PathLink body_link = link(path, "body");
+    auto [out, stable] = fixpoint(*body, frame, state, 0, bind, &body_link);
     std::vector<Fact> results = stable;
     for (size_t k = num_state; k < out.size(); ++k) {
       Fact f = without_elements(out[k]);
@@ -600,19 +724,20 @@ struct Analyzer::Impl {
   // ------------------------------------------------------------------ operators
 
   std::vector<Fact> call_op(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
-                            Scope& scope, Frame& frame, const std::vector<std::string>& path) {
-    const std::string domain = FunctionId::canonical_domain(n.domain());
-    auto v = frame.opsets->find(domain);
+                            Frame& frame, const PathLink* path) {
+    const bool default_domain = FunctionId::is_default_domain(n.domain());
+    auto v = frame.opsets->find(default_domain ? std::string() : n.domain());
     if (v == frame.opsets->end()) {
       report(frame, path, Severity::Error, "domain '" + n.domain() + "' is used without an opset import");
       return {};
     }
     const int version = v->second;
-    const onnx::OpSchema* schema = find_schema(n.op_type(), domain, version);
+    const onnx::OpSchema* schema = bridge.find_schema(n.op_type(), v->first, version);
     std::vector<Fact> outputs(static_cast<size_t>(n.output_size()));
     if (!schema) {
+      if (const schemas::OpRule* rule = rules->find(v->first, n.op_type())) return call_rule(n, *rule, inputs, attrs, frame, path);
       report_soft(frame, path,
-                  "no schema for " + FunctionId::of(n).str() + " at opset " + std::to_string(version) +
+                  "no schema or rule for " + FunctionId::of(n).str() + " at opset " + std::to_string(version) +
                       " and no model-local function of that name: its outputs are not inferred");
       return outputs;
     }
@@ -626,20 +751,26 @@ struct Analyzer::Impl {
       // output types only: ONNX feeds loop-like bodies their first iteration's types,
       // which need not hold for later ones, so nothing inside is recorded.
       auto subgraphs = [&](const GraphProto& g, const std::vector<Fact>& in) {
-        Summary scratch;
+        std::vector<const CallContext*> scratch_callees;
+        std::unordered_set<const CallContext*> scratch_set;
         Frame trial = frame;
-        trial.summary = &scratch;
+        trial.callees = &scratch_callees;
+        trial.callee_set = &scratch_set;
         trial.speculative = true;
-        return walk_subgraph(g, scope, trial, in, with(path, "subgraph '" + g.name() + "'"));
+        PathLink sub;
+        sub.parent = path;
+        sub.kind = PathLink::Kind::Subgraph;
+        sub.graph = &g;
+        return walk_subgraph(g, trial, in, &sub);
       };
-      auto r = run_onnx_inference(*schema, n, inputs, attrs.list, subgraphs, options.limits.max_elements);
+      auto r = bridge.infer(*schema, n, inputs, attrs.list, subgraphs);
       if (r.type_error) report_soft(frame, path, "type constraint broken: " + *r.type_error);
       if (r.error) report_soft(frame, path, "ONNX inference failed: " + *r.error);
       outputs = std::move(r.outputs);
     } else if (const FunctionProto* body = schema_body(*schema, n, inputs, version)) {
       outputs = call_schema_body(n, *body, inputs, attrs, *schema, path);
     }
-    if (domain.empty()) {
+    if (default_domain) {
       eval::FoldInput fi;
       fi.op = n.op_type();
       fi.opset = version;
@@ -647,7 +778,15 @@ struct Analyzer::Impl {
       fi.attributes = attrs.list;
       fi.num_outputs = static_cast<size_t>(n.output_size());
       fi.symbol_min = options.assume_positive_dims ? 1 : 0;
-      auto folded = eval::fold(fi);
+      std::optional<std::string> overflow;
+      std::vector<Fact> folded;
+      {
+        // The rules compute in 64 bits and leave a value that does not fit a narrower
+        // integer type unknown (it wraps at run time); the first one is reported.
+        eval::OverflowWatch watch(overflow);
+        folded = eval::fold(fi);
+      }
+      if (overflow) report_soft(frame, path, "integer overflow: " + *overflow);
       for (size_t i = 0; i < folded.size() && i < outputs.size(); ++i) {
         auto refined = Fact::refine(outputs[i], folded[i]);
         if (refined.ok())
@@ -691,8 +830,7 @@ struct Analyzer::Impl {
   }
 
   std::vector<Fact> call_schema_body(const NodeProto& n, const FunctionProto& body, const std::vector<const Fact*>& inputs,
-                                     const ResolvedAttributes& attrs, const onnx::OpSchema& schema,
-                                     const std::vector<std::string>& path) {
+                                     const ResolvedAttributes& attrs, const onnx::OpSchema& schema, const PathLink* path) {
     // The body refers to the op's attributes; those the node leaves out take the
     // schema's defaults.
     Signature sig;
@@ -708,13 +846,44 @@ struct Analyzer::Impl {
     for (const Fact* f : inputs) present.push_back(f != nullptr);
     for (int i = 0; i < n.input_size(); ++i)
       if (n.input(i).empty()) present[static_cast<size_t>(i)] = false;
+    return call_body(body, id, sig, inputs, present, attrs, path);
+  }
+
+  // The outputs of an op's body in the node's context: ONNX's function body of an op, or
+  // the shape function of a rule. Problems inside such bodies are ONNX's or the rule's,
+  // not the model's: not reported.
+  std::vector<Fact> call_body(const FunctionProto& body, const FunctionId& id, const Signature& sig,
+                              const std::vector<const Fact*>& inputs, const std::vector<bool>& present,
+                              const ResolvedAttributes& attrs, const PathLink* path) {
     const CallContext ctx = make_context(id, sig, inputs, present, attrs);
     const CallContext* key = nullptr;
-    // Problems inside ONNX's own bodies are ONNX's, not the model's: not reported.
+    PathLink entered;
+    entered.parent = path;
+    entered.kind = PathLink::Kind::SchemaBody;
+    entered.function = &id;
     const size_t before = diagnostics.size();
-    const Summary& s = analyze(ctx, body, with(path, "body of " + id.str()), &key);
+    const Summary& s = analyze(ctx, body, &entered, &key);
     diagnostics.resize(before);
     return s.outputs;
+  }
+
+  // An op outside ONNX's registry with a rule in schemas/ (src/schemas does the work).
+  std::vector<Fact> call_rule(const NodeProto& n, const schemas::OpRule& rule, const std::vector<const Fact*>& inputs,
+                              const ResolvedAttributes& attrs, Frame& frame, const PathLink* path) {
+    auto shape_function = [&](const FunctionProto& body, const std::vector<const Fact*>& in,
+                              const std::vector<AttributeProto>& values) {
+      Signature sig;
+      sig.num_inputs = body.input_size();
+      sig.defaults = values;  // every attribute with a value, the node's or the rule's default
+      std::vector<bool> present;
+      for (const Fact* f : in) present.push_back(f != nullptr);
+      return call_body(body, FunctionId::of(body), sig, in, present, ResolvedAttributes(NodeProto(), nullptr), path);
+    };
+    auto applied = schemas::apply_rule(rule, static_cast<size_t>(n.output_size()), inputs, attrs.list, shape_function);
+    for (auto& problem : applied.problems) report_soft(frame, path, std::move(problem));
+    if (options.debug && applied.layout)
+      report(frame, path, Severity::Note, "rule layout '" + applied.layout->label + "' at " + applied.layout->where.str());
+    return std::move(applied.outputs);
   }
 };
 
@@ -726,41 +895,49 @@ Analyzer::~Analyzer() = default;
 void Analyzer::run() {
   Impl& m = *impl_;
   const GraphProto& g = m.model.graph();
+  const ir::Body& body = m.bodies.of(g, nullptr);
+  m.root = std::make_unique<Summary>(body);
+  PathLink graph_link;
+  graph_link.kind = PathLink::Kind::Graph;
+  graph_link.graph = &g;
   Frame frame;
+  frame.body = &body;
+  frame.facts = &m.root->facts;
   frame.opsets = &m.model_opsets;
   frame.declared = &m.declared_graph;
-  frame.path = {"graph '" + g.name() + "'"};
-  frame.summary = &m.root;
-  Scope scope;
-  std::unordered_set<std::string> input_names;
-  for (const auto& in : g.input()) {
-    input_names.insert(in.name());
-    Fact f = in.has_type() ? Fact::of_type(in.type()) : Fact();
-    m.root.values[in.name()] = f;
-    scope.facts[in.name()] = std::move(f);
+  frame.path = &graph_link;
+  frame.callees = &m.root->callees;
+  frame.callee_set = &m.root_callees;
+  const auto inputs = body.inputs();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto& in = g.input(static_cast<int>(i));
+    m.root->facts.define(inputs[i], in.has_type() ? Fact::of_type(in.type(), &m.ours) : Fact());
   }
   // An initializer that is also a graph input is only a default: its value may be
   // overridden at run time, so only its type is a fact.
+  const auto initializers = body.initializers();
+  size_t k = 0;
+  std::unordered_set<std::string> input_names;
+  for (const auto& in : g.input()) input_names.insert(in.name());
   for (const auto& t : g.initializer())
-    if (!input_names.count(t.name())) m.define(t.name(), Fact::of_tensor(t), scope, frame, frame.path);
-  m.walk_nodes(g.node(), scope, frame);
-  for (const auto& o : g.output()) {
-    const Fact* f = scope.find(o.name());
-    m.root.outputs.push_back(f ? *f : Fact());
-  }
+    if (!input_names.count(t.name())) m.define(initializers[k++], Fact::of_tensor(t), frame, &graph_link);
+  m.walk_nodes(frame);
+  for (const auto& o : body.outputs()) m.root->outputs.push_back(Impl::result(o, frame));
   collect_live_contexts();
 }
 
-const Summary& Analyzer::graph() const { return impl_->root; }
+const Summary& Analyzer::graph() const { return *impl_->root; }
 
 const Analyzer::LiveContexts& Analyzer::live_contexts() const { return impl_->live; }
+
+ir::BodyIndex& Analyzer::bodies() const { return impl_->bodies; }
 
 // Contexts reached from the main graph's final analysis, transitively; computed once, when
 // the analysis is complete.
 void Analyzer::collect_live_contexts() {
   std::unordered_map<const FunctionProto*, std::vector<const CallContext*>> per_function;
   std::unordered_set<const CallContext*> seen;
-  std::vector<const CallContext*> work(impl_->root.callees.rbegin(), impl_->root.callees.rend());
+  std::vector<const CallContext*> work(impl_->root->callees.rbegin(), impl_->root->callees.rend());
   std::vector<const CallContext*> order;
   while (!work.empty()) {
     const CallContext* c = work.back();
@@ -788,15 +965,18 @@ size_t Analyzer::body_analyses() const {
 
 size_t Analyzer::live_call_sites() const {
   std::unordered_set<const NodeProto*> nodes;
-  for (const auto& [n, c] : impl_->root.call_of) nodes.insert(n);
+  std::vector<const BodyFacts*> work{&impl_->root->facts};
   for (const auto& [f, contexts] : live_contexts())
-    for (const CallContext* c : contexts)
-      for (const auto& [n, callee] : impl_->memo.at(*c)->call_of)
-        if (impl_->calls.find(callee->function)) nodes.insert(n);
-  size_t n = 0;
-  for (const NodeProto* node : nodes)
-    if (impl_->calls.find(FunctionId::of(*node))) ++n;
-  return n;
+    for (const CallContext* c : contexts) work.push_back(&impl_->memo.at(*c)->facts);
+  while (!work.empty()) {
+    const BodyFacts* facts = work.back();
+    work.pop_back();
+    const auto body_nodes = facts->body().nodes();
+    for (size_t i = 0; i < body_nodes.size(); ++i)
+      if (facts->call_of(i) && body_nodes[i].kind == ir::NodeKind::Call) nodes.insert(body_nodes[i].proto);
+    for (const auto& s : facts->subgraphs()) work.push_back(s.get());
+  }
+  return nodes.size();
 }
 
 Diagnostics Analyzer::take_diagnostics() { return std::move(impl_->diagnostics); }

@@ -1,6 +1,12 @@
 // The inter-procedural analysis: walks the main graph, and analyses each call of a
-// model-local function in its CallContext, memoised. Results feed annotation (here) and
-// specialization (later).
+// model-local function in its CallContext, memoised. Results feed annotation and
+// specialization.
+//
+// Facts live in vectors indexed by the ValueIds of ir::Body (one Body per graph, function
+// and subgraph, built once per analysis and shared by every context of a function): a
+// BodyFacts holds, for one walk of one body, the fact of each of its values, the context
+// each call node calls, the branch each decided If takes, and the BodyFacts of the
+// subgraphs the walk entered. Nothing on the walk's path hashes a value name.
 #pragma once
 
 #include <map>
@@ -9,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/body.h"
 #include "onnx/onnx_pb.h"
 #include "shapeprop/call_graph.h"
 #include "shapeprop/diagnostics.h"
@@ -41,21 +48,56 @@ struct CallContextHash {
   size_t operator()(const CallContext& c) const { return c.hash_value; }
 };
 
+// What one walk of one body found.
+class BodyFacts {
+ public:
+  enum class State : uint8_t { Undefined, Defined, Absent };
+
+  explicit BodyFacts(const ir::Body& body);
+  const ir::Body& body() const { return *body_; }
+
+  // The fact of a value of this body; nullptr where the walk did not define it (a value
+  // after an error, an omitted input).
+  const Fact* fact(ir::ValueId v) const {
+    return v < values_.size() && states_[v] == State::Defined ? &values_[v] : nullptr;
+  }
+  State state(ir::ValueId v) const { return states_[v]; }
+  // Per node (by index in the body): the context a call node calls, and the branch a
+  // decided If takes (0 then, 1 else; -1 when undecided or not an If).
+  const CallContext* call_of(size_t node) const { return call_of_[node]; }
+  int branch_of(size_t node) const { return branch_of_[node]; }
+  // The facts of a subgraph this walk entered (nullptr if it did not: a branch never
+  // taken, or a body only ONNX's own rules walked).
+  const BodyFacts* subgraph(const onnx::GraphProto& g) const;
+  // Each subgraph walk, in the order the walk entered them.
+  const std::vector<std::unique_ptr<BodyFacts>>& subgraphs() const { return subgraphs_; }
+
+  // Written by the analysis as it walks.
+  void define(ir::ValueId v, Fact fact) {
+    values_[v] = std::move(fact);
+    states_[v] = State::Defined;
+  }
+  void mark_absent(ir::ValueId v) { states_[v] = State::Absent; }
+  void set_call(size_t node, const CallContext* c) { call_of_[node] = c; }
+  void set_branch(size_t node, int branch) { branch_of_[node] = static_cast<int8_t>(branch); }
+  BodyFacts& add_subgraph(const ir::Body& body);
+
+ private:
+  const ir::Body* body_;
+  std::vector<Fact> values_;
+  std::vector<State> states_;
+  std::vector<const CallContext*> call_of_;
+  std::vector<int8_t> branch_of_;
+  std::vector<std::unique_ptr<BodyFacts>> subgraphs_;
+};
+
 // The result of analysing one body in one context.
 struct Summary {
+  explicit Summary(const ir::Body& body) : facts(body) {}
   std::vector<Fact> outputs;
-  // Every value computed in the body (inputs, node outputs, values inside subgraphs),
-  // where the analysis reached it: not the values of a branch that is never taken.
-  std::unordered_map<std::string, Fact> values;
-  // The same for the values a subgraph defines, per subgraph: sibling subgraphs may
-  // reuse a name, which `values` (one namespace, as FunctionProto.value_info is) joins.
-  std::unordered_map<const onnx::GraphProto*, std::unordered_map<std::string, Fact>> subgraph_values;
+  BodyFacts facts;
   // The contexts this body calls, once each, in first-call order.
   std::vector<const CallContext*> callees;
-  // Per call node, the context it calls; per If node, the branch taken (0 then, 1 else)
-  // when the condition is decided.
-  std::unordered_map<const onnx::NodeProto*, const CallContext*> call_of;
-  std::unordered_map<const onnx::NodeProto*, int> branch_of;
 };
 
 class Analyzer {
@@ -77,6 +119,8 @@ class Analyzer {
   Diagnostics take_diagnostics();
   // Call graph and contexts, for the debug flag.
   std::string dump() const;
+  // The Bodies the analysis indexed (for transforms that walk the same protos).
+  ir::BodyIndex& bodies() const;
 
  private:
   struct Impl;

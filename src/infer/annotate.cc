@@ -7,6 +7,9 @@
 // that differs leaves the shape out, an element type that differs leaves the entry out.
 #include "annotate.h"
 
+#include <range/v3/view/zip.hpp>
+
+#include "support/name_map.h"
 #include "support/subgraphs.h"
 #include "support/type_walk.h"
 
@@ -22,12 +25,13 @@ namespace {
 using onnx::GraphProto;
 using onnx::ValueInfoProto;
 
-// ONNX's checker wants an element type and a shape on every tensor value_info of the
-// main graph; subgraphs and functions may say less.
-bool writable(const Fact& f, bool main_graph) {
+// What an entry needs: an element type (a tensor whose rank is unknown is written as its
+// element type alone, as ONNX's own inference writes it). ONNX's checker wants a shape on
+// the main graph's inputs and outputs only (`main_graph_io`).
+bool writable(const Fact& f, bool main_graph_io) {
   if (f.other) return true;
   if (f.elem_type == 0) return false;
-  return !main_graph || f.shape.has_value();
+  return !main_graph_io || f.shape.has_value();
 }
 
 void collect_dim_params(const onnx::TypeProto& t, std::set<std::string>& out) {
@@ -42,9 +46,10 @@ void collect_dim_params(const onnx::TypeProto& t, std::set<std::string>& out) {
 size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* list, const std::vector<std::string>& names,
                           const std::function<std::optional<onnx::TypeProto>(const std::string&)>& type_of) {
   google::protobuf::RepeatedPtrField<ValueInfoProto> out;
-  std::unordered_set<std::string> written;
+  out.Reserve(static_cast<int>(names.size()));
+  NameMap written(names.size());  // views of `names`
   for (const auto& name : names) {
-    if (written.count(name)) continue;
+    if (written.contains(name)) continue;
     auto t = type_of(name);
     if (!t) continue;
     auto* vi = out.Add();
@@ -54,7 +59,7 @@ size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* li
   }
   const size_t count = written.size();
   for (auto& vi : *list)
-    if (!written.count(vi.name())) *out.Add() = std::move(vi);
+    if (!written.contains(vi.name())) *out.Add() = std::move(vi);
   list->Swap(&out);
   return count;
 }
@@ -87,7 +92,7 @@ void for_each_value(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& n
 
 class FunctionJoin {
  public:
-  explicit FunctionJoin(std::set<std::string> taken) : taken_(std::move(taken)) {}
+  FunctionJoin(std::set<std::string> taken, DimTexts& texts) : texts_(texts), taken_(std::move(taken)) {}
 
   // The join of one value's facts over the contexts that computed it; nullopt (with the
   // reason) when nothing can be written.
@@ -99,7 +104,7 @@ class FunctionJoin {
           why = "its type differs between contexts";
           return std::nullopt;
         }
-      return first.type();
+      return texts_.type_of(first);
     }
     for (const Fact* f : facts) {
       if (f->elem_type == 0 || f->other) {
@@ -136,10 +141,11 @@ class FunctionJoin {
       }
       joined.shape = std::move(dims);
     }
-    return joined.type();
+    return texts_.type_of(joined);
   }
 
  private:
+  DimTexts& texts_;
   std::set<std::string> taken_;
   std::map<std::vector<Dim>, std::string> symbols_;
   int next_ = 0;
@@ -171,58 +177,105 @@ void remove_legacy_entries(onnx::ModelProto& model, const std::unordered_set<con
               list->end());
 }
 
+// Every value a walk defined, in this body and the subgraphs it entered, by name; values
+// of one name join.
+std::unordered_map<std::string_view, Fact> facts_by_name(const BodyFacts& top) {
+  std::unordered_map<std::string_view, Fact> out;
+  std::vector<const BodyFacts*> work{&top};
+  while (!work.empty()) {
+    const BodyFacts* facts = work.back();
+    work.pop_back();
+    for (ir::ValueId v = 0; v < facts->body().num_values(); ++v) {
+      const Fact* f = facts->fact(v);
+      if (!f) continue;
+      auto [it, fresh] = out.try_emplace(facts->body().name(v), *f);
+      if (!fresh) it->second = join(it->second, *f);
+    }
+    for (const auto& s : facts->subgraphs()) work.push_back(s.get());
+  }
+  return out;
+}
+
 }  // namespace
 
-size_t annotate_graph(onnx::ModelProto& model, const Summary& root) {
+size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimTexts& texts) {
   size_t written = 0;
-  std::vector<std::pair<GraphProto*, bool>> work{{model.mutable_graph(), true}};
+  const Summary& root = analysis.graph();
+  // A graph, its Body, the facts of its walk (nullptr where the analysis did not enter
+  // it) and the facts of the graphs around it (for outer values a subgraph returns).
+  struct Item {
+    GraphProto* graph;
+    const ir::Body* body;
+    const BodyFacts* facts;
+    std::vector<const BodyFacts*> outer;  // innermost first
+  };
+  std::vector<Item> work{{model.mutable_graph(), &root.facts.body(), &root.facts, {}}};
   while (!work.empty()) {
-    auto [g, is_main] = work.back();
+    Item item = std::move(work.back());
     work.pop_back();
-    std::unordered_set<std::string> boundary;
+    GraphProto* g = item.graph;
+    const bool main = item.outer.empty();
+    NameMap boundary;
     for (const auto& vi : g->input()) boundary.insert(vi.name());
     for (const auto& vi : g->output()) boundary.insert(vi.name());
     std::vector<std::string> names;
-    for (auto& n : *g->mutable_node()) {
-      for (const auto& o : n.output())
-        if (!o.empty() && !boundary.count(o)) names.push_back(o);
-      for_each_subgraph(n, [&](GraphProto& sg) { work.push_back({&sg, false}); });
+    // Each name's fact, as an index into `facts` (the map views the node outputs' strings).
+    NameMap index_of;
+    std::vector<const Fact*> facts;
+    const ir::Body* body = item.body;
+    std::vector<const BodyFacts*> chain{item.facts};
+    chain.insert(chain.end(), item.outer.begin(), item.outer.end());
+    for (int i = 0; i < g->node_size(); ++i) {
+      auto& n = *g->mutable_node(i);
+      for (auto&& [o, v] : ranges::views::zip(n.output(), body->outputs_of(body->nodes()[static_cast<size_t>(i)]))) {
+        if (o.empty() || boundary.contains(o)) continue;
+        names.push_back(o);
+        if (item.facts) {
+          if (const Fact* f = item.facts->fact(v)) {
+            if (index_of.insert(o, static_cast<uint32_t>(facts.size())))
+              facts.push_back(f);
+            else
+              facts[index_of.find(o)] = f;  // a name defined again: its last definition
+          }
+        }
+      }
+      for_each_subgraph(n, [&](GraphProto& sg) {
+        work.push_back({&sg, &analysis.bodies().of(sg, body), item.facts ? item.facts->subgraph(sg) : nullptr, chain});
+      });
     }
-    const bool main = is_main;
-    // A subgraph's own facts where it has them (sibling subgraphs may reuse names).
-    const auto scoped = is_main ? root.subgraph_values.end() : root.subgraph_values.find(g);
-    const auto& values = scoped != root.subgraph_values.end() ? scoped->second : root.values;
     written += rewrite_value_info(g->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
-      auto it = values.find(name);
-      if (it == values.end() || !writable(it->second, main)) return std::nullopt;
-      return it->second.type();
+      const uint32_t k = index_of.find(name);
+      if (k == NameMap::kMissing || !writable(*facts[k], /*main_graph_io=*/false)) return std::nullopt;
+      return texts.type_of(*facts[k]);
     });
     // Outputs (and subgraph inputs) keep their declared type unless ours says more, or
     // contradicts it: the analysis already reported the contradiction, and leaving a
     // false declaration next to the true facts written around it would make the model
     // inconsistent.
-    auto fact_of = [&](const std::string& name) -> const Fact* {
-      auto it = values.find(name);
-      if (it != values.end()) return &it->second;
-      auto outer = root.values.find(name);  // an outer value a subgraph returns as it is
-      return outer != root.values.end() ? &outer->second : nullptr;
-    };
-    auto update = [&](ValueInfoProto& vi) {
-      const Fact* fact = fact_of(vi.name());
+    auto update = [&](ValueInfoProto& vi, const Fact* fact) {
       if (!fact || !writable(*fact, main)) return;
-      Fact declared = vi.has_type() ? Fact::of_type(vi.type()) : Fact();
+      Fact declared = vi.has_type() ? Fact::of_type(vi.type(), &texts.ours()) : Fact();
       auto refined = Fact::refine(*fact, declared);
       const Fact& best = refined.ok() ? *refined : *fact;
-      if (best != declared) *vi.mutable_type() = best.type();
+      if (best != declared) *vi.mutable_type() = texts.type_of(best);
     };
-    for (auto& vi : *g->mutable_output()) update(vi);
-    if (!is_main)
-      for (auto& vi : *g->mutable_input()) update(vi);
+    const auto results = body->outputs();
+    for (int i = 0; i < g->output_size(); ++i) {
+      const ir::Operand& op = results[static_cast<size_t>(i)];
+      const Fact* fact = nullptr;
+      if (op.resolved() && !op.omitted() && op.depth < chain.size() && chain[op.depth])
+        fact = chain[op.depth]->fact(op.id);
+      update(*g->mutable_output(i), fact);
+    }
+    if (!main && item.facts) {
+      const auto inputs = body->inputs();
+      for (int i = 0; i < g->input_size(); ++i) update(*g->mutable_input(i), item.facts->fact(inputs[static_cast<size_t>(i)]));
+    }
   }
   return written;
 }
 
-size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, std::string* debug) {
+size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, DimTexts& texts, std::string* debug) {
   // Fresh symbols must not collide with a dim_param the model already uses (outside the
   // function value_info this rewrites, so that a second run names them the same).
   std::set<std::string> taken;
@@ -248,18 +301,21 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, std
   }
   remove_legacy_entries(model, reached);
 
-  FunctionJoin joiner(std::move(taken));
+  FunctionJoin joiner(std::move(taken), texts);
   size_t written = 0;
   for (const auto& entry : live) {
     const auto& contexts = entry.second;  // (not a structured binding: the lambda below captures it)
     auto* f = const_cast<onnx::FunctionProto*>(entry.first);  // the analysis holds const views of `model`
+    // Per context, each name's fact: FunctionProto.value_info has one namespace, so values
+    // of one name in sibling subgraphs join.
+    std::vector<std::unordered_map<std::string_view, Fact>> by_name;
+    for (const CallContext* c : contexts) by_name.push_back(facts_by_name(analysis.summary(*c).facts));
     std::vector<std::string> names(f->input().begin(), f->input().end());
     for_each_value(f->node(), [&](const std::string& name) { names.push_back(name); });
     std::vector<std::string> dropped;
     written += rewrite_value_info(f->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
       std::vector<const Fact*> facts;
-      for (const CallContext* c : contexts) {
-        const auto& values = analysis.summary(*c).values;
+      for (const auto& values : by_name) {
         auto it = values.find(name);
         if (it != values.end()) facts.push_back(&it->second);
       }

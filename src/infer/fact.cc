@@ -34,14 +34,14 @@ std::string elem_type_name(int32_t t) {
 
 namespace {
 
-std::vector<Dim> dims_of(const onnx::TensorShapeProto& shape) {
+std::vector<Dim> dims_of(const onnx::TensorShapeProto& shape, const std::set<std::string>* ours) {
   std::vector<Dim> dims;
   dims.reserve(static_cast<size_t>(shape.dim_size()));
   for (const auto& d : shape.dim()) {
     if (d.has_dim_value())
       dims.push_back(Dim::constant(d.dim_value()));
     else if (d.has_dim_param())
-      dims.push_back(Dim::parse(d.dim_param()));
+      dims.push_back(ours && ours->count(d.dim_param()) ? Dim::parse(d.dim_param()) : Dim::named(d.dim_param()));
     else
       dims.push_back(Dim::unknown());
   }
@@ -76,11 +76,11 @@ Fact Fact::real_tensor(int32_t elem_type, std::vector<Dim> shape, std::vector<do
   return f;
 }
 
-Fact Fact::of_type(const onnx::TypeProto& type) {
+Fact Fact::of_type(const onnx::TypeProto& type, const std::set<std::string>* ours) {
   Fact f;
   if (type.value_case() == onnx::TypeProto::kTensorType) {
     f.elem_type = type.tensor_type().elem_type();
-    if (type.tensor_type().has_shape()) f.shape = dims_of(type.tensor_type().shape());
+    if (type.tensor_type().has_shape()) f.shape = dims_of(type.tensor_type().shape(), ours);
   } else if (type.value_case() != onnx::TypeProto::VALUE_NOT_SET) {
     f.other = type;
   }
@@ -173,15 +173,22 @@ onnx::TypeProto Fact::type() const {
   return t;
 }
 
-std::optional<TensorProto> Fact::to_tensor() const {
-  if (!is_constant() || !shape) return std::nullopt;
+bool Fact::has_tensor() const {
+  if (!is_constant() || !shape) return false;
   auto size = static_size();
-  if (!size) return std::nullopt;
+  if (!size) return false;
+  if (ints) return static_cast<size_t>(*size) == ints->size();
+  return static_cast<size_t>(*size) == reals->size() &&
+         (elem_type == TensorProto::FLOAT || elem_type == TensorProto::DOUBLE || elem_type == TensorProto::FLOAT16 ||
+          elem_type == TensorProto::BFLOAT16);
+}
+
+std::optional<TensorProto> Fact::to_tensor() const {
+  if (!has_tensor()) return std::nullopt;
   TensorProto t;
   t.set_data_type(elem_type);
   for (const Dim& d : *shape) t.add_dims(*d.as_constant());
   if (ints) {
-    if (static_cast<size_t>(*size) != ints->size()) return std::nullopt;
     for (const Dim& d : *ints) {
       const int64_t v = *d.as_constant();
       switch (elem_type) {
@@ -191,14 +198,12 @@ std::optional<TensorProto> Fact::to_tensor() const {
       }
     }
   } else {
-    if (static_cast<size_t>(*size) != reals->size()) return std::nullopt;
     for (double v : *reals) {
       switch (elem_type) {
         case TensorProto::FLOAT: t.add_float_data(static_cast<float>(v)); break;
         case TensorProto::DOUBLE: t.add_double_data(v); break;
         case TensorProto::FLOAT16: t.add_int32_data(float_to_half(static_cast<float>(v))); break;
-        case TensorProto::BFLOAT16: t.add_int32_data(float_to_bfloat16(static_cast<float>(v))); break;
-        default: return std::nullopt;
+        default: t.add_int32_data(float_to_bfloat16(static_cast<float>(v))); break;  // BFLOAT16
       }
     }
   }

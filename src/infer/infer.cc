@@ -6,29 +6,40 @@
 
 namespace shapeprop {
 
-Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& options) {
-  auto calls = CallGraph::build(model);
-  if (!calls) return calls.error();
-  infer::Analyzer analysis(model, *calls, options);
-  analysis.run();
+namespace infer {
 
+InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, const InferOptions& options) {
   InferResult result;
-  result.diagnostics = analysis.take_diagnostics();
   const auto& live = analysis.live_contexts();
   result.stats.call_sites = analysis.live_call_sites();
   for (const auto& [f, contexts] : live) result.stats.distinct_contexts += contexts.size();
   result.stats.body_analyses = analysis.body_analyses();
   if (options.debug) result.debug = analysis.dump();
 
-  result.stats.graph_values = infer::annotate_graph(model, analysis.graph());
+  DimTexts texts(model);
+  result.stats.graph_values = annotate_graph(model, analysis, texts);
   if (options.annotate_functions && !live.empty()) {
-    result.stats.function_values = infer::annotate_functions(model, analysis, options.debug ? &result.debug : nullptr);
+    result.stats.function_values = annotate_functions(model, analysis, texts, options.debug ? &result.debug : nullptr);
     if (result.stats.function_values > 0 && model.ir_version() < 10) {
       // FunctionProto.value_info exists from IR version 10 (ONNX 1.16).
       result.stats.ir_version_raised_from = static_cast<size_t>(model.ir_version());
       model.set_ir_version(10);
     }
   }
+  texts.record_in(model);
+  return result;
+}
+
+}  // namespace infer
+
+Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& options) {
+  auto calls = CallGraph::build(model);
+  if (!calls) return calls.error();
+  infer::Analyzer analysis(model, *calls, options);
+  analysis.run();
+  Diagnostics diagnostics = analysis.take_diagnostics();
+  InferResult result = infer::annotate_model(model, analysis, options);
+  result.diagnostics = std::move(diagnostics);
   return result;
 }
 

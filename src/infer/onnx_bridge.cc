@@ -1,6 +1,10 @@
 #include "onnx_bridge.h"
 
+#include <algorithm>
 #include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
 
 #include "onnx/defs/shape_inference.h"
 
@@ -47,19 +51,13 @@ class BridgeContext final : public onnx::InferenceContext {
   BridgeContext(const onnx::NodeProto& node, const std::vector<const Fact*>& inputs,
                 const std::vector<const onnx::AttributeProto*>& attributes, const SubgraphInferencer& subgraphs,
                 size_t max_elements)
-      : node_(node), attributes_(attributes), subgraphs_(subgraphs), output_types_(static_cast<size_t>(node.output_size())) {
-    for (const Fact* f : inputs) {
-      InputView v;
-      if (f && (f->elem_type != 0 || f->other)) {
-        v.type = f->type();
-        v.has_type = true;
-        if (too_long_for_a_shape(*f, max_elements)) v.type.mutable_tensor_type()->mutable_shape()->mutable_dim(0)->Clear();
-        if (auto t = f->to_tensor()) v.data = std::move(*t);
-        if (auto s = f->as_shape_value()) v.symbolic = std::move(*s);
-      }
-      inputs_.push_back(std::move(v));
-    }
-  }
+      : max_elements_(max_elements),
+        node_(node),
+        facts_(inputs),
+        attributes_(attributes),
+        subgraphs_(subgraphs),
+        inputs_(inputs.size()),
+        output_types_(static_cast<size_t>(node.output_size())) {}
 
   const onnx::AttributeProto* getAttribute(const std::string& name) const override {
     for (const auto* a : attributes_)
@@ -67,11 +65,27 @@ class BridgeContext final : public onnx::InferenceContext {
     return nullptr;
   }
   size_t getNumInputs() const override { return inputs_.size(); }
+  // Each input's type, data and shape value are built from its fact on first request:
+  // most inference functions ask for a few of them only.
   const onnx::TypeProto* getInputType(size_t i) const override {
-    return i < inputs_.size() && inputs_[i].has_type ? &inputs_[i].type : nullptr;
+    if (i >= inputs_.size() || !has_type(i)) return nullptr;
+    auto& v = inputs_[i];
+    if (!v.type) {
+      v.type = facts_[i]->type();
+      if (v.type->has_tensor_type() && v.type->tensor_type().has_shape())
+        encode(*v.type->mutable_tensor_type()->mutable_shape(), *facts_[i]->shape);
+      if (too_long_for_a_shape(*facts_[i], max_elements_)) v.type->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->Clear();
+    }
+    return &*v.type;
   }
   const onnx::TensorProto* getInputData(size_t i) const override {
-    return i < inputs_.size() && inputs_[i].data ? &*inputs_[i].data : nullptr;
+    if (i >= inputs_.size() || !has_type(i)) return nullptr;
+    auto& v = inputs_[i];
+    if (!v.data_done) {
+      v.data = facts_[i]->to_tensor();
+      v.data_done = true;
+    }
+    return v.data ? &*v.data : nullptr;
   }
   size_t getNumOutputs() const override { return output_types_.size(); }
   onnx::TypeProto* getOutputType(size_t i) override { return i < output_types_.size() ? &output_types_[i] : nullptr; }
@@ -84,28 +98,82 @@ class BridgeContext final : public onnx::InferenceContext {
   }
   const onnx::SparseTensorProto* getInputSparseData(size_t) const override { return nullptr; }
   const onnx::TensorShapeProto* getSymbolicInput(size_t i) const override {
-    return i < inputs_.size() && inputs_[i].symbolic ? &*inputs_[i].symbolic : nullptr;
+    if (i >= inputs_.size() || !has_type(i)) return nullptr;
+    auto& v = inputs_[i];
+    if (!v.symbolic_done) {
+      v.symbolic = facts_[i]->as_shape_value();
+      if (v.symbolic) encode(*v.symbolic, *facts_[i]->ints);
+      v.symbolic_done = true;
+    }
+    return v.symbolic ? &*v.symbolic : nullptr;
   }
   std::string getDisplayName() const override {
     return node_.name().empty() ? node_.op_type() : node_.op_type() + " (" + node_.name() + ")";
   }
 
-  const std::vector<onnx::TypeProto>& outputs() const { return output_types_; }
+  std::vector<onnx::TypeProto>& outputs() { return output_types_; }
+
+  // An output type as a fact, its dims decoded (see encode).
+  Fact output_fact(size_t i) const {
+    const onnx::TypeProto& t = output_types_[i];
+    Fact f = Fact::of_type(t);
+    if (f.shape && t.has_tensor_type())
+      for (int k = 0; k < t.tensor_type().shape().dim_size(); ++k) {
+        const auto& d = t.tensor_type().shape().dim(k);
+        if (d.has_dim_param()) (*f.shape)[static_cast<size_t>(k)] = decode(d.dim_param());
+      }
+    return f;
+  }
 
  private:
   struct InputView {
-    bool has_type = false;
-    onnx::TypeProto type;
+    std::optional<onnx::TypeProto> type;
     std::optional<onnx::TensorProto> data;
     std::optional<onnx::TensorShapeProto> symbolic;
+    bool data_done = false;
+    bool symbolic_done = false;
   };
+  bool has_type(size_t i) const {
+    const Fact* f = facts_[i];
+    return f && (f->elem_type != 0 || f->other);
+  }
+
+  // ONNX compares dim_params as strings. A model's own name may spell what an expression
+  // of ours prints ("2*N": a name there, twice N here), so every dim that is not a plain
+  // identifier reaches ONNX as a token of its own ("\x01" and a number), one per distinct
+  // Dim, and comes back through decode(): equal dims stay equal, and nothing else is.
+  void encode(onnx::TensorShapeProto& shape, const std::vector<Dim>& dims) const {
+    for (int k = 0; k < shape.dim_size() && static_cast<size_t>(k) < dims.size(); ++k) {
+      auto* d = shape.mutable_dim(k);
+      if (!d->has_dim_param() || dims[static_cast<size_t>(k)].is_symbol()) continue;
+      const Dim& dim = dims[static_cast<size_t>(k)];
+      auto it = std::find(tokens_.begin(), tokens_.end(), dim);
+      if (it == tokens_.end()) it = tokens_.insert(tokens_.end(), dim);
+      d->set_dim_param("\x01" + std::to_string(it - tokens_.begin()));
+    }
+  }
+  Dim decode(const std::string& dim_param) const {
+    if (dim_param.size() > 1 && dim_param[0] == '\x01')
+      for (size_t k = 0; k < tokens_.size(); ++k)
+        if (dim_param == "\x01" + std::to_string(k)) return tokens_[k];
+    return Dim::named(dim_param);
+  }
+  const size_t max_elements_;
   const onnx::NodeProto& node_;
+  const std::vector<const Fact*>& facts_;
   const std::vector<const onnx::AttributeProto*>& attributes_;
   const SubgraphInferencer& subgraphs_;
   std::vector<std::unique_ptr<BridgeGraphInferencer>> inferencers_;
-  std::vector<InputView> inputs_;
+  mutable std::vector<InputView> inputs_;
+  mutable std::vector<Dim> tokens_;  // the dims encode() gave a token, by number
   std::vector<onnx::TypeProto> output_types_;
 };
+
+std::string one_line(std::string what) {
+  for (char& c : what)
+    if (c == '\n') c = ' ';
+  return what;
+}
 
 }  // namespace
 
@@ -114,23 +182,81 @@ const onnx::OpSchema* find_schema(const std::string& op_type, const std::string&
   return onnx::OpSchemaRegistry::Schema(op_type, opset_version, d);
 }
 
-OnnxInference run_onnx_inference(const onnx::OpSchema& schema, const onnx::NodeProto& node,
-                                 const std::vector<const Fact*>& inputs,
-                                 const std::vector<const onnx::AttributeProto*>& attributes,
-                                 const SubgraphInferencer& subgraphs, size_t max_elements) {
+struct OnnxBridge::Caches {
+  // (domain, op_type, version) -> schema, keyed as one string.
+  std::unordered_map<std::string, const onnx::OpSchema*> schemas;
+
+  // The type check's outcome for one schema, output count and input element types.
+  struct CheckKey {
+    const onnx::OpSchema* schema;
+    size_t num_outputs;
+    std::vector<int32_t> inputs;  // element type per input; -1 where it has no type
+    bool operator==(const CheckKey&) const = default;
+  };
+  struct CheckKeyHash {
+    size_t operator()(const CheckKey& k) const {
+      size_t h = std::hash<const void*>()(k.schema) ^ (k.num_outputs * 0x9e3779b97f4a7c15ull);
+      for (int32_t t : k.inputs) h = h * 31 + static_cast<size_t>(t + 1);
+      return h;
+    }
+  };
+  struct CheckOutcome {
+    std::optional<std::string> error;
+    std::vector<onnx::TypeProto> outputs;  // the output types as the check left them
+  };
+  std::unordered_map<CheckKey, CheckOutcome, CheckKeyHash> checks;
+};
+
+OnnxBridge::OnnxBridge(size_t max_elements) : max_elements_(max_elements), caches_(std::make_unique<Caches>()) {}
+OnnxBridge::~OnnxBridge() = default;
+
+const onnx::OpSchema* OnnxBridge::find_schema(const std::string& op_type, const std::string& domain, int opset_version) {
+  std::string key = domain;
+  key += '\0';
+  key += op_type;
+  key += '\0';
+  key += std::to_string(opset_version);
+  auto [it, fresh] = caches_->schemas.try_emplace(std::move(key), nullptr);
+  if (fresh) it->second = infer::find_schema(op_type, domain, opset_version);
+  return it->second;
+}
+
+OnnxInference OnnxBridge::infer(const onnx::OpSchema& schema, const onnx::NodeProto& node,
+                                const std::vector<const Fact*>& inputs,
+                                const std::vector<const onnx::AttributeProto*>& attributes,
+                                const SubgraphInferencer& subgraphs) {
   OnnxInference result;
   result.outputs.resize(static_cast<size_t>(node.output_size()));
-  BridgeContext ctx(node, inputs, attributes, subgraphs, max_elements);
-  auto one_line = [](std::string what) {
-    for (char& c : what)
-      if (c == '\n') c = ' ';
-    return what;
+  BridgeContext ctx(node, inputs, attributes, subgraphs, max_elements_);
+  // What ONNX's full check verifies first: e.g. Add(float, int64) breaks "T". Its outcome
+  // depends on the inputs' types alone; tensor types are the element type.
+  Caches::CheckKey key{&schema, static_cast<size_t>(node.output_size()), {}};
+  bool cacheable = true;
+  for (const Fact* f : inputs) {
+    if (f && f->other) cacheable = false;
+    key.inputs.push_back(f && f->elem_type != 0 ? f->elem_type : -1);
+  }
+  auto run_check = [&]() -> std::optional<std::string> {
+    try {
+      schema.CheckInputOutputType(ctx);
+    } catch (const std::exception& e) {
+      return one_line(e.what());
+    }
+    return std::nullopt;
   };
-  // What ONNX's full check verifies first: e.g. Add(float, int64) breaks "T".
-  try {
-    schema.CheckInputOutputType(ctx);
-  } catch (const std::exception& e) {
-    result.type_error = one_line(e.what());
+  if (cacheable) {
+    auto found = caches_->checks.find(key);
+    if (found == caches_->checks.end()) {
+      Caches::CheckOutcome outcome;
+      outcome.error = run_check();
+      outcome.outputs = ctx.outputs();
+      found = caches_->checks.emplace(std::move(key), std::move(outcome)).first;
+    } else {
+      ctx.outputs() = found->second.outputs;
+    }
+    result.type_error = found->second.error;
+  } else {
+    result.type_error = run_check();
   }
   try {
     schema.GetTypeAndShapeInferenceFunction()(ctx);
@@ -139,7 +265,7 @@ OnnxInference run_onnx_inference(const onnx::OpSchema& schema, const onnx::NodeP
     return result;
   }
   for (size_t i = 0; i < result.outputs.size(); ++i)
-    if (ctx.outputs()[i].value_case() != onnx::TypeProto::VALUE_NOT_SET) result.outputs[i] = Fact::of_type(ctx.outputs()[i]);
+    if (ctx.outputs()[i].value_case() != onnx::TypeProto::VALUE_NOT_SET) result.outputs[i] = ctx.output_fact(i);
   return result;
 }
 

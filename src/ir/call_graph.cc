@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+
+#include "support/name_map.h"
 #include <utility>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -28,13 +30,16 @@ using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
 using VertexOf = std::unordered_map<FunctionId, Vertex, FunctionId::Hash>;
 
 // Counts, per callee, the calls in `body` and in every subgraph below it, to any depth.
-void count_calls(const Nodes& body, const VertexOf& vertex_of, std::map<Vertex, std::size_t>& sites) {
+// `names` holds the functions' names: a node whose op has none of them calls nothing, and
+// needs no id built.
+void count_calls(const Nodes& body, const VertexOf& vertex_of, const NameMap& names, std::map<Vertex, std::size_t>& sites) {
   std::vector<const Nodes*> work = {&body};
   while (!work.empty()) {
     const Nodes* nodes = work.back();
     work.pop_back();
     for (const auto& node : *nodes) {
-      if (auto it = vertex_of.find(FunctionId::of(node)); it != vertex_of.end()) ++sites[it->second];
+      if (names.contains(node.op_type()))
+        if (auto it = vertex_of.find(FunctionId::of(node)); it != vertex_of.end()) ++sites[it->second];
       for (const auto& a : node.attribute()) {
         if (a.has_g()) work.push_back(&a.g().node());
         for (const auto& g : a.graphs()) work.push_back(&g.node());
@@ -155,18 +160,20 @@ Result<CallGraph> CallGraph::build(const onnx::ModelProto& model) {
   }
   impl->vertex_of_proto.emplace(kMainGraph, kMain);
 
+  NameMap names;
+  for (const auto& [id, f] : defined) names.insert(f->name());
   Graph& graph = impl->graph = Graph(impl->function.size());
   for (Vertex caller = 0; caller < impl->function.size(); ++caller) {
     std::map<Vertex, std::size_t> sites;  // by callee, sorted
     if (caller == kMain) {
-      count_calls(model.graph().node(), impl->vertex_of, sites);
+      count_calls(model.graph().node(), impl->vertex_of, names, sites);
     } else {
       const onnx::FunctionProto& f = *impl->function[caller];
-      count_calls(f.node(), impl->vertex_of, sites);
+      count_calls(f.node(), impl->vertex_of, names, sites);
       // Graph-valued attribute defaults are part of the function too.
       for (const auto& a : f.attribute_proto()) {
-        if (a.has_g()) count_calls(a.g().node(), impl->vertex_of, sites);
-        for (const auto& g : a.graphs()) count_calls(g.node(), impl->vertex_of, sites);
+        if (a.has_g()) count_calls(a.g().node(), impl->vertex_of, names, sites);
+        for (const auto& g : a.graphs()) count_calls(g.node(), impl->vertex_of, names, sites);
       }
     }
     for (const auto& [callee, count] : sites) {

@@ -14,6 +14,7 @@
 #include "fold_body.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "support/subgraphs.h"
 
@@ -49,140 +50,261 @@ struct Renames {
   }
 };
 
-void replace_reads(NodeList& nodes, const std::string& from, const std::string& to) {
-  for (auto& n : nodes) {
-    for (auto& in : *n.mutable_input())
-      if (in == from) in = to;
-    for_each_subgraph(n, [&](GraphProto& g) {
-      replace_reads(*g.mutable_node(), from, to);
-      for (auto& o : *g.mutable_output())
-        if (o.name() == from) o.set_name(to);
-    });
-  }
-}
-
-size_t count_reads(const NodeList& nodes, const std::string& name) {
-  size_t k = 0;
-  for (const auto& n : nodes) {
-    k += static_cast<size_t>(std::count(n.input().begin(), n.input().end(), name));
-    for_each_subgraph(n, [&](const GraphProto& g) {
-      k += count_reads(g.node(), name);
-      for (const auto& o : g.output()) k += o.name() == name;
-    });
-  }
-  return k;
-}
-
-// y = Identity(x): readers of y read x instead. Where y must keep its name (an output),
-// x's producer at this level writes y directly when nothing else reads x.
-void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep) {
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (int i = 0; i < nodes.size() && !changed; ++i) {
-      const NodeProto& n = nodes.Get(i);
-      if (!is_op(n, "Identity") || n.input_size() != 1 || n.output_size() != 1 || n.input(0).empty()) continue;
-      const std::string x = n.input(0), y = n.output(0);
-      if (!keep.count(y)) {
-        nodes.erase(nodes.begin() + i);
-        replace_reads(nodes, y, x);
-        changed = true;
-        continue;
-      }
-      if (keep.count(x) || count_reads(nodes, x) != 1) continue;
-      for (int j = i - 1; j >= 0 && !changed; --j) {
-        auto* outputs = nodes.Mutable(j)->mutable_output();
-        auto it = std::find(outputs->begin(), outputs->end(), x);
-        if (it == outputs->end()) continue;
-        *it = y;
-        nodes.erase(nodes.begin() + i);
-        changed = true;
-      }
+// Every place some names are read at one level: node inputs there and, to any depth, in
+// their subgraphs (node inputs and subgraph outputs), counted by name, as ONNX's scoping
+// does not matter to a rename that keeps every name distinct. Only the names asked about
+// are indexed.
+class Reads {
+ public:
+  Reads(NodeList& nodes, const NameMap& names) : names_(names) {
+    for (auto& n : nodes) {
+      for (auto& in : *n.mutable_input()) add(in);
+      for_each_subgraph(n, [&](GraphProto& g) { add_nested(g); });
     }
   }
-}
+  size_t count(const std::string& name) const {
+    auto it = places_.find(name);
+    return it == places_.end() ? 0 : it->second.size();
+  }
+  // Readers of `from` read `to` instead; their places move to `to`'s list.
+  void replace(const std::string& from, const std::string& to) {
+    auto it = places_.find(from);
+    if (it == places_.end()) return;
+    auto moved = std::move(it->second);
+    places_.erase(it);
+    for (std::string* place : moved) *place = to;
+    auto& target = places_[to];
+    target.insert(target.end(), moved.begin(), moved.end());
+  }
+  // One read of `name` is gone (its reader was erased).
+  void forget(const std::string& name, const std::string* place) {
+    auto it = places_.find(name);
+    if (it == places_.end()) return;
+    auto& list = it->second;
+    list.erase(std::find(list.begin(), list.end(), place));
+  }
+
+ private:
+  const NameMap& names_;
+  std::unordered_map<std::string, std::vector<std::string*>> places_;
+
+  void add(std::string& name) {
+    if (names_.contains(name)) places_[name].push_back(&name);
+  }
+  void add_nested(GraphProto& g) {
+    for (auto& n : *g.mutable_node()) {
+      for (auto& in : *n.mutable_input()) add(in);
+      for_each_subgraph(n, [&](GraphProto& sg) { add_nested(sg); });
+    }
+    for (auto& o : *g.mutable_output()) add(*o.mutable_name());
+  }
+};
+
+// The names defined at one scope level, for telling whether a name that an inlined branch
+// defines clashes with one already there. Built only when a branch is inlined into the
+// level (most levels never are), from what the level starts with: every name defined at
+// the level before the first inlined one is among those.
+class LevelNames {
+ public:
+  explicit LevelNames(std::function<void(std::unordered_set<std::string>&)> initial) : initial_(std::move(initial)) {}
+  bool contains(const std::string& name) {
+    build();
+    return names_->count(name) > 0;
+  }
+  // A name defined at the level (known already, unless a branch was inlined here).
+  void add(const std::string& name) {
+    if (names_) names_->insert(name);
+  }
+
+ private:
+  void build() {
+    if (names_) return;
+    names_.emplace();
+    initial_(*names_);
+  }
+  std::function<void(std::unordered_set<std::string>&)> initial_;
+  std::optional<std::unordered_set<std::string>> names_;
+};
+
+// The facts of one scope level being folded (the body, an inlined branch, a subgraph),
+// and the levels around it, for inputs read from outer scopes. `facts` is nullptr for a
+// subgraph the analysis did not enter: nothing is known there.
+struct Level {
+  const infer::BodyFacts* facts = nullptr;
+  const Level* outer = nullptr;
+
+  const Fact* read(const ir::Operand& op) const {
+    if (!op.resolved() || op.omitted()) return nullptr;
+    const Level* l = this;
+    for (uint32_t d = 0; d < op.depth && l; ++d) l = l->outer;
+    return l && l->facts ? l->facts->fact(op.id) : nullptr;
+  }
+};
 
 class Folder {
  public:
-  Folder(const infer::Summary& facts, const BodyTarget& target, std::unordered_set<std::string>& names, TransformStats& stats)
-      : facts_(facts), target_(target), names_(names), stats_(stats) {}
+  // `all_names` fills in every name of the body (defined or read, at any depth), from
+  // which fresh names are kept apart; it runs on the first fresh name, if ever.
+  Folder(const BodyTarget& target, std::function<void(std::unordered_set<std::string>&)> all_names, TransformStats& stats)
+      : target_(target), all_names_(std::move(all_names)), stats_(stats) {}
 
   // Folds the nodes of one scope level. `level` holds the names defined at this level;
   // `inlined` is set when the nodes come from a branch inlined into it, whose names may
   // clash with the level's; `top` when this is the top of the main graph.
-  void fold(const NodeList& in, NodeList* out, Renames& renames, std::unordered_set<std::string>& level, bool inlined,
-            bool top) {
-    for (const NodeProto& n : in) {
-      auto branch = facts_.branch_of.find(&n);
-      if (is_op(n, "If") && branch != facts_.branch_of.end()) {
-        inline_branch(n, branch->second, out, renames, level, top);
-        ++stats_.ifs_folded;
-      } else if (all_outputs_constant(n) && !is_random(n) && (!is_op(n, "Constant") || (top && target_.main_graph))) {
-        emit_constants(n, out, renames, level, inlined, top);
-        if (!is_op(n, "Constant")) ++stats_.constants_folded;
-        if (is_op(n, "CastLike")) ++stats_.castlikes_folded;
-      } else if (is_op(n, "CastLike") && fold_castlike(n, out, renames, level, inlined)) {
-        ++stats_.castlikes_folded;
-      } else if ((is_op(n, "Expand") || is_op(n, "Reshape")) && keeps_shape(n)) {
-        NodeProto id = rewritten(n, "Identity", renames, level, inlined);
-        id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
-        id.clear_attribute();
-        *out->Add() = std::move(id);
-      } else {
-        *out->Add() = copy(n, renames, level, inlined);
+  void fold(const NodeList& in, const Level& facts, NodeList* out, Renames& renames, LevelNames& level,
+            bool inlined, bool top) {
+    const ir::Body* body = facts.facts ? &facts.facts->body() : nullptr;
+    for (int i = 0; i < in.size(); ++i) {
+      const NodeProto& n = in.Get(i);
+      const Node node{n, body ? &body->nodes()[static_cast<size_t>(i)] : nullptr, facts};
+      switch (classify(node, top)) {
+        case Rewrite::TakenBranch: {
+          inline_branch(node, branch_of(node), out, renames, level, top);
+          ++stats_.ifs_folded;
+          break;
+        }
+        case Rewrite::Constants:
+          emit_constants(node, out, renames, level, inlined, top);
+          if (!is_op(n, "Constant")) ++stats_.constants_folded;
+          if (is_op(n, "CastLike")) ++stats_.castlikes_folded;
+          break;
+        case Rewrite::CastLike:
+          fold_castlike(node, out, renames, level, inlined);
+          ++stats_.castlikes_folded;
+          break;
+        case Rewrite::Identity: {
+          NodeProto id = rewritten(n, "Identity", renames, level, inlined);
+          id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
+          id.clear_attribute();
+          *out->Add() = std::move(id);
+          break;
+        }
+        case Rewrite::Copy: *out->Add() = copy(node, renames, level, inlined); break;
       }
     }
   }
 
- private:
-  const infer::Summary& facts_;
-  const BodyTarget& target_;
-  std::unordered_set<std::string>& names_;
-  TransformStats& stats_;
-
-  const Fact* fact(const std::string& original) const {
-    auto it = facts_.values.find(original);
-    return it == facts_.values.end() ? nullptr : &it->second;
-  }
-
-  bool all_outputs_constant(const NodeProto& n) const {
-    if (n.output_size() == 0) return false;
-    for (const auto& o : n.output()) {
-      if (o.empty()) return false;
-      const Fact* f = fact(o);
-      if (!f || !f->to_tensor()) return false;
+  // True when fold() of these nodes at the top of their body would give them back as they
+  // are: every node is a plain copy (no rewrite, no Identity, no subgraph, no attribute
+  // reference, no call to retarget). Conservative: a false answer only means "maybe".
+  bool leaves_unchanged(const NodeList& in, const Level& facts) const {
+    if (!facts.facts) return false;
+    const ir::Body& body = facts.facts->body();
+    for (int i = 0; i < in.size(); ++i) {
+      const NodeProto& n = in.Get(i);
+      const Node node{n, &body.nodes()[static_cast<size_t>(i)], facts};
+      if (classify(node, /*top=*/true) != Rewrite::Copy || is_op(n, "Identity")) return false;
+      if (facts.facts->call_of(static_cast<size_t>(i))) return false;
+      for (const auto& a : n.attribute())
+        if (a.has_ref_attr_name() || a.has_g() || a.graphs_size() > 0) return false;
     }
     return true;
   }
 
-  // Expand/Reshape whose output shape is the input's, dim for dim, with nothing unknown.
-  bool keeps_shape(const NodeProto& n) const {
+ private:
+  const BodyTarget& target_;
+  std::function<void(std::unordered_set<std::string>&)> all_names_;
+  std::optional<std::unordered_set<std::string>> names_;
+  TransformStats& stats_;
+
+  // A node being folded, with its place in the analysed body (nullptr where nothing is known).
+  struct Node {
+    const NodeProto& proto;
+    const ir::Body::Node* index;
+    const Level& facts;
+
+    const Fact* output(int k) const {
+      if (!index) return nullptr;
+      const ir::ValueId v = facts.facts->body().outputs_of(*index)[static_cast<size_t>(k)];
+      return v == ir::kNoValue ? nullptr : facts.facts->fact(v);
+    }
+    const Fact* input(int k) const {
+      if (!index || k >= proto.input_size()) return nullptr;
+      return facts.read(facts.facts->body().inputs_of(*index)[static_cast<size_t>(k)]);
+    }
+  };
+
+  // What fold() does with a node.
+  enum class Rewrite {
+    TakenBranch,  // a decided If: its taken branch in its place
+    Constants,    // every output a known constant: the constants
+    CastLike,     // CastLike with both types known: Cast, or nothing
+    Identity,     // a node whose output is its input: Identity (then collapsed)
+    Copy,         // the node itself (renamed, attributes resolved, calls retargeted)
+  };
+
+  Rewrite classify(const Node& node, bool top) const {
+    const NodeProto& n = node.proto;
+    if (is_op(n, "If") && branch_of(node) >= 0 && taken_branch(n, branch_of(node))) return Rewrite::TakenBranch;
+    if (all_outputs_constant(node) && !is_random(n) && (!is_op(n, "Constant") || (top && target_.main_graph)))
+      return Rewrite::Constants;
+    if (is_op(n, "CastLike") && castlike_foldable(node)) return Rewrite::CastLike;
+    if (returns_its_input(n) && keeps_shape(node)) return Rewrite::Identity;
+    return Rewrite::Copy;
+  }
+
+  static int branch_of(const Node& node) {
+    return node.index ? node.facts.facts->branch_of(node.facts.facts->body().index_of(*node.index)) : -1;
+  }
+
+  bool all_outputs_constant(const Node& node) const {
+    const NodeProto& n = node.proto;
+    if (n.output_size() == 0) return false;
+    for (int k = 0; k < n.output_size(); ++k) {
+      if (n.output(k).empty()) return false;
+      const Fact* f = node.output(k);
+      if (!f || !f->has_tensor()) return false;
+    }
+    return true;
+  }
+
+  // Ops whose output is their first input whenever the shapes are equal: Expand and
+  // Reshape to the input's own shape; a reduction that keeps every element (no axes with
+  // noop_with_empty_axes, or axes of size 1 kept) gives each element back, for the
+  // reductions whose value over one element is that element.
+  static bool returns_its_input(const NodeProto& n) {
+    static const std::unordered_set<std::string> ops = {"Expand",    "Reshape",   "ReduceSum", "ReduceMean",
+                                                        "ReduceMax", "ReduceMin", "ReduceProd"};
+    return FunctionId::is_default_domain(n.domain()) && ops.count(n.op_type()) > 0;
+  }
+
+  // The output's shape is the input's, dim for dim, with nothing unknown.
+  bool keeps_shape(const Node& node) const {
+    const NodeProto& n = node.proto;
     if (n.input_size() < 1 || n.output_size() != 1) return false;
-    const Fact* in = fact(n.input(0));
-    const Fact* out = fact(n.output(0));
+    const Fact* in = node.input(0);
+    const Fact* out = node.output(0);
     if (!in || !out || !in->shape || !out->shape || in->elem_type != out->elem_type) return false;
     if (*in->shape != *out->shape) return false;
     return std::none_of(in->shape->begin(), in->shape->end(), [](const Dim& d) { return d.is_unknown(); });
   }
 
   std::string fresh(const std::string& base) {
-    if (names_.insert(base).second) return base;
+    if (!names_) {
+      names_.emplace();
+      all_names_(*names_);
+    }
+    if (names_->insert(base).second) return base;
     for (int k = 1;; ++k) {
       std::string name = base + "_" + std::to_string(k);
-      if (names_.insert(name).second) return name;
+      if (names_->insert(name).second) return name;
     }
   }
 
   // The name an output defined by this node gets at this level.
-  std::string define(const std::string& original, Renames& renames, std::unordered_set<std::string>& level, bool inlined) {
+  std::string define(const std::string& original, Renames& renames, LevelNames& level, bool inlined) {
     if (original.empty()) return original;
     std::string name = original;
-    if (inlined && level.count(original)) name = fresh(original);
-    level.insert(name);
-    renames.map[original] = name;
+    if (inlined && level.contains(original)) name = fresh(original);
+    level.add(name);
+    // A rename, or a name an outer level renamed, which this definition shadows; a name
+    // that keeps itself needs no entry.
+    if (name != original || renames.map.count(original) || (renames.parent && renames(original) != original))
+      renames.map[original] = name;
     return name;
   }
 
-  NodeProto rewritten(const NodeProto& n, const char* op, Renames& renames, std::unordered_set<std::string>& level,
+  NodeProto rewritten(const NodeProto& n, const char* op, Renames& renames, LevelNames& level,
                       bool inlined) {
     NodeProto r;
     r.set_name(n.name());
@@ -192,17 +314,24 @@ class Folder {
     return r;
   }
 
-  bool fold_castlike(const NodeProto& n, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
-                     bool inlined) {
+  static bool castlike_foldable(const Node& node) {
+    const NodeProto& n = node.proto;
     if (n.input_size() != 2 || n.output_size() != 1) return false;
-    const Fact* x = fact(n.input(0));
-    const Fact* like = fact(n.input(1));
-    if (!x || !like || x->other || like->other || x->elem_type == 0 || like->elem_type == 0) return false;
+    const Fact* x = node.input(0);
+    const Fact* like = node.input(1);
+    return x && like && !x->other && !like->other && x->elem_type != 0 && like->elem_type != 0;
+  }
+
+  // CastLike whose types castlike_foldable() knows: Cast to the like's type, or Identity.
+  void fold_castlike(const Node& node, NodeList* out, Renames& renames, LevelNames& level, bool inlined) {
+    const NodeProto& n = node.proto;
+    const Fact* x = node.input(0);
+    const Fact* like = node.input(1);
     if (x->elem_type == like->elem_type) {
       NodeProto id = rewritten(n, "Identity", renames, level, inlined);
       id.mutable_input()->RemoveLast();
       *out->Add() = std::move(id);
-      return true;
+      return;
     }
     NodeProto cast = rewritten(n, "Cast", renames, level, inlined);
     cast.mutable_input()->RemoveLast();
@@ -213,18 +342,19 @@ class Folder {
     for (const auto& a : n.attribute())
       if (a.name() == "saturate") *cast.add_attribute() = a;
     *out->Add() = std::move(cast);
-    return true;
   }
 
-  void emit_constants(const NodeProto& n, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
+  void emit_constants(const Node& node, NodeList* out, Renames& renames, LevelNames& level,
                       bool inlined, bool top) {
-    for (const auto& o : n.output()) emit_value(o, *fact(o)->to_tensor(), out, renames, level, inlined, top);
+    const NodeProto& n = node.proto;
+    for (int k = 0; k < n.output_size(); ++k)
+      emit_value(n.output(k), *node.output(k)->to_tensor(), out, renames, level, inlined, top);
   }
 
   // Defines `original` as the constant `value`: an initializer at the top of the main
   // graph, a Constant node elsewhere.
   void emit_value(const std::string& original, onnx::TensorProto value, NodeList* out, Renames& renames,
-                  std::unordered_set<std::string>& level, bool inlined, bool top) {
+                  LevelNames& level, bool inlined, bool top) {
     const std::string name = define(original, renames, level, inlined);
     if (top && target_.main_graph) {
       value.set_name(name);
@@ -242,17 +372,24 @@ class Folder {
     *out->Add() = std::move(c);
   }
 
+  // The branch graph an If node holds itself (not through an attribute reference).
+  static const GraphProto* taken_branch(const NodeProto& n, int taken) {
+    const char* which = taken == 0 ? "then_branch" : "else_branch";
+    for (const auto& a : n.attribute())
+      if (a.name() == which && a.has_g()) return &a.g();
+    return nullptr;
+  }
+
   // The taken branch in the If's place. Its initializers become constants; its outputs
   // are wired to the If's outputs through Identity nodes, which collapse afterwards.
-  void inline_branch(const NodeProto& n, int taken, NodeList* out, Renames& renames, std::unordered_set<std::string>& level,
+  void inline_branch(const Node& node, int taken, NodeList* out, Renames& renames, LevelNames& level,
                      bool top) {
-    const char* which = taken == 0 ? "then_branch" : "else_branch";
-    const GraphProto* g = nullptr;
-    for (const auto& a : n.attribute())
-      if (a.name() == which && a.has_g()) g = &a.g();
+    const NodeProto& n = node.proto;
+    const GraphProto* g = taken_branch(n, taken);
+    const Level branch{node.facts.facts->subgraph(*g), &node.facts};
     Renames inner{&renames, {}};
     for (const auto& t : g->initializer()) emit_value(t.name(), t, out, inner, level, /*inlined=*/true, top);
-    fold(g->node(), out, inner, level, /*inlined=*/true, top);
+    fold(g->node(), branch, out, inner, level, /*inlined=*/true, top);
     for (int i = 0; i < n.output_size() && i < g->output_size(); ++i) {
       if (n.output(i).empty()) continue;
       NodeProto id;
@@ -263,12 +400,17 @@ class Folder {
     }
   }
 
-  NodeProto copy(const NodeProto& n, Renames& renames, std::unordered_set<std::string>& level, bool inlined) {
+  NodeProto copy(const Node& node, Renames& renames, LevelNames& level, bool inlined) {
+    const NodeProto& n = node.proto;
     NodeProto r = n;
     for (auto& in : *r.mutable_input())
       if (!in.empty()) in = renames(in);
-    r.clear_attribute();
+    const bool rewrite_attributes = std::any_of(n.attribute().begin(), n.attribute().end(), [](const AttributeProto& a) {
+      return a.has_ref_attr_name() || a.has_g() || a.graphs_size() > 0;
+    });
+    if (rewrite_attributes) r.clear_attribute();
     for (const auto& a : n.attribute()) {
+      if (!rewrite_attributes) break;
       if (a.has_ref_attr_name()) {
         // A reference takes the context's value (a specialized body has no attributes).
         if (!target_.attributes) {
@@ -287,34 +429,33 @@ class Folder {
       // own scope nested in this one.
       AttributeProto* copy = r.add_attribute();
       *copy = a;
-      if (a.has_g()) fold_subgraph(a.g(), copy->mutable_g(), renames);
-      for (int i = 0; i < a.graphs_size(); ++i) fold_subgraph(a.graphs(i), copy->mutable_graphs(i), renames);
+      if (a.has_g()) fold_subgraph(a.g(), copy->mutable_g(), node.facts, renames);
+      for (int i = 0; i < a.graphs_size(); ++i) fold_subgraph(a.graphs(i), copy->mutable_graphs(i), node.facts, renames);
     }
     for (auto& o : *r.mutable_output()) o = define(o, renames, level, inlined);
-    auto call = facts_.call_of.find(&n);
-    if (call != facts_.call_of.end() && target_.callee_name) {
-      r.set_op_type(target_.callee_name(call->second));
+    const infer::CallContext* call =
+        node.index ? node.facts.facts->call_of(node.facts.facts->body().index_of(*node.index)) : nullptr;
+    if (call && target_.callee_name) {
+      r.set_op_type(target_.callee_name(call));
       r.clear_attribute();  // the specialization holds the context's attribute values
     }
     return r;
   }
 
   // Folds `original` into `g` (a copy of it, whose nodes are replaced).
-  void fold_subgraph(const GraphProto& original, GraphProto* g, Renames& outer) {
+  void fold_subgraph(const GraphProto& original, GraphProto* g, const Level& outer_facts, Renames& outer) {
+    const Level facts{outer_facts.facts ? outer_facts.facts->subgraph(original) : nullptr, &outer_facts};
     Renames inner{&outer, {}};
-    std::unordered_set<std::string> level;
-    for (const auto& in : original.input()) {
-      inner.map[in.name()] = in.name();
-      level.insert(in.name());
-    }
-    for (const auto& t : original.initializer()) {
-      inner.map[t.name()] = t.name();
-      level.insert(t.name());
-    }
-    for (const auto& n : original.node())
-      for (const auto& o : n.output()) level.insert(o);
+    for (const auto& in : original.input()) inner.map[in.name()] = in.name();
+    for (const auto& t : original.initializer()) inner.map[t.name()] = t.name();
+    LevelNames level([&original](std::unordered_set<std::string>& names) {
+      for (const auto& in : original.input()) names.insert(in.name());
+      for (const auto& t : original.initializer()) names.insert(t.name());
+      for (const auto& n : original.node())
+        for (const auto& o : n.output()) names.insert(o);
+    });
     NodeList folded;
-    fold(original.node(), &folded, inner, level, /*inlined=*/false, /*top=*/false);
+    fold(original.node(), facts, &folded, inner, level, /*inlined=*/false, /*top=*/false);
     for (auto& o : *g->mutable_output()) o.set_name(inner(o.name()));
     std::unordered_set<std::string> keep;
     for (const auto& o : g->output()) keep.insert(o.name());
@@ -327,21 +468,88 @@ class Folder {
 
 }  // namespace
 
-NodeList fold_body(const NodeList& nodes, const infer::Summary& facts, const BodyTarget& target,
-                   const std::unordered_set<std::string>& protected_names, std::unordered_set<std::string>& scope_names,
-                   TransformStats& stats) {
-  Folder folder(facts, target, scope_names, stats);
-  Renames renames;
-  std::unordered_set<std::string> level(protected_names.begin(), protected_names.end());
+// y = Identity(x): readers of y read x instead. Where y must keep its name (an output),
+// x's producer at this level writes y directly when nothing else reads x. One pass over
+// the identities with use lists (Reads), not a rescan per identity: an identity whose y
+// may go is removed whatever its place; one whose y stays waits until those are gone,
+// since they can only add readers of its x or take them away.
+void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep) {
+  auto is_identity = [](const NodeProto& n) {
+    return is_op(n, "Identity") && n.input_size() == 1 && n.output_size() == 1 && !n.input(0).empty();
+  };
+  // The names the identities read and write: the only ones whose readers matter. (Copies:
+  // the identities' own strings change as their readers are rewritten.)
+  std::vector<std::string> involved;
   for (const auto& n : nodes)
-    for (const auto& o : n.output()) level.insert(o);
+    if (is_identity(n)) involved.insert(involved.end(), {n.input(0), n.output(0)});
+  if (involved.empty()) return;
+  NameMap names(involved.size());
+  for (const auto& name : involved) names.insert(name);
+  Reads reads(nodes, names);
+  std::vector<bool> erased(static_cast<size_t>(nodes.size()), false);
+  for (int i = 0; i < nodes.size(); ++i) {
+    NodeProto& n = *nodes.Mutable(i);
+    if (!is_identity(n) || keep.count(n.output(0))) continue;
+    const std::string x = n.input(0), y = n.output(0);
+    reads.forget(x, &n.input(0));
+    reads.replace(y, x);
+    erased[static_cast<size_t>(i)] = true;
+  }
+  // Where the names identities read are produced at this level, for the identities whose
+  // y stays.
+  std::unordered_map<std::string, std::vector<std::pair<int, int>>> producers;  // name -> (node, output), in order
+  for (int j = 0; j < nodes.size(); ++j) {
+    if (erased[static_cast<size_t>(j)]) continue;
+    const NodeProto& n = nodes.Get(j);
+    for (int k = 0; k < n.output_size(); ++k)
+      if (names.contains(n.output(k))) producers[n.output(k)].emplace_back(j, k);
+  }
+  for (int i = 0; i < nodes.size(); ++i) {
+    if (erased[static_cast<size_t>(i)]) continue;
+    const NodeProto& n = nodes.Get(i);
+    if (!is_identity(n) || !keep.count(n.output(0))) continue;
+    const std::string& x = n.input(0);
+    if (keep.count(x) || reads.count(x) != 1) continue;
+    // The nearest producer of x before the identity (a valid body has exactly one).
+    auto it = producers.find(x);
+    if (it == producers.end()) continue;
+    const auto& at = it->second;
+    auto after = std::lower_bound(at.begin(), at.end(), std::make_pair(i, 0));
+    if (after == at.begin()) continue;
+    const auto [j, k] = *std::prev(after);
+    nodes.Mutable(j)->set_output(k, n.output(0));
+    erased[static_cast<size_t>(i)] = true;
+  }
+  NodeList kept;
+  kept.Reserve(nodes.size());
+  for (int i = 0; i < nodes.size(); ++i)
+    if (!erased[static_cast<size_t>(i)]) *kept.Add() = std::move(*nodes.Mutable(i));
+  nodes.Swap(&kept);
+}
+
+NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
+                   const std::unordered_set<std::string>& protected_names, TransformStats& stats) {
+  Folder folder(
+      target,
+      [&](std::unordered_set<std::string>& names) {
+        names.insert(protected_names.begin(), protected_names.end());
+        collect_names(nodes, names);
+      },
+      stats);
+  const Level top{&facts, nullptr};
+  Renames renames;
+  LevelNames level([&](std::unordered_set<std::string>& names) {
+    names.insert(protected_names.begin(), protected_names.end());
+    for (const auto& n : nodes)
+      for (const auto& o : n.output()) names.insert(o);
+  });
   NodeList out;
-  folder.fold(nodes, &out, renames, level, /*inlined=*/false, /*top=*/true);
+  folder.fold(nodes, top, &out, renames, level, /*inlined=*/false, /*top=*/true);
   collapse_identities(out, protected_names);
   return out;
 }
 
-void collect_reads(const NodeList& nodes, std::unordered_set<std::string>& reads) {
+void collect_reads(const NodeList& nodes, NameMap& reads) {
   for (const auto& n : nodes) {
     for (const auto& in : n.input())
       if (!in.empty()) reads.insert(in);
@@ -365,13 +573,49 @@ void collect_names(const NodeList& nodes, std::unordered_set<std::string>& names
   }
 }
 
+void fold_subgraphs_without_facts(NodeProto& node) {
+  // What fold_subgraph does where nothing is known: every node stays (its own subgraphs
+  // first), Identity chains collapse, value_info goes (the final annotation writes it).
+  for (auto& a : *node.mutable_attribute()) {
+    if (a.has_ref_attr_name()) continue;
+    auto fold = [](GraphProto& g) {
+      for (auto& n : *g.mutable_node()) fold_subgraphs_without_facts(n);
+      std::unordered_set<std::string> keep;
+      for (const auto& o : g.output()) keep.insert(o.name());
+      for (const auto& in : g.input()) keep.insert(in.name());
+      collapse_identities(*g.mutable_node(), keep);
+      g.clear_value_info();
+    };
+    if (a.has_g()) fold(*a.mutable_g());
+    for (auto& g : *a.mutable_graphs()) fold(g);
+  }
+}
+
+bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
+                          const std::unordered_set<std::string>& live) {
+  TransformStats unused;
+  const Folder folder(target, [](std::unordered_set<std::string>&) {}, unused);
+  if (!folder.leaves_unchanged(nodes, Level{&facts, nullptr})) return false;
+  // No dead node either (the nodes hold no subgraph: leaves_unchanged made sure).
+  NameMap needed(live.size() + static_cast<size_t>(nodes.size()));
+  for (const auto& name : live) needed.insert(name);
+  for (int i = nodes.size() - 1; i >= 0; --i) {
+    const NodeProto& n = nodes.Get(i);
+    if (std::none_of(n.output().begin(), n.output().end(), [&](const std::string& o) { return needed.contains(o); }))
+      return false;
+    for (const auto& in : n.input()) needed.insert(in);
+  }
+  return true;
+}
+
 size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>& live) {
-  std::unordered_set<std::string> needed = live;
+  NameMap needed(live.size() + static_cast<size_t>(nodes.size()));
+  for (const auto& name : live) needed.insert(name);
   std::vector<bool> keep(static_cast<size_t>(nodes.size()), false);
   size_t removed = 0;
   for (int i = nodes.size() - 1; i >= 0; --i) {
     NodeProto& n = *nodes.Mutable(i);
-    const bool used = std::any_of(n.output().begin(), n.output().end(), [&](const std::string& o) { return needed.count(o) > 0; });
+    const bool used = std::any_of(n.output().begin(), n.output().end(), [&](const std::string& o) { return needed.contains(o); });
     if (!used) continue;
     keep[static_cast<size_t>(i)] = true;
     for_each_subgraph(n, [&](GraphProto& g) {
@@ -379,7 +623,7 @@ size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>&
       for (const auto& o : g.output()) outputs.insert(o.name());
       removed += remove_dead_nodes(*g.mutable_node(), outputs);
       collect_reads(g.node(), needed);
-      needed.insert(outputs.begin(), outputs.end());
+      for (const auto& o : g.output()) needed.insert(o.name());
     });
     for (const auto& in : n.input()) needed.insert(in);
   }

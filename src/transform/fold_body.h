@@ -9,6 +9,7 @@
 
 #include "infer/analyzer.h"
 #include "shapeprop/specialize.h"
+#include "support/name_map.h"
 
 namespace shapeprop::transform {
 
@@ -17,7 +18,9 @@ using NodeList = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
 // Where folded constants go: initializers of the main graph, or Constant nodes in a
 // function body.
 struct BodyTarget {
-  onnx::GraphProto* main_graph = nullptr;  // set when folding the main graph
+  // The main graph being folded, where folded constants go as initializers (nullptr: in a
+  // function, or a model whose IR version wants Constant nodes there).
+  onnx::GraphProto* main_graph = nullptr;
   // The attribute values of the function's context, substituted for references (a
   // specialized body has no attributes of its own); nullptr in the main graph.
   const std::vector<onnx::AttributeProto>* attributes = nullptr;
@@ -25,20 +28,35 @@ struct BodyTarget {
   std::function<std::string(const infer::CallContext*)> callee_name;
 };
 
-// Folds `nodes` (the original body, whose facts are `facts`) into a new node list.
+// Folds `nodes` (the original body, whose facts are `facts`: the analysis indexed exactly
+// these nodes) into a new node list.
 // `protected_names` are the body's inputs and outputs (and the main graph's
-// initializers), whose names stay as they are; `scope_names`
-// every name the body defines or reads, from which fresh names are kept apart.
-NodeList fold_body(const NodeList& nodes, const infer::Summary& facts, const BodyTarget& target,
-                   const std::unordered_set<std::string>& protected_names, std::unordered_set<std::string>& scope_names,
-                   TransformStats& stats);
+// initializers), whose names stay as they are; fresh names are kept apart from them and
+// from every name the body defines or reads.
+NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
+                   const std::unordered_set<std::string>& protected_names, TransformStats& stats);
+
+// y = Identity(x) at this level: readers of y read x instead; where y must keep its name
+// (`keep`: outputs and inputs), x's producer writes y when nothing else reads x.
+void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep);
+
+// What fold_body does to the subgraphs of a node it copies when nothing is known of them
+// (Identity chains collapse, value_info goes), done in place.
+void fold_subgraphs_without_facts(onnx::NodeProto& node);
+
+// True when fold_body (with `target`) and then remove_dead_nodes (with `live`) would give
+// `nodes` back as they are. Conservative: false when unsure (a subgraph, an Identity, an
+// attribute reference, a call), so that a caller may skip the work only when it is idle.
+bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
+                          const std::unordered_set<std::string>& live);
 
 // Removes nodes whose outputs nobody reads (in subgraphs too); `live` are the names the
 // body must still produce. Returns the number of nodes removed.
 size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>& live);
 
-// Every name read by the nodes, in subgraphs too (a superset of their free names).
-void collect_reads(const NodeList& nodes, std::unordered_set<std::string>& reads);
+// Every name read by the nodes, in subgraphs too (a superset of their free names); the
+// map views the nodes' strings.
+void collect_reads(const NodeList& nodes, NameMap& reads);
 
 // Every name defined or read anywhere in the nodes and their subgraphs.
 void collect_names(const NodeList& nodes, std::unordered_set<std::string>& names);

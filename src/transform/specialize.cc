@@ -10,9 +10,13 @@
 #include <map>
 #include <set>
 
+#include "eval/fold.h"
 #include "fold_body.h"
+#include "inline.h"
+#include "ir/body.h"
+#include "infer/annotate.h"
+#include "support/proto_hash.h"
 #include "infer/onnx_bridge.h"
-#include "onnx/inliner/inliner.h"
 #include "shapeprop/call_graph.h"
 #include "support/subgraphs.h"
 
@@ -53,8 +57,13 @@ void collect_domains(const NodeList& nodes, std::set<std::string>& domains) {
 
 void collect_calls(const NodeList& nodes, const std::set<FunctionId>& functions, std::set<FunctionId>& called,
                    size_t* count = nullptr) {
+  if (functions.empty()) return;
   for (const auto& n : nodes) {
-    if (functions.count(FunctionId::of(n))) {
+    // Most nodes are ops of a domain no function has: told apart without building an id.
+    const bool may_call = std::any_of(functions.begin(), functions.end(), [&](const FunctionId& f) {
+      return f.name == n.op_type() && f.domain == (n.domain() == "ai.onnx" ? std::string_view() : std::string_view(n.domain()));
+    });
+    if (may_call && functions.count(FunctionId::of(n))) {
       called.insert(FunctionId::of(n));
       if (count) ++*count;
     }
@@ -122,33 +131,56 @@ void remove_unused(ModelProto& m) {
 
 // Initializers nothing reads (graph inputs with a default stay: they are interface).
 void remove_unused_initializers(GraphProto& g) {
-  std::unordered_set<std::string> reads;
+  NameMap reads(static_cast<size_t>(g.node_size()) * 2);
   transform::collect_reads(g.node(), reads);
   for (const auto& o : g.output()) reads.insert(o.name());
   for (const auto& i : g.input()) reads.insert(i.name());
   auto* inits = g.mutable_initializer();
   inits->erase(std::remove_if(inits->begin(), inits->end(),
-                              [&](const onnx::TensorProto& t) { return !reads.count(t.name()); }),
+                              [&](const onnx::TensorProto& t) { return !reads.contains(t.name()); }),
                inits->end());
 }
 
+// One round: analyse the model, write one folded copy of each reached function per
+// distinct context (identical copies shared), fold the main graph, remove dead code. The
+// round keeps its analysis, so that when the round changes nothing the analysis of its
+// input is the analysis of the result.
+// Folded constants in the main graph become initializers, unless the model's IR version
+// is below 4, where every initializer must also be a graph input: then they stay Constant
+// nodes.
+bool constants_may_be_initializers(const ModelProto& m) { return m.ir_version() >= 4; }
+
 class Round {
  public:
-  Round(const ModelProto& model, const TransformOptions& options, TransformResult& result, bool count_specializations)
-      : model_(model), options_(options), result_(result), count_specializations_(count_specializations) {}
+  // `take_initializers`: the round may move the input's initializers into its result (the
+  // input is the transform's own copy); otherwise it copies them (the caller's model).
+  Round(ModelProto& model, const TransformOptions& options, TransformResult& result, bool count_specializations,
+        bool take_initializers)
+      : model_(model),
+        options_(options),
+        result_(result),
+        count_specializations_(count_specializations),
+        take_initializers_(take_initializers) {}
 
   // One round of specialize + fold + remove dead code into `out`. False (and `out`
   // untouched) when the analysis found errors; an error when it could not run at all.
+  // `out` takes (or copies) the input's initializers; give_back returns them.
   Result<bool> run(ModelProto& out) {
     auto calls = CallGraph::build(model_);
     if (!calls) return calls.error();
-    infer::Analyzer analysis(model_, *calls, options_.infer);
+    calls_ = std::move(*calls);
+    analysis_ = std::make_unique<infer::Analyzer>(model_, *calls_, options_.infer);
+    infer::Analyzer& analysis = *analysis_;
     analysis.run();
-    for (auto& d : analysis.take_diagnostics()) result_.diagnostics.push_back(std::move(d));
+    diagnostics_ = analysis.take_diagnostics();
+    for (const auto& d : diagnostics_) result_.diagnostics.push_back(d);
     if (has_errors(result_.diagnostics)) return false;
+    if (changes_nothing(analysis)) {
+      unchanged_ = true;
+      return true;
+    }
 
-    out = model_;
-    out.clear_functions();
+    start_from(out);
     std::set<std::pair<std::string, std::string>> taken;  // (domain, name) of the original functions
     for (const auto& f : model_.functions()) taken.insert({FunctionId::canonical_domain(f.domain()), f.name()});
 
@@ -156,15 +188,23 @@ class Round {
     for (const auto& [f, contexts] : analysis.live_contexts()) {
       std::vector<FunctionProto> bodies;
       std::vector<std::vector<const infer::CallContext*>> users;
-      std::map<std::string, size_t> index_of_body;
+      std::unordered_map<uint64_t, std::vector<size_t>> bodies_by_hash;
       for (const infer::CallContext* c : contexts) {
         FunctionProto body = fold_function(*f, analysis.summary(*c), *c);
-        auto [it, fresh] = index_of_body.emplace(serialized(body), bodies.size());
-        if (fresh) {
+        // Identical folded bodies are one specialization: found by hash, confirmed whole.
+        auto& same_hash = bodies_by_hash[hash_message(body)];
+        auto same = std::find_if(same_hash.begin(), same_hash.end(),
+                                 [&](size_t k) { return serialized(bodies[k]) == serialized(body); });
+        size_t index;
+        if (same != same_hash.end()) {
+          index = *same;
+        } else {
+          index = bodies.size();
+          same_hash.push_back(index);
           bodies.push_back(std::move(body));
           users.emplace_back();
         }
-        users[it->second].push_back(c);
+        users[index].push_back(c);
       }
       for (size_t k = 0; k < bodies.size(); ++k) {
         // One body keeps the function's name (so that a second run renames nothing);
@@ -198,12 +238,73 @@ class Round {
     return true;
   }
 
+  // The round changed nothing: the input takes its initializers back from `out`, and
+  // stays the result, with this round's analysis of it.
+  void give_back(ModelProto& out) {
+    if (take_initializers_) model_.mutable_graph()->mutable_initializer()->Swap(out.mutable_graph()->mutable_initializer());
+  }
+  const infer::Analyzer& analysis() const { return *analysis_; }
+  // run() found, without writing `out`, that the round would give its input back.
+  bool unchanged() const { return unchanged_; }
+  const Diagnostics& diagnostics() const { return diagnostics_; }
+
  private:
-  const ModelProto& model_;
+  ModelProto& model_;
   const TransformOptions& options_;
   TransformResult& result_;
   const bool count_specializations_;  // later rounds see the first round's specializations
+  const bool take_initializers_;
+  std::optional<CallGraph> calls_;
+  std::unique_ptr<infer::Analyzer> analysis_;
+  Diagnostics diagnostics_;
   std::unordered_map<const infer::CallContext*, std::string> name_of_;
+  bool unchanged_ = false;
+
+  // The common last round of --mode inline: a graph without functions (and so without
+  // specializations), nothing left to fold, no dead code, no unused initializer or opset
+  // import, no value_info for the round to drop. Then the round is known to change
+  // nothing before it writes anything. Anything else is left to the round itself.
+  bool changes_nothing(const infer::Analyzer& analysis) const {
+    const GraphProto& g = model_.graph();
+    if (model_.functions_size() > 0 || g.value_info_size() > 0) return false;
+    std::unordered_set<std::string> live;
+    for (const auto& vi : g.output()) live.insert(vi.name());
+    transform::BodyTarget target;
+    if (constants_may_be_initializers(model_))
+      target.main_graph = const_cast<GraphProto*>(&g);  // read only: nothing is emitted
+    if (!transform::fold_changes_nothing(g.node(), analysis.graph().facts, target, live)) return false;
+    NameMap reads(static_cast<size_t>(g.node_size()) * 2);
+    transform::collect_reads(g.node(), reads);
+    for (const auto& o : g.output()) reads.insert(o.name());
+    for (const auto& i : g.input()) reads.insert(i.name());
+    for (const auto& t : g.initializer())
+      if (!reads.contains(t.name())) return false;
+    std::set<std::string> used{""};
+    collect_domains(g.node(), used);
+    for (const auto& o : model_.opset_import())
+      if (!used.count(FunctionId::canonical_domain(o.domain()))) return false;
+    return true;
+  }
+
+  // `out` as the input, without what the round writes anew (nodes, functions, value_info),
+  // and with the input's initializers moved into it where it may take them. The analysis
+  // points into the input's nodes and functions, which stay where they are.
+  void start_from(ModelProto& out) {
+    GraphProto& g = *model_.mutable_graph();
+    NodeList nodes;
+    google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> value_info;
+    google::protobuf::RepeatedPtrField<FunctionProto> functions;
+    nodes.Swap(g.mutable_node());
+    value_info.Swap(g.mutable_value_info());
+    functions.Swap(model_.mutable_functions());
+    google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
+    if (take_initializers_) initializers.Swap(g.mutable_initializer());
+    out = model_;  // what is left: small, unless the initializers are copied
+    g.mutable_node()->Swap(&nodes);
+    g.mutable_value_info()->Swap(&value_info);
+    model_.mutable_functions()->Swap(&functions);
+    if (take_initializers_) out.mutable_graph()->mutable_initializer()->Swap(&initializers);
+  }
 
   std::function<std::string(const infer::CallContext*)> callee_names() {
     return [this](const infer::CallContext* c) {
@@ -222,12 +323,10 @@ class Round {
     *body.mutable_output() = f.output();
     std::unordered_set<std::string> io(f.input().begin(), f.input().end());
     io.insert(f.output().begin(), f.output().end());
-    std::unordered_set<std::string> names = io;
-    transform::collect_names(f.node(), names);
     transform::BodyTarget target;
     target.attributes = &context.attributes;
     target.callee_name = callee_names();
-    NodeList nodes = transform::fold_body(f.node(), facts, target, io, names, result_.stats);
+    NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats);
     transform::remove_dead_nodes(nodes, std::unordered_set<std::string>(f.output().begin(), f.output().end()));
     body.mutable_node()->Swap(&nodes);
     return body;
@@ -239,18 +338,15 @@ class Round {
     std::unordered_set<std::string> keep;
     for (const auto& vi : g.input()) keep.insert(vi.name());
     for (const auto& vi : g.output()) keep.insert(vi.name());
-    for (const auto& t : g.initializer()) keep.insert(t.name());
-    std::unordered_set<std::string> names = keep;
-    transform::collect_names(g.node(), names);
+    for (const auto& t : target_graph.initializer()) keep.insert(t.name());
     transform::BodyTarget target;
-    target.main_graph = &target_graph;
+    if (constants_may_be_initializers(model_)) target.main_graph = &target_graph;
     target.callee_name = callee_names();
-    NodeList nodes = transform::fold_body(g.node(), analysis.graph(), target, keep, names, result_.stats);
+    NodeList nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats);
     std::unordered_set<std::string> live;
     for (const auto& vi : g.output()) live.insert(vi.name());
     transform::remove_dead_nodes(nodes, live);
     target_graph.mutable_node()->Swap(&nodes);
-    target_graph.clear_value_info();  // written anew by the final annotation
     remove_unused_initializers(target_graph);
   }
 
@@ -313,8 +409,8 @@ bool reconcile_opsets(FunctionProto& f, const ModelProto& model, std::string& wh
 
 void inline_functions(ModelProto& m, const TransformOptions& options, TransformResult& result) {
   const size_t calls_before = count_calls(m);
-  std::vector<FunctionProto> kept_aside;  // not inlinable: ONNX's inliner must not see them
-  onnx::inliner::FunctionIdVector selected;
+  std::vector<FunctionProto> kept_aside;  // not inlinable: the inliner must not see them
+  std::vector<std::pair<std::string, std::string>> selected;
   std::map<std::pair<std::string, std::string>, std::optional<bool>> selected_by_name;
   const auto all = m.functions();
   m.clear_functions();
@@ -326,7 +422,7 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
       kept_aside.push_back(std::move(f));
       continue;
     }
-    // ONNX's inliner selects by (domain, name): overloads of one name go together, so
+    // Inlining selects by (domain, name), as ONNX's inliner does: overloads of one name go together, so
     // under the small policy all of them must be small.
     auto& choice = selected_by_name[{f.domain(), f.name()}];
     const bool small = transform::count_nodes(f.node()) <= options.small_limit;
@@ -335,8 +431,7 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
   }
   for (const auto& [id, chosen] : selected_by_name)
     if (*chosen) selected.push_back(id);
-  auto set = onnx::inliner::FunctionIdSet::Create(std::move(selected));
-  onnx::inliner::InlineSelectedFunctions(m, *set);
+  transform::inline_selected_functions(m, selected);
   for (auto& f : kept_aside) *m.add_functions() = std::move(f);
   // Functions the inliner removed that a function kept aside still calls come back.
   const auto present = function_ids(m);
@@ -351,29 +446,102 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
   result.stats.calls_inlined += calls_before > calls_after ? calls_before - calls_after : 0;
 }
 
+// What folding the main graph finds right after inlining, without analysing it again:
+// the inlined bodies were folded in their contexts already, and inlining adds no fact, so
+// what is left is structural (Constants at the top of the main graph become initializers,
+// Identity chains across the old call boundaries collapse, outputs no caller reads die).
+// Constants' facts come from their attributes. The next round analyses the result in full
+// and finds anything this misses: this only saves it the work.
+void fold_inlined_graph(ModelProto& m) {
+  GraphProto& g = *m.mutable_graph();
+  std::unordered_set<std::string> keep;
+  for (const auto& vi : g.input()) keep.insert(vi.name());
+  for (const auto& vi : g.output()) keep.insert(vi.name());
+  for (const auto& t : g.initializer()) keep.insert(t.name());
+  // In place, as fold_body would have it: the nodes that stay are moved, not copied.
+  NodeList kept;
+  kept.Reserve(g.node_size());
+  for (auto& n : *g.mutable_node()) {
+    if (constants_may_be_initializers(m) && FunctionId::is_default_domain(n.domain()) && n.op_type() == "Constant" &&
+        n.output_size() == 1 &&
+        !n.output(0).empty()) {
+      eval::FoldInput fi;
+      fi.op = n.op_type();
+      for (const auto& a : n.attribute()) fi.attributes.push_back(&a);
+      auto folded = eval::fold(fi);
+      if (!folded.empty() && folded[0].has_tensor()) {
+        onnx::TensorProto value = *folded[0].to_tensor();
+        value.set_name(n.output(0));
+        *g.add_initializer() = std::move(value);
+        continue;
+      }
+    }
+    transform::fold_subgraphs_without_facts(n);
+    kept.Add()->Swap(&n);
+  }
+  g.mutable_node()->Swap(&kept);
+  transform::collapse_identities(*g.mutable_node(), keep);
+  std::unordered_set<std::string> live;
+  for (const auto& vi : g.output()) live.insert(vi.name());
+  transform::remove_dead_nodes(*g.mutable_node(), live);
+  remove_unused_initializers(g);
+  remove_unused(m);
+}
+
 }  // namespace
 
 Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options) {
   TransformResult result;
   result.stats.nodes_before = count_all_nodes(model);
   result.stats.functions_before = static_cast<size_t>(model.functions_size());
-  ModelProto current = model;
+  // The first round reads the caller's model, which stays as it was until the end (or on
+  // errors); from the first round's result on the rounds work on their own copy.
+  ModelProto current;
+  ModelProto* input = &model;
+  // The hash of the round's input, computed when a round has to compare its result with it
+  // (not when it inlined calls, which changes the model for certain).
+  std::optional<uint64_t> input_hash;
+  // The round that found its input unchanged: its analysis is the analysis of the result.
+  std::unique_ptr<Round> fixed_point;
   for (int round = 0; round < kMaxRounds; ++round) {
     ModelProto next;
-    Round step(current, options, result, /*count_specializations=*/round == 0);
-    auto ran = step.run(next);
+    auto step = std::make_unique<Round>(*input, options, result, /*count_specializations=*/round == 0,
+                                        /*take_initializers=*/input != &model);
+    auto ran = step->run(next);
     if (!ran) return ran.error();
     if (!*ran) return result;  // errors in result.diagnostics; the model is left as it was
+    if (step->unchanged()) {
+      fixed_point = std::move(step);
+      break;
+    }
     if (options.inline_policy != InlinePolicy::None && next.functions_size() > 0) {
+      const size_t inlined_before = result.stats.calls_inlined;
       try {
         inline_functions(next, options, result);
       } catch (const std::exception& e) {
-        return Diagnostic::error(std::string("ONNX's inliner failed: ") + e.what());
+        return Diagnostic::error(std::string("inlining failed: ") + e.what());
+      }
+      if (result.stats.calls_inlined > inlined_before) {
+        // The round changed the model: its input (and the analysis of it) can go now
+        // rather than after the folding below, which keeps one graph fewer in memory.
+        step.reset();
+        if (input == &current) current.Clear();
+      }
+      fold_inlined_graph(next);
+    }
+    std::optional<uint64_t> next_hash;
+    if (step) {  // not changed for certain: compare
+      if (!input_hash) input_hash = hash_message(*input);
+      next_hash = hash_message(next);
+      if (*next_hash == *input_hash) {
+        step->give_back(next);
+        fixed_point = std::move(step);
+        break;
       }
     }
-    const bool changed = serialized(next) != serialized(current);
     current = std::move(next);
-    if (!changed) break;
+    input = &current;
+    input_hash = next_hash;
   }
   // Every round analyses the model anew and may find the same things again.
   Diagnostics unique;
@@ -381,13 +549,18 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
   for (auto& d : result.diagnostics)
     if (seen.insert(d.str()).second) unique.push_back(std::move(d));
   result.diagnostics = std::move(unique);
-  auto annotated = infer_shapes(current, options.infer);
-  if (!annotated) return annotated.error();
-  result.annotation = std::move(*annotated);
-  result.stats.calls_kept = count_calls(current);
-  result.stats.nodes_after = count_all_nodes(current);
-  result.stats.functions_after = static_cast<size_t>(current.functions_size());
-  model = std::move(current);
+  if (fixed_point) {
+    result.annotation = infer::annotate_model(*input, fixed_point->analysis(), options.infer);
+    result.annotation.diagnostics = fixed_point->diagnostics();
+  } else {  // still changing after kMaxRounds: the result has not been analysed yet
+    auto annotated = infer_shapes(*input, options.infer);
+    if (!annotated) return annotated.error();
+    result.annotation = std::move(*annotated);
+  }
+  result.stats.calls_kept = count_calls(*input);
+  result.stats.nodes_after = count_all_nodes(*input);
+  result.stats.functions_after = static_cast<size_t>(input->functions_size());
+  if (input != &model) model = std::move(current);
   return result;
 }
 

@@ -6,18 +6,8 @@
 // ---------------------------------------------------------------------------------------
 // Wire format.
 
-function varintBytes(value) {
-  // int64 fields: negative numbers are written as 10-byte two's complement.
-  let v = BigInt.asUintN(64, BigInt(value));
-  const out = [];
-  do {
-    let b = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v !== 0n) b |= 0x80;
-    out.push(b);
-  } while (v !== 0n);
-  return Buffer.from(out);
-}
+// int64 fields: negative numbers are written as 10-byte two's complement.
+const { varintBytes } = require('../../tools/equiv/onnx_proto');
 
 const key = (field, wire) => varintBytes((field << 3) | wire);
 

@@ -14,12 +14,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string torchlib(const std::string& name) {
-  std::ifstream in(testing::corpus_dir() / "torchlib-2024-03" / "functions" / (name + ".onnxtxt"));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::torchlib;
 
 const onnx::ValueInfoProto* value_info(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& list,
                                        const std::string& name) {

@@ -266,7 +266,7 @@ TEST(FullCheck, EachBodyOncePerSignature) {
   // 30 functions that each call the next twice: 2^30 - 1 calls, 30 signatures.
   auto m = testing::parse_or_fail(call_chain(30, 2));
   Limits limits;
-  ASSERT_FALSE(has_errors(validate_model(m, "m", "", limits)));
+  ASSERT_FALSE(has_errors(validate_model(m, "m", "", nullptr, limits)));
   EXPECT_EQ(strict_infer_shapes(m), 30u);
   EXPECT_EQ(m.graph().output(0).type().tensor_type().shape().dim(0).dim_value(), 2);
 }
@@ -283,10 +283,10 @@ TEST(OnnxBridge, ShapeInputsLongerThanTheLimitHaveNoLength) {
   ASSERT_NE(schema, nullptr);
   const Fact x = Fact::tensor(onnx::TensorProto::FLOAT, {Dim::constant(2)});
   const Fact s = Fact::tensor(onnx::TensorProto::INT64, {Dim::constant(100000)});
-  auto r = infer::run_onnx_inference(*schema, reshape, {&x, &s}, {}, nullptr);
+  auto r = infer::OnnxBridge().infer(*schema, reshape, {&x, &s}, {}, nullptr);
   ASSERT_EQ(r.outputs.size(), 1u);
   EXPECT_EQ(r.outputs[0].str(), "float[]");  // rank unknown: not 100,000 dims
-  auto wide = infer::run_onnx_inference(*schema, reshape, {&x, &s}, {}, nullptr, 100000);
+  auto wide = infer::OnnxBridge(100000).infer(*schema, reshape, {&x, &s}, {}, nullptr);
   EXPECT_EQ(wide.outputs[0].rank(), 100000u);
 }
 

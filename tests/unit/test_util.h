@@ -3,7 +3,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,14 @@ inline std::filesystem::path corpus_dir() {
     std::exit(1);
   }
   return dir;
+}
+
+// One of the corpus's torchlib function bodies (tests/data/corpus/torchlib-2024-03/functions), as text.
+inline std::string torchlib(const std::string& name) {
+  std::ifstream in(corpus_dir() / "torchlib-2024-03" / "functions" / (name + ".onnxtxt"));
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 // Every file below `dir` with extension `ext`, sorted.

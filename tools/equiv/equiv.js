@@ -557,10 +557,10 @@ function parseNumberList(flag, text, { integer = false, count } = {}) {
   return nums;
 }
 
-// Parses argv (without 'node equiv.js'). Returns {files: [A, B], options} or {help: true}.
-function parseArgs(argv) {
-  const files = [];
-  const options = { bind: {} };
+// Calls handle(arg, takeValue) for each command-line argument; an option's value is the
+// part after '=' or the next argument (takeValue throws an EquivError when there is
+// none). Stops, returning true, when handle returns true (as for --help).
+function forEachArgument(argv, handle) {
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
     let value;
@@ -574,10 +574,20 @@ function parseArgs(argv) {
       if (i + 1 >= argv.length) throw new EquivError(`${arg} needs a value`);
       return argv[++i];
     };
+    if (handle(arg, takeValue)) return true;
+  }
+  return false;
+}
+
+// Parses argv (without 'node equiv.js'). Returns {files: [A, B], options} or {help: true}.
+function parseArgs(argv) {
+  const files = [];
+  const options = { bind: {} };
+  const help = forEachArgument(argv, (arg, takeValue) => {
     switch (arg) {
       case '-h':
       case '--help':
-        return { help: true };
+        return true;
       case '--quiet':
       case '-q':
         options.quiet = true;
@@ -629,24 +639,36 @@ function parseArgs(argv) {
         if (arg.startsWith('-') && arg !== '-') throw new EquivError(`unknown option ${arg}`);
         files.push(arg);
     }
-  }
+    return false;
+  });
+  if (help) return { help: true };
   if (files.length !== 2) throw new EquivError(`expected two model files, got ${files.length}`);
   return { files, options };
 }
 
+// The command-line front of a tool: `parse(argv)` gives its arguments or {help: true},
+// and throws an EquivError on bad usage. Returns {args}, or {exit} when the run ends here
+// (usage printed).
+function parseCommandLine(name, usage, parse, argv, out, err) {
+  let args;
+  try {
+    args = parse(argv);
+  } catch (e) {
+    if (!(e instanceof EquivError)) throw e;
+    err.write(`${name}: ${e.message}\n${usage}\n`);
+    return { exit: 2 };
+  }
+  if (args.help) {
+    out.write(`${usage}\n`);
+    return { exit: 0 };
+  }
+  return { args };
+}
+
 // The CLI. Returns the exit status; writes to the given streams (for tests).
 async function main(argv, out = process.stdout, err = process.stderr) {
-  let parsed;
-  try {
-    parsed = parseArgs(argv);
-  } catch (e) {
-    err.write(`equiv: ${e.message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (parsed.help) {
-    out.write(`${USAGE}\n`);
-    return 0;
-  }
+  const { args: parsed, exit } = parseCommandLine('equiv', USAGE, parseArgs, argv, out, err);
+  if (!parsed) return exit;
   const [fileA, fileB] = parsed.files;
   const { options } = parsed;
   const pair = `${fileA} vs ${fileB}`;
@@ -683,6 +705,8 @@ async function main(argv, out = process.stdout, err = process.stderr) {
 }
 
 module.exports = {
+  parseCommandLine,
+  forEachArgument,
   compareModels,
   compareTensors,
   loadModel,

@@ -1,7 +1,8 @@
 'use strict';
-// Minimal protobuf wire-format decoder for the part of onnx.proto that the equivalence
-// oracle needs: the graph's input/output signatures and the initializer names (a graph
-// input that has an initializer is optional and is not fed).
+// Minimal protobuf wire-format decoder for the part of onnx.proto that the oracles need:
+// the graph's input/output signatures and the initializer names (a graph input that has
+// an initializer is optional and is not fed), value_info and node outputs; and the two
+// encoding helpers that writing a message needs.
 //
 // Deliberately not a general protobuf library: it knows a handful of field numbers and
 // skips everything else, so it keeps working on models written by newer ONNX versions.
@@ -256,15 +257,32 @@ function decodeTensorHeader(buf, start, end) {
   return t;
 }
 
+// NodeProto: the names of its outputs (field 2).
+function decodeNodeOutputs(buf, start, end) {
+  const outputs = [];
+  forEachField(buf, start, end, (f, w, r) => {
+    if (f !== 2 || w !== LEN) return false;
+    outputs.push(str(buf, r.bytes()));
+    return true;
+  });
+  return outputs;
+}
+
+// value_info entries keep their bytes (`raw`), so that a caller can re-emit them as
+// graph outputs (ort_types.js does).
 function decodeGraph(buf, start, end) {
-  const g = { name: '', inputs: [], outputs: [], initializers: [] };
+  const g = { name: '', inputs: [], outputs: [], initializers: [], valueInfo: [], nodeOutputs: [] };
   forEachField(buf, start, end, (f, w, r) => {
     if (w !== LEN) return false;
-    if (f === 2) g.name = str(buf, r.bytes());
+    if (f === 1) g.nodeOutputs.push(...decodeNodeOutputs(buf, ...r.bytes()));
+    else if (f === 2) g.name = str(buf, r.bytes());
     else if (f === 5) g.initializers.push(decodeTensorHeader(buf, ...r.bytes()));
     else if (f === 11) g.inputs.push(decodeValueInfo(buf, ...r.bytes()));
     else if (f === 12) g.outputs.push(decodeValueInfo(buf, ...r.bytes()));
-    else return false;
+    else if (f === 13) {
+      const range = r.bytes();
+      g.valueInfo.push({ ...decodeValueInfo(buf, ...range), raw: buf.subarray(...range) });
+    } else return false;
     return true;
   });
   return g;
@@ -283,14 +301,19 @@ function decodeOpsetId(buf, start, end) {
 
 // Decodes a serialized ModelProto (Uint8Array/Buffer). Result:
 //   {irVersion, opsetImports: [{domain, version}], graph: {name, inputs, outputs,
-//    initializers}, feedInputs}
+//    initializers, valueInfo, nodeOutputs}, feedInputs}
 // where inputs/outputs are {name, type} and feedInputs are the inputs without an
 // initializer (the ones a caller must supply). Throws if there is no graph.
 function decodeModel(buf) {
   const model = { irVersion: 0, opsetImports: [], graph: null };
   forEachField(buf, 0, buf.length, (f, w, r) => {
     if (f === 1 && w === VARINT) model.irVersion = toInt64Number(r.varint());
-    else if (f === 7 && w === LEN) model.graph = decodeGraph(buf, ...r.bytes());
+    else if (f === 7 && w === LEN) {
+      // A message field met twice is merged, as protobuf does: repeated fields append.
+      const g = decodeGraph(buf, ...r.bytes());
+      if (!model.graph) model.graph = g;
+      else for (const [k, v] of Object.entries(g)) model.graph[k] = Array.isArray(v) ? model.graph[k].concat(v) : v || model.graph[k];
+    }
     else if (f === 8 && w === LEN) model.opsetImports.push(decodeOpsetId(buf, ...r.bytes()));
     else return false;
     return true;
@@ -301,4 +324,25 @@ function decodeModel(buf) {
   return model;
 }
 
-module.exports = { decodeModel, decodeType, decodeShape, ELEM_TYPES, Reader, forEachField };
+// ---------------------------------------------------------------------------------------
+// Encoding: the two pieces ort_types.js and the tests' model builder need.
+
+// A varint; int64 values below zero take 10 bytes (two's complement).
+function varintBytes(value) {
+  let v = BigInt.asUintN(64, BigInt(value));
+  const out = [];
+  do {
+    let b = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v !== 0n) b |= 0x80;
+    out.push(b);
+  } while (v !== 0n);
+  return Buffer.from(out);
+}
+
+// A length-delimited field (wire type 2): key, length, bytes.
+function lengthDelimited(field, bytes) {
+  return Buffer.concat([varintBytes((field << 3) | LEN), varintBytes(bytes.length), bytes]);
+}
+
+module.exports = { decodeModel, decodeType, decodeShape, ELEM_TYPES, Reader, forEachField, varintBytes, lengthDelimited };

@@ -243,5 +243,9 @@ int main(int argc, char** argv) {
 
   auto status = shapeprop::save_model(model, out_path, shapeprop::format_for_path(out_path).value_or(shapeprop::Format::Binary));
   if (!status.ok()) return fail(status.error().str());
+  size_t function_nodes = 0;
+  for (const auto& f : model.functions()) function_nodes += static_cast<size_t>(f.node_size());
+  std::cout << out_path.string() << ": " << layers << " layers, " << graph.node_size() << " graph nodes, "
+            << model.functions_size() << " functions (" << function_nodes << " nodes)\n";
   return 0;
 }

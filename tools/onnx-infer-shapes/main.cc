@@ -10,10 +10,15 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "options.h"
+#include "shapeprop/check.h"
 #include "shapeprop/infer.h"
 #include "shapeprop/io.h"
+#include "shapeprop/override.h"
+#include "shapeprop/schemas.h"
 #include "shapeprop/specialize.h"
 #include "shapeprop/text.h"
 #include "shapeprop/validate.h"
@@ -37,11 +42,17 @@ void report_others(const shapeprop::Diagnostics& diagnostics) {
     if (d.severity != shapeprop::Severity::Error) std::cerr << d.str() << '\n';
 }
 
-shapeprop::Diagnostics warnings_only(const shapeprop::Diagnostics& all) {
+shapeprop::Diagnostics with_severity(const shapeprop::Diagnostics& all, shapeprop::Severity severity) {
   shapeprop::Diagnostics out;
   for (const auto& d : all)
-    if (d.severity == shapeprop::Severity::Warning) out.push_back(d);
+    if (d.severity == severity) out.push_back(d);
   return out;
+}
+shapeprop::Diagnostics errors_only(const shapeprop::Diagnostics& all) {
+  return with_severity(all, shapeprop::Severity::Error);
+}
+shapeprop::Diagnostics warnings_only(const shapeprop::Diagnostics& all) {
+  return with_severity(all, shapeprop::Severity::Warning);
 }
 
 // The job itself: annotate, or specialize and inline. Returns the exit code when the run
@@ -113,7 +124,53 @@ shapeprop::Status write_stdout(const Options& o, const onnx::ModelProto& model) 
   return shapeprop::Ok{};
 }
 
+// --override LIB: LIB's functions replace the model's, checked (shapeprop/override.h).
+// Its note goes to `notes`, printed with the summary once the output is written.
+std::optional<int> override_functions(const Options& o, const std::string& library, const std::filesystem::path& model_dir,
+                                      onnx::ModelProto& model, std::string& notes) {
+  auto functions = shapeprop::load_function_library(library, o.limits());
+  if (!functions) {
+    report_errors({functions.error()});
+    return kBadInput;
+  }
+  auto done = shapeprop::apply_overrides(model, *functions, library, model_dir, o.infer_options);
+  if (!done) {
+    report_errors({done.error()});
+    return kBadInput;
+  }
+  if (o.quiet) return std::nullopt;
+  report_others(done->diagnostics);
+  if (!done->replaced.empty()) {
+    std::string names;
+    for (const auto& id : done->replaced) names += (names.empty() ? "" : ", ") + id.str();
+    const size_t n = done->contexts_checked;
+    notes += "onnx-infer-shapes: note: --override " + library + " replaced " + names + " (" + std::to_string(n) +
+             " context" + (n == 1 ? "" : "s") + " checked)\n";
+  }
+  return std::nullopt;
+}
+
+// --mode check: the model is read, never written. Its findings are the report, one line
+// each (each clipped); a model that cannot be read is one line.
+int run_check(const Options& o) {
+  auto model = shapeprop::load_model(o.input, o.limits());
+  if (!model) {
+    report_errors({model.error()});
+    return kBadInput;
+  }
+  shapeprop::CheckOptions options;
+  options.origin = o.input;
+  options.model_dir = std::filesystem::path(o.input).parent_path();
+  options.assume_positive_dims = o.infer_options.assume_positive_dims;
+  options.limits = o.limits();
+  const auto found = shapeprop::check_model(*model, options);
+  const bool failed = shapeprop::has_errors(found);
+  for (const auto& d : o.quiet ? errors_only(found) : found) std::cerr << d.str() << '\n';
+  return failed ? kCheckFailed : kOk;
+}
+
 int run(const Options& o) {
+  if (o.mode == Mode::Check) return run_check(o);
   // The input is never modified, not even by naming it as the output.
   std::error_code same_ec;
   if (o.output && std::filesystem::equivalent(o.input, *o.output, same_ec)) {
@@ -126,16 +183,21 @@ int run(const Options& o) {
     return kBadInput;
   }
   const auto input_dir = std::filesystem::path(o.input).parent_path();
-  auto problems = shapeprop::validate_model(*model, o.input, input_dir, o.limits());
+  const shapeprop::OpRules* rules = o.infer_options.op_rules.get();
+  auto problems = shapeprop::validate_model(*model, o.input, input_dir, rules, o.limits());
   if (shapeprop::has_errors(problems)) {
     report_errors(problems);
     return kBadInput;
   }
   if (!o.quiet) report_others(warnings_only(problems));
+  std::string notes;
+  for (const auto& library : o.overrides)
+    if (auto stop = override_functions(o, library, input_dir, *model, notes)) return *stop;
 
   // Printed last, once the output is written: a failure leaves one line on stderr.
   std::string summary;
   if (auto stop = process(o, *model, &summary)) return *stop;
+  summary = notes + summary;
 
   shapeprop::Diagnostics checks;
   if (o.verify_idempotent && o.infer) {
@@ -146,7 +208,8 @@ int run(const Options& o) {
   if (o.verify_roundtrip)
     if (auto rt = shapeprop::verify_text_roundtrip(*model, o.limits()); !rt) checks.push_back(rt.error());
   if (o.verify_full_check)
-    for (auto& d : shapeprop::run_onnx_checker(*model, /*full_check=*/true, "<output>", input_dir)) checks.push_back(d);
+    for (auto& d : shapeprop::run_onnx_checker(*model, /*full_check=*/true, "<output>", input_dir, rules))
+      checks.push_back(d);
   if (!checks.empty()) {
     report_errors(checks);
     return kCheckFailed;
@@ -169,6 +232,23 @@ int run(const Options& o) {
   return kOk;
 }
 
+// The shipped rules, then those of each --schemas folder.
+std::optional<int> load_schemas(Options& o) {
+  std::vector<std::filesystem::path> folders;
+  if (auto builtin = shapeprop::builtin_schemas_dir()) folders.push_back(*builtin);
+  folders.insert(folders.end(), o.schema_dirs.begin(), o.schema_dirs.end());
+  auto rules = shapeprop::load_op_rules(folders);
+  if (!rules) {
+    if (rules.error().file.empty())
+      cli::error(rules.error().message);
+    else
+      report_errors({rules.error()});
+    return kBadInput;
+  }
+  o.infer_options.op_rules = std::move(*rules);
+  return std::nullopt;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -179,6 +259,7 @@ int main(int argc, char** argv) {
   Options options;
   if (auto done = cli::parse_args(argc, argv, options)) return *done;
   try {
+    if (auto failed = load_schemas(options)) return *failed;
     return run(options);
   } catch (const std::exception& e) {  // a bug of ours: still one clear line, never a crash
     cli::error(std::string("internal error: ") + e.what());

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <iostream>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "shapeprop/schemas.h"
 #include "shapeprop/version.h"
 
 namespace cli {
@@ -22,14 +24,27 @@ options:
                          specialize: one folded copy of each function per distinct
                          context (rank conditionals, CastLikes and shape arithmetic the
                          facts decide are gone), dead code removed;
-                         inline: specialize, then inline (--inline=all unless given)
+                         inline: specialize, then inline (--inline=all unless given);
+                         check: write nothing; check every declared type against
+                         what strict inference proves in each context (exit 1 when
+                         one is false, or the model is malformed; always strict)
   --inline POLICY        all | none | small[:N] (bodies of at most N nodes after
                          folding, default 8); implies --mode specialize at least
   -o, --output PATH      write the result to PATH (a regular file atomically; a
                          character device or FIFO in place); default: text on stdout
   --emit text|binary     output format; default from the output's extension
                          (.onnx binary, .onnxtxt text), text when writing to stdout
-  --strict               conflicts, ops without a schema and failed inference are errors
+  --override LIB         replace the model's functions by the functions of LIB (ONNX
+                         text syntax, functions only; or a binary model's functions)
+                         with the same (domain, name, overload), before the analysis;
+                         a replacement must keep the arity, the attributes and their
+                         defaults, opsets ONNX's checker accepts, and the output types
+                         of every context the model calls it in (repeatable)
+  --schemas DIR          also read the rules (*.rule) under DIR for ops outside ONNX's
+                         registry (repeatable; a rule there replaces the shipped rule
+                         for the same op; the language: schemas/README.md)
+  --strict               conflicts, ops without a schema or rule and failed inference
+                         are errors
   --allow-empty-dims     do not assume symbolic dims are at least 1 (by default
                          Size(x) == 0 is false for x of shape [N, 8], as PyTorch's
                          exporter assumes of dynamic dims)
@@ -135,6 +150,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
     } else if (a == "--version") {
       std::cout << "onnx-infer-shapes (shapeprop) " << shapeprop::version() << ", ONNX " << shapeprop::onnx_version()
                 << '\n';
+      const auto schemas = shapeprop::builtin_schemas_dir();
+      std::cout << "shipped rules: " << (schemas ? schemas->string() : std::string("not found")) << '\n';
       return kOk;
     } else if (limit) {
       auto v = value(limit->name);
@@ -174,8 +191,10 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         o.mode = Mode::Specialize;
       else if (*v == "inline")
         o.mode = Mode::Inline;
+      else if (*v == "check")
+        o.mode = Mode::Check;
       else {
-        error("--mode takes 'annotate', 'specialize' or 'inline', not " + in_quotes(*v));
+        error("--mode takes 'annotate', 'specialize', 'inline' or 'check', not " + in_quotes(*v));
         return kBadInput;
       }
     } else if (is("--inline")) {
@@ -201,6 +220,14 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         error("--inline takes all, none or small[:N], not " + in_quotes(*v));
         return kBadInput;
       }
+    } else if (is("--override")) {
+      auto v = value("--override");
+      if (!v) return kBadInput;
+      o.overrides.push_back(*v);
+    } else if (is("--schemas")) {
+      auto v = value("--schemas");
+      if (!v) return kBadInput;
+      o.schema_dirs.push_back(*v);
     } else if (a == "--strict") {
       o.infer_options.strict = true;
     } else if (a == "--allow-empty-dims") {
@@ -236,6 +263,22 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
   if (o.input.empty()) {
     error("no input model given (see --help)");
     return kBadInput;
+  }
+  if (o.mode == Mode::Check) {
+    const std::pair<bool, const char*> writing[] = {
+        {o.output.has_value(), "-o"},
+        {o.emit.has_value(), "--emit"},
+        {o.inline_policy.has_value(), "--inline"},
+        {!o.infer, "--no-infer"},
+        {!o.infer_options.annotate_functions, "--keep-ir-version"},
+        {o.infer_options.debug, "--debug-analysis"},
+        {o.verify_roundtrip || o.verify_idempotent || o.verify_full_check, "--verify-*"},
+    };
+    for (const auto& [given, flag] : writing)
+      if (given) {
+        error(std::string("--mode check writes nothing and takes no ") + flag);
+        return kBadInput;
+      }
   }
   return std::nullopt;
 }

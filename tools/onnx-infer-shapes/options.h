@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "shapeprop/infer.h"
 #include "shapeprop/io.h"
@@ -15,7 +16,7 @@ constexpr int kOk = 0;
 constexpr int kCheckFailed = 1;
 constexpr int kBadInput = 2;
 
-enum class Mode { Annotate, Specialize, Inline };
+enum class Mode { Annotate, Specialize, Inline, Check };
 
 struct Options {
   std::string input;
@@ -26,6 +27,8 @@ struct Options {
   std::optional<shapeprop::Format> emit;
   bool infer = true;
   shapeprop::InferOptions infer_options;  // with the limits
+  std::vector<std::string> schema_dirs;
+  std::vector<std::string> overrides;
   bool verify_roundtrip = false;
   bool verify_idempotent = false;
   bool verify_full_check = false;

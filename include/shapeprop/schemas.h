@@ -1,0 +1,60 @@
+// Rules for operators outside ONNX's registry, read at run time from schemas/ folders.
+//
+// ONNX Runtime's contrib ops (com.microsoft) and ops of domains nobody registers have no
+// ONNX schema, so ONNX's inference knows nothing of their outputs. A rule file states,
+// as data, what such an op's outputs are: a signature with named dim symbols, layouts,
+// type constraints in ONNX's vocabulary, and where that is not enough a shape function
+// written as an ONNX function. The language is described in schemas/README.md; the
+// rules shipped with shapeprop are in the folder builtin_schemas_dir() finds.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "shapeprop/diagnostics.h"
+
+namespace shapeprop {
+
+namespace schemas {
+struct OpRule;
+}
+
+// A set of rules, one per (domain, op).
+class OpRules {
+ public:
+  OpRules();
+  ~OpRules();
+
+  // The rule for an op ("" or "ai.onnx" for the default domain), or nullptr.
+  const schemas::OpRule* find(const std::string& domain, const std::string& op) const;
+  size_t size() const { return rules_.size(); }
+  // Every op with a rule, as "domain.Op" (or "Op"), with the file that states the rule.
+  std::vector<std::pair<std::string, std::string>> list() const;
+
+ private:
+  friend Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders);
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<const schemas::OpRule>> rules_;
+};
+
+// The folder of rules shipped with shapeprop: share/shapeprop/schemas beside the running
+// executable's bin/ (an install), else the install prefix shapeprop was configured with,
+// else the source tree it was built from. nullopt when none of them exists.
+std::optional<std::filesystem::path> builtin_schemas_dir();
+
+// Reads every *.rule file under each folder (recursively, in path order). A rule in a
+// later folder replaces the rule of an earlier folder for the same op, so that a user's
+// folder can correct a shipped rule; two rules for one op in one folder are an error. A
+// folder that does not exist, an unreadable file and a malformed rule are errors, the
+// latter at file:line:col.
+Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders);
+
+// The shipped rules, read once per process; empty when builtin_schemas_dir() finds none
+// or they do not load (a broken install: `onnx-infer-shapes` reports it).
+std::shared_ptr<const OpRules> builtin_op_rules();
+
+}  // namespace shapeprop

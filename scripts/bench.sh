@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# scripts/bench.sh [L ...]: whole-process speed and memory on L-layer transformers built
+# by gen-transformer (default L = 16 128 512 1024), each job run SHAPEPROP_BENCH_RUNS times
+# (default 5), interleaved, timed by /usr/bin/time -v:
+#   onnx      onnx-infer-baseline: ONNX 1.17's load + InferShapes (data propagation) + save
+#   floor     onnx-infer-shapes --no-infer: shapeprop's load + validation + save
+#   annotate  onnx-infer-shapes (inferred types written per call site and into functions)
+#   inline    onnx-infer-shapes --mode inline
+# Prints a Markdown table: median wall time and peak RSS, ratios to ONNX's and to the
+# floor, and growth from the previous L; then time(L=1024)/time(L=128) for annotate and
+# inline (linear growth is 8.0). Needs a release build (scripts/test.sh or
+# `cmake --preset release && cmake --build --preset release`).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+build=${SHAPEPROP_BUILD:-build/release}
+runs=${SHAPEPROP_BENCH_RUNS:-5}
+layers=("$@")
+[ ${#layers[@]} -gt 0 ] || layers=(16 128 512 1024)
+
+tool=$build/tools/onnx-infer-shapes
+baseline=$build/tools/onnx-infer-baseline
+gen=$build/tools/gen-transformer
+for need in "$tool" "$baseline" "$gen" /usr/bin/time; do
+  [ -x "$need" ] || { echo "bench: $need is missing (build the release preset first)" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+jobs=(onnx floor annotate inline)
+
+run_job() {  # run_job JOB MODEL OUT STATS
+  local job=$1 model=$2 out=$3 stats=$4
+  case $job in
+    onnx) /usr/bin/time -v -o "$stats" "$baseline" "$model" "$out" ;;
+    floor) /usr/bin/time -v -o "$stats" "$tool" "$model" -o "$out" --no-infer -q ;;
+    annotate) /usr/bin/time -v -o "$stats" "$tool" "$model" -o "$out" -q ;;
+    inline) /usr/bin/time -v -o "$stats" "$tool" "$model" -o "$out" -q --mode inline ;;
+  esac
+}
+
+# Seconds from time -v's "Elapsed (wall clock) time (h:mm:ss or m:ss): 0:01.23".
+wall_of() { awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$1"; }
+rss_of() { awk -F': ' '/Maximum resident set size/ { print $2 }' "$1"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "runs per job: $runs (medians)"
+echo
+echo "| L | graph nodes | job | time | peak RSS | / ONNX time | / floor time | / ONNX RSS | growth from previous L |"
+echo "|---|---|---|---|---|---|---|---|---|"
+declare -A time_of rss_of_job
+prev=""
+for L in "${layers[@]}"; do
+  model=$work/L$L.onnx
+  nodes=$("$gen" --layers "$L" -o "$model" | sed -E 's/.* ([0-9]+) graph nodes.*/\1/')
+  for r in $(seq "$runs"); do
+    for job in "${jobs[@]}"; do
+      run_job "$job" "$model" "$work/out.onnx" "$work/$job.$r.stats"
+    done
+  done
+  for job in "${jobs[@]}"; do
+    time_of[$L.$job]=$(for r in $(seq "$runs"); do wall_of "$work/$job.$r.stats"; done | median)
+    rss_of_job[$L.$job]=$(for r in $(seq "$runs"); do rss_of "$work/$job.$r.stats"; done | median)
+  done
+  for job in "${jobs[@]}"; do
+    t=${time_of[$L.$job]}
+    rss=${rss_of_job[$L.$job]}
+    growth="-"
+    [ -n "$prev" ] && growth=$(awk -v a="$t" -v b="${time_of[$prev.$job]}" 'BEGIN { printf "%.2fx (L x%.0f)", a / b, 0 }' | sed "s/L x0/L x$((L / prev))/")
+    awk -v L="$L" -v n="$nodes" -v job="$job" -v t="$t" -v rss="$rss" -v o="${time_of[$L.onnx]}" -v f="${time_of[$L.floor]}" \
+        -v orss="${rss_of_job[$L.onnx]}" -v g="$growth" \
+        'BEGIN { printf "| %s | %s | %s | %.3f s | %.0f MiB | %.2fx | %.2fx | %.2fx | %s |\n", L, n, job, t, rss / 1024, t / o, t / f, rss / orss, g }'
+  done
+  prev=$L
+done
+for a in 128; do
+  for b in 1024; do
+    if [ -n "${time_of[$a.annotate]:-}" ] && [ -n "${time_of[$b.annotate]:-}" ]; then
+      echo
+      for job in annotate inline; do
+        awk -v j="$job" -v x="${time_of[$b.$job]}" -v y="${time_of[$a.$job]}" \
+          'BEGIN { printf "%s: time(L=1024) / time(L=128) = %.2f (linear: 8.0)\n", j, x / y }'
+      done
+    fi
+  done
+done

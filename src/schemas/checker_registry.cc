@@ -1,0 +1,36 @@
+#include "schemas/checker_registry.h"
+
+namespace shapeprop::schemas {
+
+const onnx::OpSchema* CheckerRegistry::GetSchema(const std::string& key, int max_inclusive_version,
+                                                 const std::string& domain) const {
+  std::string id = domain;
+  id += '\0';
+  id += key;
+  id += '\0';
+  id += std::to_string(max_inclusive_version);
+  auto [it, fresh] = answered_.try_emplace(std::move(id), nullptr);
+  if (fresh) it->second = answer(key, max_inclusive_version, domain);
+  return it->second;
+}
+
+const onnx::OpSchema* CheckerRegistry::answer(const std::string& key, int max_inclusive_version,
+                                              const std::string& domain) const {
+  if (const auto* schema = onnx::OpSchemaRegistry::Instance()->GetSchema(key, max_inclusive_version, domain))
+    return schema;
+  if (!rules_.find(domain, key)) return nullptr;
+  auto& made = made_[{domain, key}];
+  if (!made) {
+    made = std::make_unique<onnx::OpSchema>(key, "shapeprop schemas/", 0);
+    made->SetDomain(domain)
+        .SinceVersion(1)
+        .AllowUncheckedAttributes()
+        .Input(0, "inputs", "", "T", onnx::OpSchema::Variadic, /*is_homogeneous=*/false, /*min_arity=*/0)
+        .Output(0, "outputs", "", "T", onnx::OpSchema::Variadic, /*is_homogeneous=*/false, /*min_arity=*/0)
+        .TypeConstraint("T", onnx::OpSchema::all_tensor_types_ir10(), "any tensor");
+    made->Finalize();
+  }
+  return made.get();
+}
+
+}  // namespace shapeprop::schemas

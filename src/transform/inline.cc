@@ -1,0 +1,270 @@
+// Inlining, written after ONNX 1.17's onnx/inliner/inliner.cc so that the names it makes
+// are exactly the ones ONNX's inliner makes (the tests compare outputs byte for byte with
+// runs that used ONNX's inliner), without its copies: ONNX's copies the whole callee per
+// call, then each callee node again into the graph, and copies every other node.
+#include "transform/inline.h"
+
+#include <deque>
+#include <memory>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "support/name_map.h"
+
+namespace shapeprop::transform {
+
+namespace {
+
+using onnx::AttributeProto;
+using onnx::FunctionProto;
+using onnx::GraphProto;
+using onnx::NodeProto;
+using NodeList = google::protobuf::RepeatedPtrField<NodeProto>;
+using ValueInfoList = google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>;
+
+std::string normalize_domain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
+
+// ONNX's function id: "domain::name", or "domain::name::overload".
+std::string impl_id(const std::string& domain, const std::string& name, const std::string& overload) {
+  std::string id = normalize_domain(domain) + "::" + name;
+  if (!overload.empty()) id += "::" + overload;
+  return id;
+}
+
+// Every name in one namespace (values and node names), and fresh ones made from a
+// suggestion: the suggestion itself if free, else suggestion_K with K one global counter.
+// Names are views of the model's strings (kept alive by the Inliner) or of the ones it made.
+class Names {
+ public:
+  void add(const std::string& name) { names_.insert(name); }
+  std::string create(const std::string& suggested) {
+    std::string name = suggested;
+    while (names_.contains(name)) name = suggested + "_" + std::to_string(index_++);
+    made_.push_back(name);
+    names_.insert(made_.back());
+    return name;
+  }
+  void add_graph(const GraphProto& g) {
+    for (const auto& x : g.input()) add(x.name());
+    for (const auto& x : g.initializer()) add(x.name());
+    for (const auto& x : g.output()) add(x.name());
+    for (const auto& n : g.node()) add_node(n);
+  }
+  void add_node(const NodeProto& n) {
+    add(n.name());
+    for (const auto& x : n.input()) add(x);
+    for (const auto& x : n.output()) add(x);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) add_graph(a.g());
+      for (const auto& g : a.graphs()) add_graph(g);
+    }
+  }
+
+ private:
+  NameMap names_;
+  std::deque<std::string> made_;
+  unsigned index_ = 0;
+};
+
+// Attribute references in an inlined body take the call's values, or go when it has none.
+void bind_attributes(NodeProto& node, const std::unordered_map<std::string, const AttributeProto*>& values) {
+  auto& attributes = *node.mutable_attribute();
+  for (auto it = attributes.begin(); it != attributes.end();) {
+    if (!it->ref_attr_name().empty()) {
+      auto v = values.find(it->ref_attr_name());
+      if (v == values.end()) {
+        it = attributes.erase(it);
+        continue;
+      }
+      const std::string name = it->name();
+      *it = *v->second;
+      it->set_name(name);
+    } else {
+      if (it->has_g())
+        for (auto& n : *it->mutable_g()->mutable_node()) bind_attributes(n, values);
+      for (auto& g : *it->mutable_graphs())
+        for (auto& n : *g.mutable_node()) bind_attributes(n, values);
+    }
+    ++it;
+  }
+}
+
+// The renaming of one inlined call: scoped maps from the callee's names to the graph's.
+class Renamer {
+ public:
+  Renamer(std::string suffix, Names& names) : suffix_(std::move(suffix)), names_(names) { scopes_.emplace_back(); }
+
+  // Formal parameters take the actual names; an output the call omits gets a fresh one.
+  // An output that is one of the inputs (`Id (x) => (x)`) keeps the input's binding
+  // inside the body, and is returned as (input, output) to be copied by an Identity:
+  // ONNX's inliner binds it to the output and leaves that output undefined.
+  std::vector<std::pair<std::string, std::string>> bind(const google::protobuf::RepeatedPtrField<std::string>& formals,
+                                                        const google::protobuf::RepeatedPtrField<std::string>& actuals,
+                                                        bool outputs) {
+    if (actuals.size() > formals.size())
+      throw std::runtime_error("a call has more actual parameters than its function has formal parameters");
+    std::vector<std::pair<std::string, std::string>> passed_through;
+    auto& scope = scopes_.back();
+    for (int i = 0; i < formals.size(); ++i) {
+      std::string as = i < actuals.size() ? actuals.Get(i) : std::string();
+      if (outputs) {
+        if (auto in = scope.find(formals.Get(i)); in != scope.end()) {
+          if (!as.empty() && !in->second.empty()) passed_through.emplace_back(in->second, as);
+          continue;
+        }
+        if (as.empty()) as = unique(formals.Get(i));
+      }
+      scope[formals.Get(i)] = as;
+    }
+    return passed_through;
+  }
+
+  void node(NodeProto& n) {
+    if (!n.name().empty()) n.set_name(unique(n.name()));
+    for (auto& x : *n.mutable_input()) lookup_or_rename(x, false);
+    for (auto& y : *n.mutable_output()) lookup_or_rename(y, true);
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) graph(*a.mutable_g());
+      for (auto& g : *a.mutable_graphs()) graph(g);
+    }
+  }
+
+  void lookup_or_rename(std::string& name, bool defines) {
+    if (name.empty()) return;
+    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
+      auto it = s->find(name);
+      if (it != s->end()) {
+        name = it->second;
+        return;
+      }
+    }
+    if (defines) rename(name);  // otherwise an outer name, which stays
+  }
+
+ private:
+  std::string suffix_;
+  Names& names_;
+  std::vector<std::unordered_map<std::string, std::string>> scopes_;
+
+  std::string unique(const std::string& name) { return names_.create(name + suffix_); }
+  void rename(std::string& name) {
+    std::string fresh = unique(name);
+    scopes_.back()[name] = fresh;
+    name = std::move(fresh);
+  }
+  void graph(GraphProto& g) {
+    scopes_.emplace_back();
+    for (auto& x : *g.mutable_input()) rename(*x.mutable_name());
+    for (auto& t : *g.mutable_initializer()) rename(*t.mutable_name());
+    for (auto& y : *g.mutable_output()) rename(*y.mutable_name());
+    for (auto& n : *g.mutable_node()) node(n);
+    scopes_.pop_back();
+  }
+};
+
+class Inliner {
+ public:
+  Inliner(const std::unordered_map<std::string, const FunctionProto*>& functions, Names& names)
+      : functions_(functions), names_(names) {}
+
+  void into(NodeList& nodes, ValueInfoList& value_info) {
+    // The original nodes stay alive (moved from, or calls) until the inlining is done: the
+    // names seen so far view their strings.
+    originals_.push_back(std::make_unique<NodeList>());
+    NodeList& original = *originals_.back();
+    original.Swap(&nodes);
+    for (auto& n : original) append(n, nodes, value_info);
+  }
+
+ private:
+  const std::unordered_map<std::string, const FunctionProto*>& functions_;
+  Names& names_;
+  int count_ = 0;
+  std::vector<std::unique_ptr<NodeList>> originals_;
+
+  void append(NodeProto& node, NodeList& nodes, ValueInfoList& value_info) {
+    auto f = functions_.find(impl_id(node.domain(), node.op_type(), node.overload()));
+    if (f == functions_.end()) {
+      for (auto& a : *node.mutable_attribute()) {
+        if (a.has_g()) into(*a.mutable_g()->mutable_node(), *a.mutable_g()->mutable_value_info());
+        for (auto& g : *a.mutable_graphs()) into(*g.mutable_node(), *g.mutable_value_info());
+      }
+      nodes.Add()->Swap(&node);
+      return;
+    }
+    const FunctionProto& callee = *f->second;
+    std::unordered_map<std::string, const AttributeProto*> values;
+    for (const auto& a : node.attribute()) values[a.name()] = &a;
+    // The whole body is renamed before any of it is appended (a call inside it is
+    // numbered after this one, when it is appended), as ONNX's inliner does.
+    Renamer renamer("__" + std::to_string(++count_), names_);
+    renamer.bind(callee.input(), node.input(), /*outputs=*/false);
+    const auto passed_through = renamer.bind(callee.output(), node.output(), /*outputs=*/true);
+    std::vector<NodeProto> body(callee.node().begin(), callee.node().end());
+    for (auto& n : body) {
+      bind_attributes(n, values);
+      renamer.node(n);
+    }
+    std::unordered_map<std::string_view, bool> actual;
+    for (const auto& x : node.input()) actual[x] = true;
+    for (const auto& x : node.output()) actual[x] = true;
+    for (const auto& vi : callee.value_info()) {
+      onnx::ValueInfoProto renamed = vi;
+      renamer.lookup_or_rename(*renamed.mutable_name(), false);
+      if (!actual.count(renamed.name())) *value_info.Add() = std::move(renamed);
+    }
+    for (auto& n : body) append(n, nodes, value_info);
+    for (const auto& [from, to] : passed_through) {
+      NodeProto* copy = nodes.Add();
+      copy->set_op_type("Identity");
+      copy->add_input(from);
+      copy->add_output(to);
+    }
+  }
+};
+
+}  // namespace
+
+void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::pair<std::string, std::string>>& selected) {
+  // Every function must agree with the model (and the others) on each opset's version.
+  std::unordered_map<std::string, int64_t> versions;
+  auto agree = [&versions](const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports) {
+    for (const auto& o : imports) {
+      auto [it, fresh] = versions.emplace(normalize_domain(o.domain()), o.version());
+      if (!fresh && it->second != o.version()) return false;
+    }
+    return true;
+  };
+  agree(model.opset_import());
+  std::unordered_map<std::string, const FunctionProto*> inlined;
+  std::vector<FunctionProto*> kept;
+  for (auto& f : *model.mutable_functions()) {
+    if (!agree(f.opset_import())) throw std::runtime_error("Model has functions with incompatible opset versions.");
+    if (std::find(selected.begin(), selected.end(), std::make_pair(f.domain(), f.name())) != selected.end())
+      inlined[impl_id(f.domain(), f.name(), f.overload())] = &f;
+    else
+      kept.push_back(&f);
+  }
+  {
+    Names names;
+    names.add_graph(model.graph());
+    Inliner inliner(inlined, names);
+    inliner.into(*model.mutable_graph()->mutable_node(), *model.mutable_graph()->mutable_value_info());
+  }
+  for (FunctionProto* f : kept) {
+    Names names;
+    for (const auto& x : f->input()) names.add(x);
+    for (const auto& x : f->output()) names.add(x);
+    for (const auto& n : f->node()) names.add_node(n);
+    Inliner inliner(inlined, names);
+    inliner.into(*f->mutable_node(), *f->mutable_value_info());
+  }
+  auto* functions = model.mutable_functions();
+  functions->erase(std::remove_if(functions->begin(), functions->end(),
+                                  [&](const FunctionProto& f) {
+                                    return inlined.count(impl_id(f.domain(), f.name(), f.overload())) > 0;
+                                  }),
+                   functions->end());
+}
+
+}  // namespace shapeprop::transform

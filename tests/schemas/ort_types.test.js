@@ -1,0 +1,103 @@
+'use strict';
+// Tests of the type oracle (tools/equiv/ort_types.js). Run: node --test tests/schemas/
+// Models are written by tests/equiv/onnx_builder.js; value_info is added as a second
+// GraphProto, which protobuf merges into the first.
+
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const onnx = require('../equiv/onnx_builder');
+const { DT, pb } = onnx;
+const types = require('../../tools/equiv/ort_types');
+
+let tmp;
+before(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'shapeprop-ort-types-'));
+});
+after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+function valueInfo(name, elemType, dims) {
+  return pb.bytes(13, Buffer.concat([pb.string(1, name), pb.bytes(2, tensorTypeOf(elemType, dims))]));
+}
+function tensorTypeOf(elemType, dims) {
+  const d = dims.map((x) => (typeof x === 'number' ? pb.message(1, [pb.varint(1, x)]) : x === null ? pb.message(1, []) : pb.message(1, [pb.string(2, x)])));
+  return pb.message(1, [pb.varint(1, elemType), pb.message(2, d)]);
+}
+
+// Y = Relu(Concat(X, X, axis 0)) with t declared as `tDims`: X [N,3].
+function model(tDims, tType = DT.FLOAT) {
+  const base = onnx.model({
+    nodes: [onnx.node('Concat', ['X', 'X'], ['t'], { axis: 0 }), onnx.node('Relu', ['t'], ['Y'])],
+    inputs: [['X', DT.FLOAT, ['N', 3]]],
+    outputs: [['Y', DT.FLOAT, ['2*N', 3]]],
+  });
+  const file = path.join(tmp, `m${fs.readdirSync(tmp).length}.onnx`);
+  fs.writeFileSync(file, tDims ? Buffer.concat([base, pb.message(7, [valueInfo('t', tType, tDims)])]) : base);
+  return file;
+}
+
+test('parses the dims shapeprop writes, and evaluates them', () => {
+  const sizes = { N: 3, M: 2 };
+  assert.equal(types.evaluateDim(types.parseDim('2*N'), sizes), 6);
+  assert.equal(types.evaluateDim(types.parseDim('M*N+N-1'), sizes), 8);
+  assert.equal(types.evaluateDim(types.parseDim('-N+7'), sizes), 4);
+  assert.deepEqual(types.parseDim('batch size'), { opaque: 'batch size' });
+  assert.equal(types.evaluateDim(types.parseDim('K'), sizes), undefined);
+});
+
+test('declared types that hold agree at every binding, symbolic expressions included', async () => {
+  const r = await types.checkTypes(model(['2*N', 3]), { bind: { N: [1, 4] } });
+  assert.equal(r.ok, true);
+  assert.equal(r.runs.length, 2);
+  assert.equal(r.fullyTyped, true);
+});
+
+test('a wrong dim, rank or element type is a mismatch naming the value', async () => {
+  for (const [dims, type, why] of [
+    [['N', 3], DT.FLOAT, 'dim 0'],
+    [['2*N'], DT.FLOAT, 'rank'],
+    [['2*N', 3], DT.DOUBLE, 'element type'],
+  ]) {
+    const r = await types.checkTypes(model(dims, type), { bind: { N: [1, 4] } });
+    assert.equal(r.ok, false, why);
+    assert.match(r.runs[0].problems[0], new RegExp(`^t: declared .*\\(${why}`));
+  }
+});
+
+test('a symbol only outputs name takes one size in a run; an unknown dim is reported as partial', async () => {
+  let r = await types.checkTypes(model(['unk__0', 3]), { bind: { N: [2] } });
+  assert.equal(r.ok, true);
+  r = await types.checkTypes(model([null, 3]), { bind: { N: [2] } });
+  assert.equal(r.ok, true);
+  assert.deepEqual([...r.partial], ['t']);
+  assert.equal(r.fullyTyped, false);
+});
+
+test('a value without a type is reported; the CLI fails on it with --require-full', async () => {
+  const file = model(null);
+  const r = await types.checkTypes(file, { bind: { N: [2] } });
+  assert.deepEqual(r.untyped, ['t']);
+  const lines = [];
+  const out = { write: (s) => lines.push(s) };
+  assert.equal(await types.main([file, '--bind', 'N=2', '--require-full', '--quiet'], out, out), 1);
+  assert.match(lines.join(''), /NOT FULLY TYPED .*no type for t/);
+  assert.equal(await types.main([file, '--bind', 'N=2', '--quiet'], out, out), 0);
+});
+
+test('--fill gives an integer input the value of an expression of the binding', async () => {
+  // Y = Reshape(X, shape) with shape filled as 2*N: X [N,2] -> Y [2*N]... as [M] here.
+  const base = onnx.model({
+    nodes: [onnx.node('Expand', ['X', 'shape'], ['Y'])],
+    inputs: [['X', DT.FLOAT, [1]], ['shape', DT.INT64, [1]]],
+    outputs: [['Y', DT.FLOAT, ['2*N']]],
+  });
+  const file = path.join(tmp, 'fill.onnx');
+  fs.writeFileSync(file, base);
+  const r = await types.checkTypes(file, { bind: { N: [1, 3] }, fill: { shape: '2*N' } });
+  assert.equal(r.ok, true);
+  const wrong = await types.checkTypes(file, { bind: { N: [1, 3] }, fill: { shape: 'N' } });
+  assert.equal(wrong.ok, false);
+});

@@ -1,0 +1,199 @@
+// The rule language (src/schemas): parsing, layout matching and output computation, as
+// pure functions on Facts; and the shipped rules loading.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "schemas/rule_eval.h"
+#include "schemas/rule_parser.h"
+#include "shapeprop/schemas.h"
+
+namespace shapeprop::schemas {
+namespace {
+
+using ::testing::HasSubstr;
+
+OpRule parse_one(const std::string& text) {
+  auto rules = parse_rules(text, "t.rule");
+  EXPECT_TRUE(rules.ok()) << (rules.ok() ? "" : rules.error().str());
+  return rules.ok() ? rules->front() : OpRule();
+}
+
+Diagnostic parse_error(const std::string& text) {
+  auto rules = parse_rules(text, "t.rule");
+  EXPECT_FALSE(rules.ok());
+  return rules.ok() ? Diagnostic() : rules.error();
+}
+
+Fact tensor(int32_t type, std::vector<Dim> dims) { return Fact::tensor(type, std::move(dims)); }
+Dim s(const char* name) { return Dim::symbol(name); }
+Dim c(int64_t v) { return Dim::constant(v); }
+constexpr int32_t kFloat = onnx::TensorProto::FLOAT;
+constexpr int32_t kInt64 = onnx::TensorProto::INT64;
+
+Application apply(const OpRule& rule, size_t outputs, const std::vector<const Fact*>& inputs,
+                  const std::vector<onnx::AttributeProto>& attributes = {}) {
+  std::vector<const onnx::AttributeProto*> list;
+  for (const auto& a : attributes) list.push_back(&a);
+  return apply_rule(rule, outputs, inputs, list, [](const auto&, const auto&, const auto&) { return std::vector<Fact>(); });
+}
+
+onnx::AttributeProto int_attribute(const std::string& name, int64_t v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(v);
+  return a;
+}
+
+TEST(RuleParser, ReadsOpAttributesTypesAndLayouts) {
+  OpRule r = parse_one(R"(
+    # comment
+    op com.example.Cache <heads: int, eps: float = 1e-5, sizes: ints = [1, 2]>
+    type T: tensor(float), tensor(float16)
+    layout "no past" (T[B, L, D] x, ) => (T[B, @heads, L, D / @heads] present)
+    layout (T[B, L, D] x, T[B, @heads, P, H]? past) => (T[B, @heads, P + L, H] present, float? extra)
+  )");
+  EXPECT_EQ(r.domain, "com.example");
+  EXPECT_EQ(r.op, "Cache");
+  ASSERT_EQ(r.attributes.size(), 3u);
+  EXPECT_FALSE(r.attributes[0].default_value);
+  EXPECT_FLOAT_EQ(r.attributes[1].default_value->f(), 1e-5f);
+  EXPECT_EQ(r.attributes[2].default_value->ints_size(), 2);
+  ASSERT_EQ(r.types.size(), 1u);
+  EXPECT_EQ(r.types[0].allowed, (std::vector<int32_t>{kFloat, onnx::TensorProto::FLOAT16}));
+  ASSERT_EQ(r.layouts.size(), 2u);
+  EXPECT_EQ(r.layouts[0].label, "no past");
+  EXPECT_EQ(r.layouts[1].label, "layout 2");
+  EXPECT_TRUE(r.layouts[0].inputs[1].empty);
+  EXPECT_TRUE(r.layouts[1].inputs[1].optional);
+  EXPECT_EQ(r.layouts[1].where.line, 6);
+}
+
+TEST(RuleParser, DefaultDomainOp) {
+  OpRule r = parse_one("op Foo type T: tensor(float) layout (T x) => (T y)");
+  EXPECT_EQ(r.domain, "");
+  EXPECT_EQ(r.op, "Foo");
+}
+
+TEST(RuleParser, ErrorsNameFileLineAndColumn) {
+  Diagnostic d = parse_error("op X\ntype T: tensor(float)\nlayout (T[N] x) => (T[N + Q] y)\n");
+  EXPECT_EQ(d.str(), "t.rule:3:21: error: symbol 'Q' is bound by no input of this layout");
+  d = parse_error("op X\nlayout (float[N] x) => (float[N] y)\nlayout (float[N x) => (float y)");
+  EXPECT_EQ(d.line, 3);
+  EXPECT_EQ(d.column, 17);
+  EXPECT_THAT(d.message, HasSubstr("expected ']'"));
+  EXPECT_THAT(parse_error("").message, HasSubstr("no rule in this file"));
+  EXPECT_THAT(parse_error("op X type U: tensor(float) layout (T x) => (T y)").message,
+              HasSubstr("'T' is neither an element type nor a type variable"));
+  EXPECT_THAT(parse_error("op X type T: tensor(float), tensor(int64) layout (float x) => (T y)").message,
+              HasSubstr("bound by no input of this layout and allows more than one type"));
+  EXPECT_THAT(parse_error("op X <a: int> layout (float[N] x) => (float[@a[0]] y)").message, HasSubstr("is not an ints"));
+  EXPECT_THAT(parse_error("op X layout (float[*A, *B] x) => (float y)").message, HasSubstr("more than one '*'"));
+  EXPECT_THAT(parse_error("op X layout (float[N] x) => (float y) shape (x) => (z) { z = Shape (x) }").message,
+              HasSubstr("outputs must be exactly the outputs written without dims"));
+  EXPECT_THAT(parse_error("op X layout (float \"x) => (float y)").message, HasSubstr("string is not closed"));
+}
+
+TEST(RuleEval, BindsSharedSymbolsAndBatchPrefixes) {
+  OpRule r = parse_one("op X type T: tensor(float) layout (T[*B, D] x, T[D] g) => (T[*B, D] y, float[*B, 1] m)");
+  Fact x = tensor(kFloat, {s("N"), c(7), Dim::unknown()}), g = tensor(kFloat, {c(32)});
+  auto a = apply(r, 2, {&x, &g});
+  ASSERT_TRUE(a.layout);
+  // D is unknown in x and 32 in g: the two are one value, 32.
+  EXPECT_EQ(a.outputs[0].str(), "float[N,7,32]");
+  EXPECT_EQ(a.outputs[1].str(), "float[N,7,1]");
+  EXPECT_TRUE(a.problems.empty());
+}
+
+TEST(RuleEval, ContradictingInputsRuleTheLayoutOut) {
+  OpRule r = parse_one("op X type T: tensor(float) layout (T[*B, D] x, T[D] g) => (T[*B, D] y)");
+  Fact x = tensor(kFloat, {c(2), c(8)}), g = tensor(kFloat, {c(4)});
+  auto a = apply(r, 1, {&x, &g});
+  EXPECT_FALSE(a.layout);
+  EXPECT_FALSE(a.outputs[0].known());
+  ASSERT_EQ(a.problems.size(), 1u);
+  EXPECT_THAT(a.problems[0], HasSubstr("input 1 (g) dim 0 is 4, not 8"));
+}
+
+TEST(RuleEval, UnknownRankLeavesTheLayoutUndecided) {
+  OpRule r = parse_one(R"(op X type T: tensor(float)
+    layout "3-D" (T[B, S, D] x) => (T[B, S] y)
+    layout "any" (T[*R] x) => (T[*R] y))");
+  Fact any;
+  any.elem_type = kFloat;  // rank unknown
+  auto a = apply(r, 1, {&any});
+  EXPECT_FALSE(a.layout);  // the first layout may be the one: nothing is stated
+  EXPECT_FALSE(a.outputs[0].known());
+  EXPECT_TRUE(a.problems.empty());
+  Fact two = tensor(kFloat, {c(2), c(3)});
+  a = apply(r, 1, {&two});  // the first is ruled out: the second applies
+  ASSERT_TRUE(a.layout);
+  EXPECT_EQ(a.layout->label, "any");
+  EXPECT_EQ(a.outputs[0].str(), "float[2,3]");
+}
+
+TEST(RuleEval, TypeConstraintsAndPresence) {
+  OpRule r = parse_one("op X type T: tensor(float) layout (T[N] x, T[N]? b, ) => (T[N] y)");
+  Fact x = tensor(kFloat, {c(3)}), i = tensor(kInt64, {c(3)});
+  EXPECT_TRUE(apply(r, 1, {&x}).layout);
+  EXPECT_TRUE(apply(r, 1, {&x, nullptr}).layout);
+  auto a = apply(r, 1, {&i});
+  EXPECT_THAT(a.problems[0], HasSubstr("input 0 (x) is int64, which type T does not allow"));
+  a = apply(r, 1, {&x, &x, &x});
+  EXPECT_THAT(a.problems[0], HasSubstr("input 2 must be left out"));
+  a = apply(r, 1, {});
+  EXPECT_THAT(a.problems[0], HasSubstr("input 0 (x) is required"));
+}
+
+TEST(RuleEval, AttributesDefaultsGuardsAndUnknownAttributes) {
+  OpRule r = parse_one(R"(op X <k: int = 2, sizes: ints = []> type T: tensor(float)
+    layout where len(@sizes) == 0 (T[N] x) => (T[N * @k] y))");
+  Fact x = tensor(kFloat, {s("N")});
+  EXPECT_EQ(apply(r, 1, {&x}).outputs[0].str(), "float[2*N]");
+  EXPECT_EQ(apply(r, 1, {&x}, {int_attribute("k", 3)}).outputs[0].str(), "float[3*N]");
+  auto a = apply(r, 1, {&x}, {int_attribute("kk", 3)});
+  EXPECT_EQ(a.outputs[0].str(), "float[2*N]");
+  EXPECT_THAT(a.problems[0], HasSubstr("attribute 'kk' is not an attribute of X"));
+}
+
+TEST(RuleEval, ValuesBindAndMaxOfSizesIsDecidedByDifferences) {
+  OpRule r = parse_one("op X type T: tensor(float) layout (T[P] past, int64[*_] {L} total) => (T[max(P, L), min(P, L)] y)");
+  Fact past = tensor(kFloat, {s("P")});
+  Fact total = Fact::int_tensor(kInt64, {c(1)}, {s("P") + s("S")});
+  EXPECT_EQ(apply(r, 1, {&past, &total}).outputs[0].str(), "float[P+S,P]");
+  Fact unknown_total = tensor(kInt64, {c(1)});
+  EXPECT_EQ(apply(r, 1, {&past, &unknown_total}).outputs[0].str(), "float[?,?]");
+  Fact other = Fact::int_tensor(kInt64, {c(1)}, {s("T")});  // unrelated symbols: undecided
+  EXPECT_EQ(apply(r, 1, {&past, &other}).outputs[0].str(), "float[?,?]");
+}
+
+TEST(RuleEval, ShapeFunctionOutputsBecomeShapes) {
+  OpRule r = parse_one(R"(op X type T: tensor(float) layout (T[*_] x) => (T y, T[_] z)
+    shape (x) => (y) { y = Shape (x) })");
+  Fact x = tensor(kFloat, {s("N"), c(2)});
+  auto a = apply_rule(r, 2, {&x}, {}, [&](const onnx::FunctionProto& f, const std::vector<const Fact*>& in, const auto&) {
+    EXPECT_EQ(f.input_size(), 1);
+    EXPECT_EQ(in[0], &x);
+    return std::vector<Fact>{Fact::int_tensor(kInt64, {c(3)}, {c(5), s("N"), c(-1)})};
+  });
+  EXPECT_EQ(a.outputs[0].str(), "float[5,N,?]");  // a negative dim is never stated
+  EXPECT_EQ(a.outputs[1].str(), "float[?]");
+}
+
+TEST(ShippedRules, LoadAndCoverTheContribOps) {
+  auto rules = builtin_op_rules();
+  std::vector<std::string> ops;
+  for (const auto& [op, file] : rules->list()) ops.push_back(op);
+  EXPECT_EQ(ops, (std::vector<std::string>{
+                     "SimplifiedLayerNormalization", "com.microsoft.Attention", "com.microsoft.BiasGelu",
+                     "com.microsoft.EmbedLayerNormalization", "com.microsoft.FastGelu", "com.microsoft.FusedMatMul",
+                     "com.microsoft.Gelu", "com.microsoft.GroupNorm", "com.microsoft.GroupQueryAttention",
+                     "com.microsoft.MatMulNBits", "com.microsoft.MultiHeadAttention", "com.microsoft.QuickGelu",
+                     "com.microsoft.RotaryEmbedding", "com.microsoft.SkipLayerNormalization",
+                     "com.microsoft.SkipSimplifiedLayerNormalization"}));
+  EXPECT_TRUE(rules->find("ai.onnx", "SimplifiedLayerNormalization"));
+  EXPECT_FALSE(rules->find("com.microsoft", "NoSuchOp"));
+}
+
+}  // namespace
+}  // namespace shapeprop::schemas

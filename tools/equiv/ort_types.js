@@ -1,0 +1,410 @@
+#!/usr/bin/env node
+'use strict';
+// Type oracle: checks the types a model declares for its values (graph outputs and
+// value_info, as onnx-infer-shapes writes them) against what ONNX Runtime produces.
+// Every value with a declared type becomes a graph output; the model runs once per
+// binding of its symbolic dims; each value's element type and dims must be the declared
+// ones, symbolic dims evaluated at the binding (a dim_param such as "P+S" or "2*N" is the
+// expression shapeprop writes; one no input binds, such as a fresh unk__0, must take one
+// size everywhere in a run).
+//
+//   node tools/equiv/ort_types.js MODEL.onnx [--bind N=2,5 ...] [--fill NAME=EXPR ...]
+//        [--default-dim 2] [--seed 1] [--require-full] [--quiet]
+//
+// --fill NAME=EXPR fills an integer input with the value of EXPR at the binding (a
+// sequence length an op reads, say); other inputs are random as in equiv.js.
+// --require-full also fails unless every value the main graph computes has a type with
+// a known rank and no unknown dim ("fully typed").
+//
+// Exit status: 0 every declared type agrees (and, with --require-full, the model is
+// fully typed), 1 a type differs (or is missing), 2 usage error or the model does not
+// load or run.
+
+const fs = require('node:fs');
+const { decodeModel, Reader, lengthDelimited } = require('./onnx_proto');
+const {
+  randomTensor,
+  mulberry32,
+  streamSeed,
+  expandBindings,
+  parseCommandLine,
+  forEachArgument,
+  EquivError,
+  DEFAULTS,
+} = require('./equiv');
+
+const USAGE = `usage: node ort_types.js MODEL.onnx [options]
+  --bind NAME=v1,v2     sizes for symbolic dim NAME, one per run (zipped, as equiv.js)
+  --fill NAME=EXPR      fill integer input NAME with EXPR at each binding (e.g. S-1)
+  --default-dim N       size for symbolic dims no --bind names (default 2)
+  --seed N              seed for the random inputs (default 1)
+  --require-full        also fail unless every value of the main graph is fully typed
+  --quiet               print only the final line
+exit status: 0 agree, 1 a type differs or is missing, 2 usage error or a failed run`;
+
+// ---------------------------------------------------------------------------------------
+// Dim expressions, as shapeprop's Dim::str() writes them: terms joined by '+' or '-', a
+// term an integer or an optional "integer*" then symbols joined by '*'. Anything else is
+// one opaque symbol, spelled as it is.
+
+function parseDim(text) {
+  const terms = [];
+  const re = /([+-]?)([^+-]+)/gy;
+  let m;
+  let consumed = 0;
+  while ((m = re.exec(text)) !== null) {
+    if (m[0] === '') break;
+    consumed = re.lastIndex;
+    const sign = m[1] === '-' ? -1 : 1;
+    const factors = m[2].split('*');
+    let coef = sign;
+    const symbols = [];
+    for (const f of factors) {
+      if (/^[0-9]+$/.test(f)) coef *= Number(f);
+      else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(f)) symbols.push(f);
+      else return { opaque: text };
+    }
+    terms.push({ coef, symbols });
+  }
+  if (consumed !== text.length || terms.length === 0) return { opaque: text };
+  return { terms };
+}
+
+function symbolsOf(dim) {
+  return dim.opaque !== undefined ? [dim.opaque] : dim.terms.flatMap((t) => t.symbols);
+}
+
+// The value at `sizes`, or undefined when a symbol has no size.
+function evaluateDim(dim, sizes) {
+  if (dim.opaque !== undefined) return sizes[dim.opaque];
+  let v = 0;
+  for (const t of dim.terms) {
+    let p = t.coef;
+    for (const s of t.symbols) {
+      if (sizes[s] === undefined) return undefined;
+      p *= sizes[s];
+    }
+    v += p;
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------
+// The model with every typed value as a graph output.
+
+// What ONNX Runtime runs: the model without its value_info and without the types of its
+// outputs (so that ONNX Runtime infers and computes on its own, rather than check or
+// take what is declared), and with every value of `names` as an untyped output.
+function observable(bytes, names) {
+  const copyFields = (buf, start, end, rewrite) => {
+    const parts = [];
+    const r = new Reader(buf, start, end);
+    while (!r.done()) {
+      const from = r.pos;
+      const [field, wire] = r.key();
+      r.skip(field, wire);
+      const replaced = rewrite(field, wire, from, r.pos);
+      parts.push(replaced === undefined ? buf.subarray(from, r.pos) : replaced);
+    }
+    return Buffer.concat(parts);
+  };
+  const payload = (buf, from, to) => {
+    const r = new Reader(buf, from, to);
+    r.key();
+    return r.bytes();
+  };
+  const nameOnly = (name) => lengthDelimited(12, lengthDelimited(1, Buffer.from(name, 'utf8')));
+  const graphOf = (buf, from, to) => {
+    const [s, e] = payload(buf, from, to);
+    const g = copyFields(buf, s, e, (field, wire, f0, f1) => {
+      if (field === 13 && wire === 2) return Buffer.alloc(0);
+      if (field === 12 && wire === 2) {
+        const [vs, ve] = payload(buf, f0, f1);
+        let name = '';
+        copyFields(buf, vs, ve, (vf, vw, v0, v1) => {
+          if (vf === 1 && vw === 2) name = buf.subarray(...payload(buf, v0, v1)).toString('utf8');
+          return Buffer.alloc(0);
+        });
+        return nameOnly(name);
+      }
+      return undefined;
+    });
+    return lengthDelimited(7, Buffer.concat([g, ...names.map(nameOnly)]));
+  };
+  return copyFields(bytes, 0, bytes.length, (field, wire, from, to) =>
+    field === 7 && wire === 2 ? graphOf(bytes, from, to) : undefined,
+  );
+}
+
+// ---------------------------------------------------------------------------------------
+// Checking.
+
+function describeDeclared(type) {
+  if (type.kind !== 'tensor') return type.kind;
+  const dims = type.shape ? `[${type.shape.map((d) => (d.value !== undefined ? d.value : d.param !== undefined ? d.param : '?')).join(',')}]` : '';
+  return `${type.dtype}${dims}`;
+}
+
+// Compares one value's declared type with what ORT produced. `sizes` holds the size of
+// every symbol known so far in this run, and learns those only outputs name.
+function compareValue(name, type, tensor, sizes) {
+  const got = `${tensor.type}[${Array.from(tensor.dims, Number)}]`;
+  const problem = (why) => `${name}: declared ${describeDeclared(type)}, ONNX Runtime gives ${got} (${why})`;
+  if (type.kind !== 'tensor') return { problem: problem('not a tensor type') };
+  if (type.dtype !== tensor.type) return { problem: problem('element type') };
+  if (!type.shape) return { unknownRank: true };
+  const dims = Array.from(tensor.dims, Number);
+  if (dims.length !== type.shape.length) return { problem: problem('rank') };
+  let unknownDims = 0;
+  for (let i = 0; i < dims.length; i++) {
+    const d = type.shape[i];
+    if (d.value !== undefined) {
+      if (d.value !== dims[i]) return { problem: problem(`dim ${i}`) };
+    } else if (d.param !== undefined) {
+      const dim = parseDim(d.param);
+      const v = evaluateDim(dim, sizes);
+      if (v !== undefined) {
+        if (v !== dims[i]) return { problem: problem(`dim ${i}: ${d.param} is ${v} here`) };
+        continue;
+      }
+      const unbound = symbolsOf(dim).filter((s) => sizes[s] === undefined);
+      if (dim.opaque !== undefined || (dim.terms.length === 1 && dim.terms[0].coef === 1 && dim.terms[0].symbols.length === 1)) {
+        sizes[unbound[0]] = dims[i]; // a symbol only outputs name: it takes this size in the whole run
+      } else {
+        unknownDims++; // an expression over symbols no input binds: nothing to compare
+      }
+    } else {
+      unknownDims++;
+    }
+  }
+  return { unknownDims };
+}
+
+// Sizes of the input symbols for one binding, and the inputs' concrete dims.
+function inputShapes(model, binding, defaultDim) {
+  const sizes = {};
+  for (const vi of model.feedInputs) {
+    if (vi.type.kind !== 'tensor' || !vi.type.shape) throw new EquivError(`input ${vi.name} has no tensor shape`);
+    for (const d of vi.type.shape) {
+      if (d.param === undefined) continue;
+      const dim = parseDim(d.param);
+      const single = dim.opaque !== undefined || (dim.terms.length === 1 && dim.terms[0].symbols.length === 1 && dim.terms[0].coef === 1);
+      if (single) {
+        const s = symbolsOf(dim)[0];
+        if (sizes[s] === undefined) sizes[s] = binding[s] !== undefined ? binding[s] : defaultDim;
+      }
+    }
+  }
+  for (const [s, v] of Object.entries(binding)) if (sizes[s] === undefined) sizes[s] = v;
+  const shapes = new Map();
+  for (const vi of model.feedInputs) {
+    shapes.set(
+      vi.name,
+      vi.type.shape.map((d) => {
+        if (d.value !== undefined) return d.value;
+        if (d.param === undefined) return defaultDim;
+        const v = evaluateDim(parseDim(d.param), sizes);
+        if (v === undefined) throw new EquivError(`input ${vi.name}: cannot size dim ${d.param} (bind its symbols)`);
+        return v;
+      }),
+    );
+  }
+  return { sizes, shapes };
+}
+
+function filledTensor(dtype, dims, value) {
+  const n = dims.reduce((a, b) => a * b, 1);
+  const big = dtype === 'int64' || dtype === 'uint64';
+  const Arr = { int32: Int32Array, int64: BigInt64Array, uint8: Uint8Array, int8: Int8Array, uint64: BigUint64Array }[dtype];
+  if (!Arr) throw new EquivError(`--fill only fills integer inputs, not ${dtype}`);
+  const data = new Arr(n).fill(big ? BigInt(value) : value);
+  return { dtype, dims, data };
+}
+
+async function checkTypes(file, options = {}) {
+  const opts = { ...DEFAULTS, seed: 1, fill: {}, requireFull: false, ...options };
+  let ort;
+  try {
+    ort = require('onnxruntime-node');
+  } catch (e) {
+    throw new EquivError(`cannot load onnxruntime-node (run 'npm ci --ignore-scripts' in ${__dirname}): ${e.message}`);
+  }
+  let bytes;
+  let model;
+  try {
+    bytes = fs.readFileSync(file);
+    model = decodeModel(bytes);
+  } catch (e) {
+    throw new EquivError(`cannot read the model: ${e.message}`, file);
+  }
+  const g = model.graph;
+  const inputNames = new Set(g.inputs.map((vi) => vi.name));
+  const initializerNames = new Set(g.initializers.map((t) => t.name));
+  const declared = new Map(); // name -> type
+  for (const vi of [...g.outputs, ...g.valueInfo]) if (vi.type.kind !== 'none') declared.set(vi.name, vi.type);
+  const outputNames = new Set(g.outputs.map((vi) => vi.name));
+  const exposed = g.valueInfo.filter(
+    (vi) => vi.type.kind !== 'none' && !outputNames.has(vi.name) && !inputNames.has(vi.name) && !initializerNames.has(vi.name),
+  );
+  const computed = g.nodeOutputs.filter((n) => n !== '');
+  const untyped = computed.filter((n) => !declared.has(n));
+
+  let session;
+  try {
+    session = await ort.InferenceSession.create(observable(bytes, exposed.map((vi) => vi.name)), {
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      logSeverityLevel: 4,
+    });
+  } catch (e) {
+    throw new EquivError(String(e.message).replace(/\s+/g, ' ').trim(), file);
+  }
+  const result = { ok: true, runs: [], untyped, partial: new Set(), checked: 0 };
+  try {
+    for (const binding of expandBindings(opts.bind)) {
+      const { sizes, shapes } = inputShapes(model, binding, opts.defaultDim);
+      const feeds = {};
+      for (const vi of model.feedInputs) {
+        const dims = shapes.get(vi.name);
+        let t;
+        if (opts.fill[vi.name] !== undefined) {
+          const v = evaluateDim(parseDim(opts.fill[vi.name]), sizes);
+          if (v === undefined) throw new EquivError(`--fill ${vi.name}: cannot evaluate ${opts.fill[vi.name]}`);
+          t = filledTensor(vi.type.dtype, dims, v);
+        } else {
+          t = randomTensor(vi.type.dtype, dims, mulberry32(streamSeed(opts.seed, vi.name)), opts);
+        }
+        feeds[vi.name] = new ort.Tensor(t.dtype, t.data, t.dims);
+      }
+      const label = Object.entries(sizes).map(([k, v]) => `${k}=${v}`).join(' ') || 'static';
+      let out;
+      try {
+        out = await session.run(feeds);
+      } catch (e) {
+        throw new EquivError(`run failed (${label}): ${String(e.message).replace(/\s+/g, ' ').trim()}`, file);
+      }
+      const run = { label, problems: [] };
+      for (const [name, type] of declared) {
+        if (!out[name]) continue; // an input or initializer: nothing computed
+        const c = compareValue(name, type, out[name], sizes);
+        result.checked++;
+        if (c.problem) run.problems.push(c.problem);
+        else if (c.unknownRank || c.unknownDims) result.partial.add(name);
+      }
+      result.runs.push(run);
+      if (run.problems.length) result.ok = false;
+      if (opts.onRun) opts.onRun(run);
+    }
+  } finally {
+    await session.release();
+  }
+  result.fullyTyped = untyped.length === 0 && result.partial.size === 0;
+  result.values = declared.size;
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------
+// Command line.
+
+function parseArgs(argv) {
+  const options = { bind: {}, fill: {} };
+  let file;
+  const help = forEachArgument(argv, (arg, take) => {
+    const pair = () => {
+      const spec = take();
+      const m = /^([^=]+)=(.+)$/.exec(spec);
+      if (!m) throw new EquivError(`${arg} expects NAME=VALUE, got '${spec}'`);
+      return [m[1], m[2]];
+    };
+    switch (arg) {
+      case '-h':
+      case '--help':
+        return true;
+      case '--quiet':
+      case '-q':
+        options.quiet = true;
+        break;
+      case '--require-full':
+        options.requireFull = true;
+        break;
+      case '--bind': {
+        const [name, list] = pair();
+        const sizes = list.split(',').map(Number);
+        if (sizes.some((s) => !Number.isInteger(s) || s < 0)) throw new EquivError(`--bind ${name}: sizes are integers >= 0`);
+        options.bind[name] = sizes;
+        break;
+      }
+      case '--fill': {
+        const [name, expr] = pair();
+        options.fill[name] = expr;
+        break;
+      }
+      case '--default-dim':
+      case '--seed': {
+        const n = Number(take());
+        if (!Number.isInteger(n) || n < 0) throw new EquivError(`${arg} takes an integer >= 0`);
+        options[arg === '--seed' ? 'seed' : 'defaultDim'] = n;
+        break;
+      }
+      default:
+        if (arg.startsWith('-')) throw new EquivError(`unknown option ${arg}`);
+        if (file) throw new EquivError('expected one model file');
+        file = arg;
+    }
+    return false;
+  });
+  if (help) return { help: true };
+  if (!file) throw new EquivError('expected one model file');
+  return { file, options };
+}
+
+async function main(argv, out = process.stdout, err = process.stderr) {
+  const { args: parsed, exit } = parseCommandLine('ort_types', USAGE, parseArgs, argv, out, err);
+  if (!parsed) return exit;
+  const { file, options } = parsed;
+  if (!options.quiet) {
+    options.onRun = (run) =>
+      out.write(`${run.label}: ${run.problems.length ? `MISMATCH ${run.problems.join('; ')}` : 'OK'}\n`);
+  }
+  let r;
+  try {
+    r = await checkTypes(file, options);
+  } catch (e) {
+    if (!(e instanceof EquivError)) throw e;
+    err.write(`ort_types: error: ${e.file ? `${e.file}: ` : ''}${e.message}\n`);
+    return 2;
+  }
+  const runs = `${r.runs.length} run${r.runs.length === 1 ? '' : 's'}`;
+  if (!r.ok) {
+    const first = r.runs.find((run) => run.problems.length);
+    out.write(`ort_types: MISMATCH ${file}: ${first.label}: ${first.problems[0]}\n`);
+    return 1;
+  }
+  const gaps = [];
+  if (r.untyped.length) gaps.push(`no type for ${r.untyped.join(', ')}`);
+  if (r.partial.size) gaps.push(`unknown dims or rank in ${[...r.partial].join(', ')}`);
+  if (options.requireFull && gaps.length) {
+    out.write(`ort_types: NOT FULLY TYPED ${file}: ${gaps.join('; ')}\n`);
+    return 1;
+  }
+  out.write(
+    `ort_types: OK ${file}: ${r.values} declared types agree with ONNX Runtime in ${runs}` +
+      (gaps.length ? ` (${gaps.join('; ')})` : ' (fully typed)') + '\n',
+  );
+  return 0;
+}
+
+module.exports = { checkTypes, parseDim, evaluateDim, compareValue, main };
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e) => {
+      process.stderr.write(`ort_types: internal error: ${e && e.stack ? e.stack : e}\n`);
+      process.exitCode = 2;
+    },
+  );
+}
