@@ -59,6 +59,11 @@ class StructureValidator {
     walk(model_.graph().node(), imports, main);
     for (const auto& f : model_.functions()) {
       const std::vector<std::string> here = {"function " + function_label(f.domain(), f.name(), f.overload())};
+      // ONNX's checker lets a default without a type pass; nothing can read it, and text
+      // cannot spell it (found by fuzz-model_binary).
+      for (const auto& a : f.attribute_proto())
+        if (a.type() == onnx::AttributeProto::UNDEFINED)
+          report(here, "attribute '" + a.name() + "' has a default value without a type");
       walk(f.node(), domains(f.opset_import(), here), here);
     }
     return std::move(diagnostics_);
