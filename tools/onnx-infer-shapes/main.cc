@@ -150,8 +150,10 @@ std::optional<int> override_functions(const Options& o, const std::string& libra
   return std::nullopt;
 }
 
-// --mode check: the model is read, never written. Its findings are the report, one line
-// each (each clipped); a model that cannot be read is one line.
+// --mode check: the model is read, never written. Its findings (declarations proven
+// false) are the report, one line each, each clipped; a model that cannot be read or
+// checked (malformed: check_model then stops before its closing note) is one line, the
+// first error and a count of the rest.
 int run_check(const Options& o) {
   auto model = shapeprop::load_model(o.input, o.limits());
   if (!model) {
@@ -165,6 +167,10 @@ int run_check(const Options& o) {
   options.limits = o.limits();
   const auto found = shapeprop::check_model(*model, options);
   const bool failed = shapeprop::has_errors(found);
+  if (failed && found.back().severity != shapeprop::Severity::Note) {
+    report_errors(found);
+    return kCheckFailed;
+  }
   for (const auto& d : o.quiet ? errors_only(found) : found) std::cerr << d.str() << '\n';
   return failed ? kCheckFailed : kOk;
 }
