@@ -74,7 +74,8 @@ class BridgeContext final : public onnx::InferenceContext {
       v.type = facts_[i]->type();
       if (v.type->has_tensor_type() && v.type->tensor_type().has_shape())
         encode(*v.type->mutable_tensor_type()->mutable_shape(), *facts_[i]->shape);
-      if (too_long_for_a_shape(*facts_[i], max_elements_)) v.type->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->Clear();
+      if (too_long_for_a_shape(*facts_[i], max_elements_))
+        v.type->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->Clear();
     }
     return &*v.type;
   }
