@@ -93,6 +93,25 @@ class Dim {
   // that assume non-empty dimensions pass 1.
   std::optional<int64_t> min_value(int64_t symbol_min) const;
 
+  // The symbols this Dim mentions, each once, in order (none for a constant or unknown).
+  std::vector<std::string> symbols() const;
+  // This Dim with each symbol s for which to(s) gives a Dim replaced by that Dim, the rest
+  // kept (computed with the arithmetic above: unknown where that would be).
+  template <class To>
+  Dim substitute(To&& to) const {
+    if (is_unknown() || is_constant()) return *this;
+    Dim out = constant(constant_);
+    for (const auto& [monomial, coefficient] : term_map()) {
+      Dim term = constant(coefficient);
+      for (const auto& name : monomial) {
+        const std::optional<Dim> replaced = to(name);
+        term = term * (replaced ? *replaced : opaque(name));
+      }
+      out = out + term;
+    }
+    return out;
+  }
+
   // What is known about equality: true when canonically equal (and not unknown), false
   // when the difference is a nonzero constant, nullopt otherwise.
   std::optional<bool> equals(const Dim& other) const;

@@ -77,6 +77,9 @@ class Fact {
   std::string str() const;
 };
 
+// Declared at namespace scope too, so that a qualified call finds it.
+Fact join(const Fact& a, const Fact& b);
+
 bool is_integral_type(int32_t elem_type);  // ints and bool: elements kept as Dims
 bool is_floating_type(int32_t elem_type);
 std::string elem_type_name(int32_t elem_type);

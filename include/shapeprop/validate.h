@@ -13,6 +13,15 @@
 
 namespace shapeprop {
 
+// How ONNX's checker is run.
+//  - onnx: as ONNX 1.17's check_model (--mode check reports what ONNX's checker says).
+//  - as_inference: what ONNX's infer_shapes accepts passes too: an op of the default
+//    domain that no schema knows (the analysis warns, or reports an error under --strict,
+//    and leaves its outputs unknown), and a model-local function that imports another
+//    opset version than the model (ONNX 1.17's checker refuses it, later versions accept
+//    it; the analysis and the inliner take the function at its own opset).
+enum class CheckerMode { onnx, as_inference };
+
 // ONNX's checker. With `full_check` it also runs ONNX's strict shape inference, which
 // rejects some valid models (it infers both branches of every If); unlike ONNX's own
 // full check, each model-local function body is inferred once per distinct call
@@ -21,7 +30,8 @@ namespace shapeprop {
 // in `rules` (the built-in rules when null) passes as ONNX's checker lets an op of a
 // custom domain pass, also in the default domain, where ONNX Runtime registers some.
 Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin,
-                             const std::filesystem::path& model_dir, const OpRules* rules = nullptr);
+                             const std::filesystem::path& model_dir, const OpRules* rules = nullptr,
+                             CheckerMode mode = CheckerMode::as_inference);
 
 // Rules every model must keep for shapeprop to analyse it:
 //  - subgraphs and calls nest no deeper than `limits` allow (checked first; see
@@ -37,6 +47,6 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
 // Both of the above, ours first (its messages name the place more precisely).
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
                            const std::filesystem::path& model_dir, const OpRules* rules = nullptr,
-                           const Limits& limits = {});
+                           CheckerMode mode = CheckerMode::as_inference, const Limits& limits = {});
 
 }  // namespace shapeprop

@@ -159,14 +159,18 @@ class StructureValidator {
 }  // namespace
 
 Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin,
-                             const std::filesystem::path& model_dir, const OpRules* rules) {
+                             const std::filesystem::path& model_dir, const OpRules* rules, CheckerMode mode) {
+  const bool as_inference = mode == CheckerMode::as_inference;
   try {
     // ONNX's checker requires a type on every output and value_info entry of the main
-    // graph. Entries without one carry nothing to check, so the checker sees the model
-    // without them.
+    // graph, and a shape in a tensor type there. Entries without them (as ONNX's own
+    // inference leaves an output whose rank it cannot tell) carry nothing else to check,
+    // so the checker sees the model without them.
     const onnx::ModelProto* checked = &model;
     onnx::ModelProto typed_only;
-    auto untyped = [](const onnx::ValueInfoProto& vi) { return !has_type(vi); };
+    auto untyped = [](const onnx::ValueInfoProto& vi) {
+      return !has_type(vi) || (vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape());
+    };
     const auto& g = model.graph();
     if (std::any_of(g.output().begin(), g.output().end(), untyped) ||
         std::any_of(g.value_info().begin(), g.value_info().end(), untyped)) {
@@ -181,16 +185,17 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
     // As check_model(path) does, but with the folder we were given: external data is
     // looked up there (its existence only; the data is not read).
     const auto builtin = rules ? nullptr : builtin_op_rules();
-    schemas::CheckerRegistry registry(rules ? *rules : *builtin);
+    schemas::CheckerRegistry registry(rules ? *rules : *builtin, /*accept_unknown_default_ops=*/as_inference);
 #if SHAPEPROP_HAVE_CHECK_MODEL_WITH_CONTEXT
     onnx::checker::CheckerContext ctx;
     if (!model_dir.empty()) ctx.set_model_dir(model_dir.string() + "/");
     ctx.set_schema_registry(&registry);
+    ctx.set_skip_opset_compatibility_check(as_inference);
     onnx::checker::check_model(*checked, ctx);
 #else  // external data is then looked up relative to the working folder, and ops with a
        // rule in the default domain are rejected
     (void)model_dir;
-    onnx::checker::check_model(*checked, /*full_check=*/false);
+    onnx::checker::check_model(*checked, /*full_check=*/false, /*skip_opset_compatibility_check=*/as_inference);
 #endif
     // What check_model(model, full_check=true) adds: ONNX's strict inference, with each
     // function body inferred once per distinct call signature (full_check.h).
@@ -218,11 +223,11 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
 }
 
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
-                           const std::filesystem::path& model_dir, const OpRules* rules,
+                           const std::filesystem::path& model_dir, const OpRules* rules, CheckerMode mode,
                            const Limits& limits) {
   Diagnostics all = validate_structure(model, origin, limits);
   if (has_errors(all)) return all;
-  for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, model_dir, rules)) all.push_back(std::move(d));
+  for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, model_dir, rules, mode)) all.push_back(std::move(d));
   return all;
 }
 

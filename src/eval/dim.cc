@@ -345,6 +345,14 @@ std::optional<std::string> Dim::as_symbol() const {
   return terms_->map.begin()->first.front();
 }
 
+std::vector<std::string> Dim::symbols() const {
+  std::vector<std::string> out;
+  for (const auto& [monomial, coefficient] : term_map())
+    for (const auto& name : monomial)
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  return out;
+}
+
 std::string Dim::str() const {
   if (is_unknown()) return "?";
   if (is_constant()) return std::to_string(constant_);

@@ -27,6 +27,7 @@
 #include "shapeprop/schemas.h"
 #include "support/labels.h"
 #include "support/subgraphs.h"
+#include "support/type_walk.h"
 
 namespace shapeprop::infer {
 
@@ -99,6 +100,7 @@ struct Frame {
   std::vector<const CallContext*>* callees = nullptr;
   std::unordered_set<const CallContext*>* callee_set = nullptr;
   bool speculative = false;              // a loop round that may be generalised: report nothing
+  bool iterating = false;                // in a body run once per iteration (Loop, Scan, SequenceMap)
 
   const Frame& at_depth(uint32_t depth) const {
     const Frame* f = this;
@@ -244,17 +246,23 @@ struct Analyzer::Impl {
   std::unordered_set<const CallContext*> root_callees;
   size_t analyses = 0;
   Analyzer::LiveContexts live;  // filled once run() is done
+  // Fresh symbols for data-dependent dims: dyn__0, dyn__1, ... skipping the model's names.
+  std::set<std::string> model_names;    // names_taken: a fresh symbol takes none of them
+  std::set<std::string> listed_fresh;   // fresh symbols of an earlier run: read as unknown
+  std::unordered_set<std::string> fresh_names;
+  size_t next_fresh = 0;
 
   Impl(const onnx::ModelProto& m, const CallGraph& c, const InferOptions& o)
       : model(m), calls(c), options(o), bodies(c), ours(listed_expressions(m)),
-        rules(o.op_rules ? o.op_rules : builtin_op_rules()) {
+        rules(o.op_rules ? o.op_rules : builtin_op_rules()), model_names(names_taken(m)),
+        listed_fresh(listed_fresh_symbols(m)) {
     model_opsets = opsets_of(model.opset_import());
     for (const auto& f : model.functions()) {
       function_opsets[&f] = opsets_of(f.opset_import());
       if (!options.use_declared_types) continue;
       auto& declared = declared_function[&f];
       for (const auto& vi : f.value_info())
-        if (vi.has_type()) declared[vi.name()] = Fact::of_type(vi.type(), &ours);
+        if (vi.has_type()) declared[vi.name()] = function_local(vi.type());
     }
     if (options.use_declared_types) collect_declared(model.graph());
   }
@@ -270,7 +278,7 @@ struct Analyzer::Impl {
       auto add = [&](const onnx::ValueInfoProto& vi) {
         if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
         if (g == &main && add_legacy(vi)) return;
-        declared_graph[vi.name()] = Fact::of_type(vi.type(), &ours);
+        declared_graph[vi.name()] = declared_fact(vi.type(), ours, listed_fresh);
       };
       for (const auto& vi : g->value_info()) add(vi);
       for (const auto& vi : g->output()) add(vi);
@@ -288,8 +296,21 @@ struct Analyzer::Impl {
     FunctionId id(name.substr(0, sep), name.substr(sep + 2, slash - sep - 2));
     const FunctionProto* f = calls.find(id);
     if (!f) return false;
-    declared_function[f][name.substr(slash + 1)] = Fact::of_type(vi.type(), &ours);
+    declared_function[f][name.substr(slash + 1)] = function_local(vi.type());
     return true;
+  }
+
+  // What a function's declared type states in every call. A dim_param there names a size
+  // within one call (two values of one call share it), not across calls: taken as it is,
+  // the symbol would become a fact of the calling graph, where it would make the results
+  // of two calls equal in size. It is dropped (the dim is unknown); element types, ranks
+  // and constant dims hold in every call and stay.
+  static Fact function_local(onnx::TypeProto type) {
+    for_each_shape(type, [](onnx::TensorShapeProto& shape) {
+      for (auto& d : *shape.mutable_dim())
+        if (d.has_dim_param()) d.clear_dim_param();
+    });
+    return Fact::of_type(type);
   }
 
   const std::vector<const Fact*>* declared_for(const ir::Body& body, const FactMap* declared) {
@@ -327,6 +348,7 @@ struct Analyzer::Impl {
       const auto* declared = declared_for(*frame.body, frame.declared);
       const Fact* d = declared ? (*declared)[v] : nullptr;
       if (d) {
+        if (!fresh_names.empty()) yield_fresh_dims(fact, *d);
         auto refined = Fact::refine(fact, *d);
         if (refined.ok()) {
           fact = std::move(*refined);
@@ -431,7 +453,10 @@ struct Analyzer::Impl {
       case ir::NodeKind::If: outputs = call_if(n, index, inputs, frame, &here); break;
       case ir::NodeKind::Loop: outputs = call_loop(n, inputs, frame, &here); break;
       case ir::NodeKind::Scan: outputs = call_scan(n, inputs, attrs, frame, &here); break;
-      case ir::NodeKind::Op: outputs = call_op(n, inputs, attrs, frame, &here); break;
+      case ir::NodeKind::Op:
+        outputs = call_op(n, inputs, attrs, frame, &here);
+        if (FunctionId::is_default_domain(n.domain())) name_data_dependent(n, inputs, attrs, outputs, frame);
+        break;
     }
     outputs.resize(static_cast<size_t>(n.output_size()));
     for (auto&& [v, fact] : views::zip(frame.body->outputs_of(node), outputs)) define(v, std::move(fact), frame, &here);
@@ -515,7 +540,7 @@ struct Analyzer::Impl {
     const Summary& s = analyze(ctx, f, &entered, &key);
     frame.facts->set_call(index, key);
     if (frame.callee_set->insert(key).second) frame.callees->push_back(key);
-    return s.outputs;
+    return instantiate(s.outputs, *key, frame);
   }
 
   // The summary of `f` in `ctx`, analysing the body on the first request.
@@ -561,6 +586,129 @@ struct Analyzer::Impl {
     return s;
   }
 
+  // ------------------------------------------------------------------ data-dependent dims
+
+  Dim fresh_symbol() {
+    for (;;) {
+      std::string name = "dyn__" + std::to_string(next_fresh++);
+      if (model_names.count(name)) continue;
+      fresh_names.insert(name);
+      return Dim::symbol(std::move(name));
+    }
+  }
+
+  // A dim that depends on the data (how many elements NonZero finds, ...) gets a fresh
+  // symbol of its own instead of staying unknown: values derived from one such result
+  // then keep one dim that later code can compare, and two results never share one. Not
+  // in a body run once per iteration, where the size may differ from one iteration to
+  // the next (and the loop's fixpoint would see it change each round).
+  void name_data_dependent(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
+                           std::vector<Fact>& outputs, const Frame& frame) {
+    // The places (output, axis) that hold the one data-dependent size of the node.
+    std::vector<std::pair<size_t, int64_t>> places;
+    auto axis_attr = [&](int64_t fallback) {
+      const AttributeProto* a = attrs.find("axis");
+      return a ? std::optional<int64_t>(a->i()) : (fallback == INT64_MIN ? std::nullopt : std::optional<int64_t>(fallback));
+    };
+    const std::string& op = n.op_type();
+    if (op == "NonZero") {
+      places = {{0, 1}};
+    } else if (op == "Compress") {
+      places = {{0, axis_attr(INT64_MIN).value_or(0)}};
+    } else if (op == "Unique") {
+      places = {{0, axis_attr(INT64_MIN).value_or(0)}, {1, 0}, {3, 0}};
+    } else if (op == "TopK") {
+      const int64_t axis = axis_attr(-1).value_or(-1);
+      places = {{0, axis}, {1, axis}};
+    } else if (op == "NonMaxSuppression" || op == "Range") {
+      places = {{0, 0}};
+    } else {
+      return;
+    }
+    // TopK's K, when the analysis knows it as a dim (a size taken from another shape),
+    // is the size itself; ONNX's inference reads K only from a constant.
+    Dim size = Dim::unknown();
+    if (op == "TopK" && inputs.size() > 1 && inputs[1] && inputs[1]->ints && inputs[1]->ints->size() == 1)
+      size = inputs[1]->ints->front();
+    if (size.is_unknown() && frame.iterating) return;
+    std::vector<Dim*> dims;
+    for (auto [k, axis] : places) {
+      if (k >= outputs.size() || k >= static_cast<size_t>(n.output_size()) || n.output(static_cast<int>(k)).empty()) continue;
+      Fact& f = outputs[k];
+      if (!f.shape || f.other) continue;
+      const int64_t rank = static_cast<int64_t>(f.shape->size());
+      if (axis < 0) axis += rank;
+      if (axis < 0 || axis >= rank) continue;
+      dims.push_back(&(*f.shape)[static_cast<size_t>(axis)]);
+    }
+    if (dims.empty()) return;
+    for (const Dim* d : dims)
+      if (size.is_unknown() && !d->is_unknown()) size = *d;
+    if (size.is_unknown()) size = fresh_symbol();
+    for (Dim* d : dims)
+      if (d->is_unknown()) *d = size;
+  }
+
+  // A callee's outputs at one call site. A fresh symbol of the callee that its inputs do
+  // not hold names a size found within one call: each call site takes a fresh symbol of
+  // its own for it (unknown in a body run once per iteration), since two calls in one
+  // context find their own sizes. The inputs' symbols stay.
+  std::vector<Fact> instantiate(const std::vector<Fact>& outputs, const CallContext& ctx, const Frame& frame) {
+    if (fresh_names.empty()) return outputs;
+    std::unordered_set<std::string> bound;
+    auto bind = [&bound](const Dim& d) {
+      for (auto& s : d.symbols()) bound.insert(std::move(s));
+    };
+    for (const Fact& f : ctx.inputs) {
+      if (f.shape) std::for_each(f.shape->begin(), f.shape->end(), bind);
+      if (f.ints) std::for_each(f.ints->begin(), f.ints->end(), bind);
+      if (f.other)
+        for_each_shape(*f.other, [&bound](const onnx::TensorShapeProto& shape) {
+          for (const auto& d : shape.dim()) bound.insert(d.dim_param());
+        });
+    }
+    std::unordered_map<std::string, Dim> renamed;
+    auto to = [&](const std::string& symbol) -> std::optional<Dim> {
+      if (!fresh_names.count(symbol) || bound.count(symbol)) return std::nullopt;
+      auto [it, first] = renamed.try_emplace(symbol);
+      if (first) it->second = frame.iterating ? Dim::unknown() : fresh_symbol();
+      return it->second;
+    };
+    std::vector<Fact> out = outputs;
+    for (Fact& f : out) {
+      if (f.shape)
+        for (Dim& d : *f.shape) d = d.substitute(to);
+      if (f.ints)
+        for (Dim& d : *f.ints) d = d.substitute(to);
+      if (f.other)
+        for_each_shape(*f.other, [&](onnx::TensorShapeProto& shape) {
+          for (auto& d : *shape.mutable_dim()) {
+            if (!d.has_dim_param()) continue;
+            const auto r = to(d.dim_param());
+            if (!r) continue;
+            if (auto name = r->as_symbol())
+              d.set_dim_param(*name);
+            else
+              d.clear_dim_param();
+          }
+        });
+    }
+    return out;
+  }
+
+  // Declared dims win over fresh symbols: a model annotated by an earlier run declares
+  // the symbols that run chose, and a later run keeps them.
+  void yield_fresh_dims(Fact& fact, const Fact& declared) const {
+    if (!fact.shape || !declared.shape || fact.shape->size() != declared.shape->size()) return;
+    for (size_t i = 0; i < fact.shape->size(); ++i) {
+      Dim& d = (*fact.shape)[i];
+      if (d.is_unknown() || d.is_constant() || (*declared.shape)[i].is_unknown()) continue;
+      const auto symbols = d.symbols();
+      if (std::any_of(symbols.begin(), symbols.end(), [this](const std::string& s) { return fresh_names.count(s) > 0; }))
+        d = Dim::unknown();
+    }
+  }
+
   // ------------------------------------------------------------------ control flow
 
   std::vector<Fact> call_if(const NodeProto& n, size_t index, const std::vector<const Fact*>& inputs, Frame& frame,
@@ -602,6 +750,7 @@ struct Analyzer::Impl {
       trial.callees = &scratch_callees;
       trial.callee_set = &scratch_set;
       trial.speculative = true;
+      trial.iterating = true;
       auto out = walk_subgraph(body, trial, bind(state), path);
       std::vector<Fact> next = state;
       for (size_t i = 0; i < state.size() && state_offset + i < out.size(); ++i)
@@ -610,11 +759,16 @@ struct Analyzer::Impl {
       state = std::move(next);
       if (round + 1 >= kMaxLoopRounds) {
         for (auto& f : state)
-          if (!f.other) f = Fact::tensor(f.elem_type, {}), f.shape.reset();
+          if (f.other)
+            f = Fact();  // a sequence or optional whose shapes still change: nothing
+          else
+            f = Fact::tensor(f.elem_type, {}), f.shape.reset();
         break;
       }
     }
-    auto out = walk_subgraph(body, frame, bind(state), path);
+    Frame each = frame;
+    each.iterating = true;
+    auto out = walk_subgraph(body, each, bind(state), path);
     return {std::move(out), std::move(state)};
   }
 
@@ -646,6 +800,15 @@ struct Analyzer::Impl {
     if (!inputs.empty() && inputs[0] && !has_cond)
       if (auto m = inputs[0]->scalar_int()) trips = Dim::constant(*m);
     std::vector<Fact> results = stable;
+    // A value carried in as an optional that the body gives back unwrapped (optional(seq)
+    // in, seq out: test_loop16_seq_none) is the Loop's result with the body's type, as in
+    // ONNX's Loop inference: the model declares the body's outputs as what the loop yields.
+    for (size_t i = 0; i < carried && 1 + i < out.size(); ++i) {
+      const bool optional_in = stable[i].other && stable[i].other->has_optional_type();
+      const Fact& body_out = out[1 + i];
+      if (optional_in && body_out.known() && !(body_out.other && body_out.other->has_optional_type()))
+        results[i] = without_elements(body_out);
+    }
     for (size_t k = 1 + carried; k < out.size(); ++k) {
       Fact f = without_elements(out[k]);
       if (f.shape) f.shape->insert(f.shape->begin(), trips);
@@ -757,6 +920,7 @@ struct Analyzer::Impl {
         trial.callees = &scratch_callees;
         trial.callee_set = &scratch_set;
         trial.speculative = true;
+        trial.iterating = true;
         PathLink sub;
         sub.parent = path;
         sub.kind = PathLink::Kind::Subgraph;
@@ -768,7 +932,7 @@ struct Analyzer::Impl {
       if (r.error) report_soft(frame, path, "ONNX inference failed: " + *r.error);
       outputs = std::move(r.outputs);
     } else if (const FunctionProto* body = schema_body(*schema, n, inputs, version)) {
-      outputs = call_schema_body(n, *body, inputs, attrs, *schema, path);
+      outputs = call_schema_body(n, *body, inputs, attrs, *schema, frame, path);
     }
     if (default_domain) {
       eval::FoldInput fi;
@@ -830,7 +994,8 @@ struct Analyzer::Impl {
   }
 
   std::vector<Fact> call_schema_body(const NodeProto& n, const FunctionProto& body, const std::vector<const Fact*>& inputs,
-                                     const ResolvedAttributes& attrs, const onnx::OpSchema& schema, const PathLink* path) {
+                                     const ResolvedAttributes& attrs, const onnx::OpSchema& schema, const Frame& frame,
+                                     const PathLink* path) {
     // The body refers to the op's attributes; those the node leaves out take the
     // schema's defaults.
     Signature sig;
@@ -846,7 +1011,7 @@ struct Analyzer::Impl {
     for (const Fact* f : inputs) present.push_back(f != nullptr);
     for (int i = 0; i < n.input_size(); ++i)
       if (n.input(i).empty()) present[static_cast<size_t>(i)] = false;
-    return call_body(body, id, sig, inputs, present, attrs, path);
+    return call_body(body, id, sig, inputs, present, attrs, frame, path);
   }
 
   // The outputs of an op's body in the node's context: ONNX's function body of an op, or
@@ -854,7 +1019,7 @@ struct Analyzer::Impl {
   // not the model's: not reported.
   std::vector<Fact> call_body(const FunctionProto& body, const FunctionId& id, const Signature& sig,
                               const std::vector<const Fact*>& inputs, const std::vector<bool>& present,
-                              const ResolvedAttributes& attrs, const PathLink* path) {
+                              const ResolvedAttributes& attrs, const Frame& frame, const PathLink* path) {
     const CallContext ctx = make_context(id, sig, inputs, present, attrs);
     const CallContext* key = nullptr;
     PathLink entered;
@@ -864,7 +1029,7 @@ struct Analyzer::Impl {
     const size_t before = diagnostics.size();
     const Summary& s = analyze(ctx, body, &entered, &key);
     diagnostics.resize(before);
-    return s.outputs;
+    return instantiate(s.outputs, *key, frame);
   }
 
   // An op outside ONNX's registry with a rule in schemas/ (src/schemas does the work).
@@ -877,7 +1042,7 @@ struct Analyzer::Impl {
       sig.defaults = values;  // every attribute with a value, the node's or the rule's default
       std::vector<bool> present;
       for (const Fact* f : in) present.push_back(f != nullptr);
-      return call_body(body, FunctionId::of(body), sig, in, present, ResolvedAttributes(NodeProto(), nullptr), path);
+      return call_body(body, FunctionId::of(body), sig, in, present, ResolvedAttributes(NodeProto(), nullptr), frame, path);
     };
     auto applied = schemas::apply_rule(rule, static_cast<size_t>(n.output_size()), inputs, attrs.list, shape_function);
     for (auto& problem : applied.problems) report_soft(frame, path, std::move(problem));
@@ -911,7 +1076,7 @@ void Analyzer::run() {
   const auto inputs = body.inputs();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = g.input(static_cast<int>(i));
-    m.root->facts.define(inputs[i], in.has_type() ? Fact::of_type(in.type(), &m.ours) : Fact());
+    m.root->facts.define(inputs[i], in.has_type() ? declared_fact(in.type(), m.ours, m.listed_fresh) : Fact());
   }
   // An initializer that is also a graph input is only a default: its value may be
   // overridden at run time, so only its type is a fact.

@@ -27,12 +27,9 @@ using onnx::ValueInfoProto;
 
 // What an entry needs: an element type (a tensor whose rank is unknown is written as its
 // element type alone, as ONNX's own inference writes it). ONNX's checker wants a shape on
-// the main graph's inputs and outputs only (`main_graph_io`).
-bool writable(const Fact& f, bool main_graph_io) {
-  if (f.other) return true;
-  if (f.elem_type == 0) return false;
-  return !main_graph_io || f.shape.has_value();
-}
+// the main graph's outputs; an output is only written without one where the model gave it
+// none, so a model that passed the checker still does.
+bool writable(const Fact& f) { return f.other || f.elem_type != 0; }
 
 void collect_dim_params(const onnx::TypeProto& t, std::set<std::string>& out) {
   for_each_shape(t, [&out](const onnx::TensorShapeProto& shape) {
@@ -99,12 +96,13 @@ class FunctionJoin {
   std::optional<onnx::TypeProto> join(const std::vector<const Fact*>& facts, std::string& why) {
     const Fact& first = *facts.front();
     if (first.other) {
-      for (const Fact* f : facts)
-        if (*f != first) {
-          why = "its type differs between contexts";
-          return std::nullopt;
-        }
-      return texts_.type_of(first);
+      Fact joined = first;
+      for (const Fact* f : facts) joined = shapeprop::join(joined, *f);
+      if (!joined.other) {
+        why = "its type differs between contexts";
+        return std::nullopt;
+      }
+      return texts_.type_of(joined);
     }
     for (const Fact* f : facts) {
       if (f->elem_type == 0 || f->other) {
@@ -245,7 +243,7 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
     }
     written += rewrite_value_info(g->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
       const uint32_t k = index_of.find(name);
-      if (k == NameMap::kMissing || !writable(*facts[k], /*main_graph_io=*/false)) return std::nullopt;
+      if (k == NameMap::kMissing || !writable(*facts[k])) return std::nullopt;
       return texts.type_of(*facts[k]);
     });
     // Outputs (and subgraph inputs) keep their declared type unless ours says more, or
@@ -253,8 +251,8 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
     // false declaration next to the true facts written around it would make the model
     // inconsistent.
     auto update = [&](ValueInfoProto& vi, const Fact* fact) {
-      if (!fact || !writable(*fact, main)) return;
-      Fact declared = vi.has_type() ? Fact::of_type(vi.type(), &texts.ours()) : Fact();
+      if (!fact || !writable(*fact)) return;
+      Fact declared = vi.has_type() ? texts.declared(vi.type()) : Fact();
       auto refined = Fact::refine(*fact, declared);
       const Fact& best = refined.ok() ? *refined : *fact;
       if (best != declared) *vi.mutable_type() = texts.type_of(best);

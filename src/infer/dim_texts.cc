@@ -1,6 +1,9 @@
 #include "infer/dim_texts.h"
 
+#include <algorithm>
+#include <cctype>
 #include <sstream>
+#include <string_view>
 
 #include "support/subgraphs.h"
 #include "support/type_walk.h"
@@ -43,20 +46,95 @@ bool reads_as_expression(const std::string& text) {
   return !d.is_unknown() && !d.is_constant() && !d.is_symbol();
 }
 
-}  // namespace
-
-std::set<std::string> listed_expressions(const onnx::ModelProto& model) {
+// The comma-separated texts listed under `key` that `keep` accepts.
+template <class Keep>
+std::set<std::string> listed(const onnx::ModelProto& model, const char* key, Keep&& keep) {
   std::set<std::string> out;
   for (const auto& kv : model.metadata_props()) {
-    if (kv.key() != kDimExpressionsKey) continue;
+    if (kv.key() != key) continue;
     std::stringstream list(kv.value());
     for (std::string text; std::getline(list, text, ',');)
-      if (reads_as_expression(text)) out.insert(text);
+      if (keep(text)) out.insert(text);
   }
   return out;
 }
 
-DimTexts::DimTexts(const onnx::ModelProto& model) : ours_(listed_expressions(model)) {
+// Replaces the entry under `key` by the texts of `present`, or removes it when empty.
+void record_list(onnx::ModelProto& model, const char* key, const std::set<std::string>& present) {
+  auto* props = model.mutable_metadata_props();
+  props->erase(std::remove_if(props->begin(), props->end(),
+                              [key](const onnx::StringStringEntryProto& kv) { return kv.key() == key; }),
+               props->end());
+  if (present.empty()) return;
+  std::string list;
+  for (const auto& text : present) list += (list.empty() ? "" : ",") + text;
+  auto* entry = props->Add();
+  entry->set_key(key);
+  entry->set_value(list);
+}
+
+}  // namespace
+
+std::set<std::string> listed_expressions(const onnx::ModelProto& model) {
+  return listed(model, kDimExpressionsKey, reads_as_expression);
+}
+
+std::set<std::string> listed_fresh_symbols(const onnx::ModelProto& model) {
+  return listed(model, kFreshSymbolsKey, is_fresh_symbol_name);
+}
+
+bool is_fresh_symbol_name(const std::string& name) {
+  constexpr std::string_view prefix = "dyn__";
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return false;
+  return std::all_of(name.begin() + prefix.size(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+Fact declared_fact(const onnx::TypeProto& type, const std::set<std::string>& ours, const std::set<std::string>& fresh) {
+  if (fresh.empty()) return Fact::of_type(type, &ours);
+  // A fresh symbol, or an expression of ours that mentions one.
+  auto names_fresh = [&](const std::string& text) {
+    if (fresh.count(text)) return true;
+    if (!ours.count(text)) return false;
+    const auto symbols = Dim::parse(text).symbols();
+    return std::any_of(symbols.begin(), symbols.end(), [&fresh](const std::string& s) { return fresh.count(s) > 0; });
+  };
+  onnx::TypeProto copy = type;
+  for_each_shape(copy, [&](onnx::TensorShapeProto& shape) {
+    for (auto& d : *shape.mutable_dim())
+      if (d.has_dim_param() && names_fresh(d.dim_param())) d.clear_dim_param();
+  });
+  return Fact::of_type(copy, &ours);
+}
+
+std::set<std::string> names_taken(const onnx::ModelProto& model) {
+  const std::set<std::string> fresh = listed_fresh_symbols(model);
+  std::set<std::string> out;
+  // Each identifier of a text; `all` keeps the listed fresh symbols too.
+  auto identifiers = [&](const std::string& text, bool all) {
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    for (size_t i = 0; i < text.size();) {
+      if (!word(text[i])) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < text.size() && word(text[j])) ++j;
+      std::string name = text.substr(i, j - i);
+      if (all || !fresh.count(name)) out.insert(std::move(name));
+      i = j;
+    }
+  };
+  for_each_dim_param(model, [&](const std::string& text) { identifiers(text, false); });
+  // The main graph's inputs are never rewritten: a name there stays the model's, listed or not.
+  for (const auto& in : model.graph().input())
+    for_each_shape(in.type(), [&](const onnx::TensorShapeProto& shape) {
+      for (const auto& d : shape.dim()) identifiers(d.dim_param(), true);
+    });
+  return out;
+}
+
+DimTexts::DimTexts(const onnx::ModelProto& model)
+    : ours_(listed_expressions(model)), fresh_(listed_fresh_symbols(model)), taken_(names_taken(model)) {
   for_each_dim_param(model, [&](const std::string& text) {
     if (!ours_.count(text) && reads_as_expression(text)) reserved_.insert(text);
   });
@@ -79,20 +157,13 @@ onnx::TypeProto DimTexts::type_of(const Fact& f) {
 }
 
 void DimTexts::record_in(onnx::ModelProto& model) const {
-  std::set<std::string> present;
+  std::set<std::string> expressions, fresh;
   for_each_dim_param(model, [&](const std::string& text) {
-    if (written_.count(text) || ours_.count(text)) present.insert(text);
+    if (written_.count(text) || ours_.count(text)) expressions.insert(text);
+    if (is_fresh_symbol_name(text) && !taken_.count(text)) fresh.insert(text);
   });
-  auto* props = model.mutable_metadata_props();
-  props->erase(std::remove_if(props->begin(), props->end(),
-                              [](const onnx::StringStringEntryProto& kv) { return kv.key() == kDimExpressionsKey; }),
-               props->end());
-  if (present.empty()) return;
-  std::string list;
-  for (const auto& text : present) list += (list.empty() ? "" : ",") + text;
-  auto* entry = props->Add();
-  entry->set_key(kDimExpressionsKey);
-  entry->set_value(list);
+  record_list(model, kDimExpressionsKey, expressions);
+  record_list(model, kFreshSymbolsKey, fresh);
 }
 
 }  // namespace shapeprop::infer

@@ -17,9 +17,28 @@
 namespace shapeprop::infer {
 
 inline constexpr const char* kDimExpressionsKey = "shapeprop.dim_expressions";
+// The fresh symbols of data-dependent sizes (dyn__0, ...) an earlier run wrote. Each names
+// the size one node found and nothing more: a later run reads it as unknown and names the
+// size again (with the same name, the analysis being deterministic), so that its output
+// equals its input, and a symbol an edited model put elsewhere equates nothing.
+inline constexpr const char* kFreshSymbolsKey = "shapeprop.fresh_symbols";
 
 // The expression texts a model lists as shapeprop's (comma-separated in its metadata).
 std::set<std::string> listed_expressions(const onnx::ModelProto& model);
+// The fresh symbols a model lists as shapeprop's.
+std::set<std::string> listed_fresh_symbols(const onnx::ModelProto& model);
+
+// Whether a name has the form of shapeprop's fresh symbols ("dyn__" and digits).
+bool is_fresh_symbol_name(const std::string& name);
+
+// Every identifier a dim_param of the model spells, alone or inside a longer text ("N"
+// and "M" for "2*N+M"), except the fresh symbols it lists as shapeprop's (unless the main
+// graph's inputs, which no run rewrites, spell them): the names a fresh symbol must not take.
+std::set<std::string> names_taken(const onnx::ModelProto& model);
+
+// A declared type as a fact: the expressions in `ours` read as expressions, the fresh
+// symbols in `fresh` as unknown dims.
+Fact declared_fact(const onnx::TypeProto& type, const std::set<std::string>& ours, const std::set<std::string>& fresh);
 
 class DimTexts {
  public:
@@ -29,15 +48,18 @@ class DimTexts {
   // the expression texts written are remembered.
   onnx::TypeProto type_of(const Fact& f);
 
-  // The expression texts the model lists as shapeprop's (for Fact::of_type).
-  const std::set<std::string>& ours() const { return ours_; }
+  // A type the model declares, as a fact (declared_fact with the model's lists).
+  Fact declared(const onnx::TypeProto& type) const { return declared_fact(type, ours_, fresh_); }
 
-  // Lists in the model's metadata the expression texts its types now hold that are
-  // shapeprop's (written now, or listed before); removes the entry when there are none.
+  // Lists in the model's metadata the expression texts and the fresh symbols its types now
+  // hold that are shapeprop's (written now, or listed before); removes an entry when there
+  // are none.
   void record_in(onnx::ModelProto& model) const;
 
  private:
   std::set<std::string> ours_;      // listed by the model as shapeprop's
+  std::set<std::string> fresh_;     // fresh symbols listed by the model as shapeprop's
+  std::set<std::string> taken_;     // the model's own names (names_taken)
   std::set<std::string> reserved_;  // the model's own names that read like expressions
   std::set<std::string> written_;
 };

@@ -217,11 +217,88 @@ std::optional<onnx::TensorShapeProto> Fact::as_shape_value() const {
   return s;
 }
 
+namespace {
+
+// The join of two dims of ONNX's TypeProto: kept when equal, else unknown.
+void join_dims(const onnx::TensorShapeProto& a, const onnx::TensorShapeProto& b, onnx::TensorShapeProto& out) {
+  for (int i = 0; i < a.dim_size(); ++i) {
+    const auto& x = a.dim(i);
+    const auto& y = b.dim(i);
+    auto* d = out.add_dim();
+    if (x.has_dim_value() && y.has_dim_value() && x.dim_value() == y.dim_value())
+      d->set_dim_value(x.dim_value());
+    else if (x.has_dim_param() && y.has_dim_param() && x.dim_param() == y.dim_param())
+      d->set_dim_param(x.dim_param());
+  }
+}
+
+// Dense or sparse tensor types (TypeProto::Tensor, TypeProto::SparseTensor): false when the
+// element types differ or are undefined.
+template <class T>
+bool join_tensor_types(const T& x, const T& y, T& out) {
+  if (x.elem_type() == 0 || x.elem_type() != y.elem_type()) return false;
+  out.set_elem_type(x.elem_type());
+  if (x.has_shape() && y.has_shape() && x.shape().dim_size() == y.shape().dim_size())
+    join_dims(x.shape(), y.shape(), *out.mutable_shape());
+  return true;
+}
+
+// What holds of a value of type `a` or of type `b`, through sequence, optional and map
+// types: optional(float[1]) and optional(float[5]) give optional(float[?]). Element types
+// must agree (a tensor type without one is not something ONNX's checker takes inside a
+// sequence); nullopt when nothing of the kind can be said.
+std::optional<onnx::TypeProto> join_types(const onnx::TypeProto& a, const onnx::TypeProto& b) {
+  onnx::TypeProto out;
+  // ONNX takes a value where an optional of its type is expected (a Loop's state carried
+  // in as optional(seq) and out as seq): optional(T) and U give optional(T joined with U).
+  const bool a_optional = a.has_optional_type(), b_optional = b.has_optional_type();
+  if (a_optional != b_optional) {
+    auto elem = a_optional ? join_types(a.optional_type().elem_type(), b) : join_types(a, b.optional_type().elem_type());
+    if (!elem) return std::nullopt;
+    *out.mutable_optional_type()->mutable_elem_type() = std::move(*elem);
+    return out;
+  }
+  if (a.value_case() != b.value_case()) return std::nullopt;
+  switch (a.value_case()) {
+    case onnx::TypeProto::kTensorType:
+      return join_tensor_types(a.tensor_type(), b.tensor_type(), *out.mutable_tensor_type()) ? std::optional(out)
+                                                                                               : std::nullopt;
+    case onnx::TypeProto::kSparseTensorType:
+      return join_tensor_types(a.sparse_tensor_type(), b.sparse_tensor_type(), *out.mutable_sparse_tensor_type())
+                 ? std::optional(out)
+                 : std::nullopt;
+    case onnx::TypeProto::kSequenceType: {
+      auto elem = join_types(a.sequence_type().elem_type(), b.sequence_type().elem_type());
+      if (!elem) return std::nullopt;
+      *out.mutable_sequence_type()->mutable_elem_type() = std::move(*elem);
+      return out;
+    }
+    case onnx::TypeProto::kOptionalType: {
+      auto elem = join_types(a.optional_type().elem_type(), b.optional_type().elem_type());
+      if (!elem) return std::nullopt;
+      *out.mutable_optional_type()->mutable_elem_type() = std::move(*elem);
+      return out;
+    }
+    case onnx::TypeProto::kMapType: {
+      if (a.map_type().key_type() != b.map_type().key_type()) return std::nullopt;
+      auto value = join_types(a.map_type().value_type(), b.map_type().value_type());
+      if (!value) return std::nullopt;
+      out.mutable_map_type()->set_key_type(a.map_type().key_type());
+      *out.mutable_map_type()->mutable_value_type() = std::move(*value);
+      return out;
+    }
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
 Fact join(const Fact& a, const Fact& b) {
   if (a == b) return a;
   Fact f;
   if (a.other || b.other) {
-    // Non-tensor types: equal or nothing (their inner shapes are ONNX's to merge).
+    // Non-tensor types join structurally; a tensor and a non-tensor give nothing.
+    if (a.other && b.other) f.other = join_types(*a.other, *b.other);
     return f;
   }
   if (a.elem_type == b.elem_type) f.elem_type = a.elem_type;

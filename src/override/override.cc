@@ -170,9 +170,11 @@ Result<OverrideResult> apply_overrides(onnx::ModelProto& model, const std::vecto
     });
   }
 
-  // ONNX's checker on the result: among others, a library function importing an opset
-  // version other than the model's must use ops defined alike at both.
-  for (auto& d : validate_model(candidate, origin, model_dir, options.op_rules.get(), options.limits))
+  // ONNX's checker on the result, as ONNX runs it: among others, a library function
+  // importing an opset version other than the model's must use ops defined alike at both
+  // (shapeprop reads such a model, but ONNX Runtime refuses it: an override never makes one).
+  for (auto& d : validate_model(candidate, origin, model_dir, options.op_rules.get(), CheckerMode::onnx,
+                                options.limits))
     if (d.severity == Severity::Error) {
       d.message = "after the override: " + d.message;
       d.file = origin;

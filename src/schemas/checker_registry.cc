@@ -18,7 +18,8 @@ const onnx::OpSchema* CheckerRegistry::answer(const std::string& key, int max_in
                                               const std::string& domain) const {
   if (const auto* schema = onnx::OpSchemaRegistry::Instance()->GetSchema(key, max_inclusive_version, domain))
     return schema;
-  if (!rules_.find(domain, key)) return nullptr;
+  const bool default_domain = domain.empty() || domain == "ai.onnx";
+  if (!rules_.find(domain, key) && !(accept_unknown_default_ops_ && default_domain)) return nullptr;
   auto& made = made_[{domain, key}];
   if (!made) {
     made = std::make_unique<onnx::OpSchema>(key, "shapeprop schemas/", 0);

@@ -3,7 +3,8 @@
 // there) it rejects the model. This registry answers as ONNX's does, and for an op with
 // a rule but no ONNX schema gives a schema that accepts any inputs, outputs and
 // attributes, so that the checker (and its strict inference, which leaves the op's
-// outputs as declared) lets a model with such an op pass.
+// outputs as declared) lets a model with such an op pass. Asked to, it does the same for
+// any op of the default domain that it does not know (ONNX's infer_shapes lets those pass).
 #pragma once
 
 #include <map>
@@ -18,7 +19,8 @@ namespace shapeprop::schemas {
 
 class CheckerRegistry : public onnx::ISchemaRegistry {
  public:
-  explicit CheckerRegistry(const OpRules& rules) : rules_(rules) {}
+  explicit CheckerRegistry(const OpRules& rules, bool accept_unknown_default_ops = false)
+      : rules_(rules), accept_unknown_default_ops_(accept_unknown_default_ops) {}
   const onnx::OpSchema* GetSchema(const std::string& key, int max_inclusive_version,
                                   const std::string& domain) const override;
 
@@ -26,6 +28,7 @@ class CheckerRegistry : public onnx::ISchemaRegistry {
   const onnx::OpSchema* answer(const std::string& key, int max_inclusive_version, const std::string& domain) const;
 
   const OpRules& rules_;
+  const bool accept_unknown_default_ops_;
   mutable std::map<std::pair<std::string, std::string>, std::unique_ptr<onnx::OpSchema>> made_;
   // Answers given, by (domain, op, version): ONNX's checker asks once per node, and ONNX's
   // registry takes thousands of instructions to answer.

@@ -95,8 +95,22 @@ g (float[2] x) => (y) {
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].severity, Severity::Note);
   // ...and the checker did run: a real problem is still found.
-  m.mutable_graph()->mutable_node(0)->set_op_type("NoSuchOp");
+  auto* alpha = m.mutable_graph()->mutable_node(0)->add_attribute();
+  alpha->set_name("alpha");
+  alpha->set_type(onnx::AttributeProto::FLOAT);
+  alpha->set_f(1.0f);
   EXPECT_TRUE(has_errors(validate_model(m, "m", "")));
+}
+
+TEST(ValidateModel, UnknownDefaultDomainOpPassesAsInferenceNotAsOnnx) {
+  auto m = testing::parse_or_fail(R"ONNX(
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[2] x) => (float[2] y) {
+   y = NoSuchOp <alpha: float = 1.0> (x)
+}
+)ONNX");
+  EXPECT_FALSE(has_errors(validate_model(m, "m", "")));
+  EXPECT_TRUE(has_errors(validate_model(m, "m", "", nullptr, CheckerMode::onnx)));
 }
 
 TEST(RunOnnxChecker, OneLineWithoutOnnxContext) {
@@ -106,7 +120,7 @@ g (float[2] x) => (float[2] y) {
    y = NoSuchOp (x)
 }
 )ONNX");
-  auto d = run_onnx_checker(m, false, "m.onnx", "");
+  auto d = run_onnx_checker(m, false, "m.onnx", "", nullptr, CheckerMode::onnx);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_THAT(d[0].str(), ::testing::StartsWith("m.onnx: error: ONNX checker: No Op registered for NoSuchOp"));
   EXPECT_EQ(d[0].str().find('\n'), std::string::npos);

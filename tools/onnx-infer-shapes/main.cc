@@ -190,7 +190,8 @@ int run(const Options& o) {
   }
   const auto input_dir = std::filesystem::path(o.input).parent_path();
   const shapeprop::OpRules* rules = o.infer_options.op_rules.get();
-  auto problems = shapeprop::validate_model(*model, o.input, input_dir, rules, o.limits());
+  auto problems =
+      shapeprop::validate_model(*model, o.input, input_dir, rules, shapeprop::CheckerMode::as_inference, o.limits());
   if (shapeprop::has_errors(problems)) {
     report_errors(problems);
     return kBadInput;
