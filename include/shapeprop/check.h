@@ -26,6 +26,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
+#include "shapeprop/limits.h"
 
 namespace shapeprop {
 
@@ -34,6 +35,8 @@ struct CheckOptions {
   std::filesystem::path model_dir;   // where external data would be (checked to exist, never read)
   // As InferOptions::assume_positive_dims: symbolic dims are at least 1.
   bool assume_positive_dims = true;
+  // How deep the model may nest and how much inference may build (limits.h).
+  Limits limits;
 };
 
 // Errors for every problem found (a structural one stops the check before inference);

@@ -41,13 +41,21 @@ struct Diagnostic {
     return std::move(in_file(std::move(path), line_no, column_no));
   }
 
-  // One line, compiler style: "file:line:col: error: message [at a > b > c]".
+  // One line, compiler style: "file:line:col: error: message [at a > b > c]". Clipped to
+  // a readable length whatever the model holds: a word (a name) longer than 80 bytes
+  // keeps its start and end around "...", as do the message beyond 600 bytes, each
+  // place beyond 120 and the file's path beyond 200; a call path of more than 8 places keeps its
+  // first 3 and last 4. Control characters become spaces or '?'.
   std::string str() const;
 };
 
 using Diagnostics = std::vector<Diagnostic>;
 
 bool has_errors(const Diagnostics& diagnostics);
+
+// The first diagnostic of `severity` as one line (str()), followed by a count of the
+// others of that severity: "... (and 3 more errors)". Empty when there is none.
+std::string first_and_count(const Diagnostics& diagnostics, Severity severity = Severity::Error);
 
 // A value or the Diagnostic that explains why there is none.
 template <class T>

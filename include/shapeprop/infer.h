@@ -17,6 +17,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
+#include "shapeprop/limits.h"
 #include "shapeprop/phases.h"
 
 namespace shapeprop {
@@ -42,6 +43,9 @@ struct InferOptions {
   // Collect a text dump of the call graph and the contexts analysed per function (and
   // note which rule layout each op outside ONNX's registry took).
   bool debug = false;
+  // How much inference may build (elements of one value) and, for the core's own
+  // checks, how deep and wide it may go; see limits.h.
+  Limits limits;
   // Rules for ops outside ONNX's registry (shapeprop/schemas.h); null: the built-in ones.
   std::shared_ptr<const OpRules> op_rules;
   // Fill InferResult::functions (and TransformResult::functions): each reached function

@@ -11,6 +11,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
+#include "shapeprop/limits.h"
 
 namespace shapeprop {
 
@@ -19,19 +20,28 @@ enum class Format { Binary, Text };
 // .onnx/.pb -> Binary; .onnxtxt/.onnxtext/.txt -> Text; anything else -> nullopt.
 std::optional<Format> format_for_path(const std::filesystem::path& path);
 
-// Parses ONNX text syntax. `origin` names the source in diagnostics.
-Result<onnx::ModelProto> parse_model_text(std::string_view text, std::string_view origin = "<text>");
+// Parses ONNX text syntax. `origin` names the source in diagnostics. Text that nests
+// deeper than `limits` allow is refused before ONNX's parser (which recurses on every
+// level) sees it.
+Result<onnx::ModelProto> parse_model_text(std::string_view text, std::string_view origin = "<text>",
+                                          const Limits& limits = {});
 
 // Parses one function in ONNX text syntax (as torchlib's function library is written).
-Result<onnx::FunctionProto> parse_function_text(std::string_view text, std::string_view origin = "<text>");
+Result<onnx::FunctionProto> parse_function_text(std::string_view text, std::string_view origin = "<text>",
+                                                const Limits& limits = {});
 
 // Parses a serialized ModelProto. Rejects what protobuf accepts but is no model
-// (an empty file, random bytes that happen to decode, a model without a graph).
-Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_view origin = "<bytes>");
+// (an empty file, random bytes that happen to decode, a model without a graph), and
+// models that nest deeper than `limits` allow; protobuf's recursion limit is raised to
+// what the model needs within them.
+Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_view origin = "<bytes>",
+                                            const Limits& limits = {});
 
-// Loads a model file; the format comes from the extension, or is sniffed from the
-// content when the extension says nothing. Also checks external-data locations.
-Result<onnx::ModelProto> load_model(const std::filesystem::path& path);
+// Loads a model file (a regular file, a device or a FIFO, read within
+// limits.max_input_bytes and limits.fifo_wait_seconds); the format comes from the
+// extension, or is sniffed from the content when the extension says nothing. Also checks
+// external-data locations.
+Result<onnx::ModelProto> load_model(const std::filesystem::path& path, const Limits& limits = {});
 
 // Every tensor stored as external data (initializers, attribute tensors, in subgraphs and
 // function bodies) must name a relative location inside `model_dir`, after resolving
@@ -42,11 +52,19 @@ Status check_external_data(const onnx::ModelProto& model, const std::filesystem:
 // Serializes deterministically (byte-identical output for equal models).
 Result<std::string> serialize_model(const onnx::ModelProto& model);
 
-// Writes the model to `path` atomically: a temporary file beside the target, then rename.
-// On failure nothing is left behind.
-Status save_model(const onnx::ModelProto& model, const std::filesystem::path& path, Format format);
+// Writes the model to `path` (see write_output). On failure nothing is left behind.
+Status save_model(const onnx::ModelProto& model, const std::filesystem::path& path, Format format,
+                  const Limits& limits = {});
 
-// Writes `contents` to `path` atomically (used by save_model).
+// Writes `contents` to `path`. A regular file (or a new one) is written atomically: a
+// temporary file beside it, then rename; a symbolic link is followed, so that its target
+// is what gets replaced. A character device or a FIFO is written in place, never
+// replaced (a FIFO that no process opens for reading within limits.fifo_wait_seconds is
+// an error). Anything else (a folder, a block device, a socket) is refused. Every write
+// is checked.
+Status write_output(const std::filesystem::path& path, std::string_view contents, const Limits& limits = {});
+
+// Writes `contents` to `path` atomically (a temporary file beside it, then rename).
 Status write_file_atomically(const std::filesystem::path& path, std::string_view contents);
 
 }  // namespace shapeprop

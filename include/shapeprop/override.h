@@ -25,7 +25,8 @@ namespace shapeprop {
 
 // A library file: ONNX text syntax holding functions only (each with its own <domain:
 // ..., opset_import: ...> header), or a binary model whose functions are the library.
-Result<std::vector<onnx::FunctionProto>> load_function_library(const std::filesystem::path& path);
+Result<std::vector<onnx::FunctionProto>> load_function_library(const std::filesystem::path& path,
+                                                                const Limits& limits = {});
 
 struct OverrideResult {
   std::vector<FunctionId> replaced;  // model functions replaced, in the model's order

@@ -17,6 +17,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
+#include "shapeprop/limits.h"
 
 namespace shapeprop {
 
@@ -31,9 +32,9 @@ std::string print_graph(const onnx::GraphProto& graph);
 // fields (raw_data decoded), as ONNX's parser writes them.
 onnx::ModelProto text_projection(const onnx::ModelProto& model);
 
-// Prints the model, parses the text back and compares with text_projection(model).
-// The error names the first field that differs.
-Status verify_text_roundtrip(const onnx::ModelProto& model);
+// Prints the model, parses the text back (within `limits`, as the model was read) and
+// compares with text_projection(model). The error names the first field that differs.
+Status verify_text_roundtrip(const onnx::ModelProto& model, const Limits& limits = {});
 
 // True when `name` can be printed bare (an ONNX identifier: [A-Za-z_][A-Za-z0-9_]*).
 bool is_identifier(std::string_view name);

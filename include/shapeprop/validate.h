@@ -8,6 +8,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
+#include "shapeprop/limits.h"
 #include "shapeprop/schemas.h"
 
 namespace shapeprop {
@@ -22,25 +23,30 @@ namespace shapeprop {
 enum class CheckerMode { onnx, as_inference };
 
 // ONNX's checker. With `full_check` it also runs ONNX's strict shape inference, which
-// rejects some valid models (it infers both branches of every If). External data is
-// looked up in `model_dir` (the model file's folder). An op with a rule in `rules` (the
-// built-in rules when null) passes as ONNX's checker lets an op of a custom domain pass,
-// also in the default domain, where ONNX Runtime registers some.
+// rejects some valid models (it infers both branches of every If); unlike ONNX's own
+// full check, each model-local function body is inferred once per distinct call
+// signature, not once per call path (which grows exponentially with call depth).
+// External data is looked up in `model_dir` (the model file's folder). An op with a rule
+// in `rules` (the built-in rules when null) passes as ONNX's checker lets an op of a
+// custom domain pass, also in the default domain, where ONNX Runtime registers some.
 Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin,
                              const std::filesystem::path& model_dir, const OpRules* rules = nullptr,
                              CheckerMode mode = CheckerMode::as_inference);
 
 // Rules every model must keep for shapeprop to analyse it:
+//  - subgraphs and calls nest no deeper than `limits` allow (checked first; see
+//    limits.h);
+//  - each opset_import list names a domain once;
 //  - each node's domain has an opset import where the node stands (the model's for the
 //    graph and its subgraphs, the function's own for a function body);
 //  - a node whose domain holds model-local functions names one of them
 //    (domain, name, overload);
 //  - function ids are unique.
-Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin);
+Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin, const Limits& limits = {});
 
 // Both of the above, ours first (its messages name the place more precisely).
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
                            const std::filesystem::path& model_dir, const OpRules* rules = nullptr,
-                           CheckerMode mode = CheckerMode::as_inference);
+                           CheckerMode mode = CheckerMode::as_inference, const Limits& limits = {});
 
 }  // namespace shapeprop

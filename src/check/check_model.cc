@@ -321,7 +321,7 @@ class Checker {
 
 Diagnostics check_model(const onnx::ModelProto& model, const CheckOptions& options) {
   // ONNX's structural checker, after ours (its messages name the place less precisely).
-  Diagnostics all = validate_structure(model, options.origin);
+  Diagnostics all = validate_structure(model, options.origin, options.limits);
   if (!has_errors(all))
     for (auto& d : run_onnx_checker(model, /*full_check=*/false, options.origin, options.model_dir, nullptr, CheckerMode::onnx))
       all.push_back(std::move(d));
@@ -333,6 +333,7 @@ Diagnostics check_model(const onnx::ModelProto& model, const CheckOptions& optio
   infer.strict = true;
   infer.use_declared_types = false;
   infer.assume_positive_dims = options.assume_positive_dims;
+  infer.limits = options.limits;
   FactsView facts(model, *calls, infer);
   for (auto& d : facts.take_diagnostics()) {
     // A call may pass attributes its function does not declare: ONNX's checker and

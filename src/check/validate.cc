@@ -5,11 +5,12 @@
 #include <set>
 #include <tuple>
 
+#include "check/depth.h"
+#include "check/full_check.h"
 #include "onnx/checker.h"
 #include "schemas/checker_registry.h"
 #include "shapeprop/call_graph.h"
 #include "support/labels.h"
-#include "onnx/shape_inference/implementation.h"
 
 #if SHAPEPROP_HAVE_CHECK_MODEL_WITH_CONTEXT
 // Defined and exported by ONNX's checker.cc, though checker.h does not declare it; it is
@@ -52,15 +53,18 @@ class StructureValidator {
   }
 
   Diagnostics run() {
-    std::set<std::string> imports;
-    for (const auto& o : model_.opset_import()) imports.insert(canonical_domain(o.domain()));
     const std::vector<std::string> main = {"graph '" + model_.graph().name() + "'"};
+    const std::set<std::string> imports = domains(model_.opset_import(), main);
     untyped_values(model_.graph(), main);
-    walk(model_.graph(), imports, main);
+    walk(model_.graph().node(), imports, main);
     for (const auto& f : model_.functions()) {
-      std::set<std::string> fimports;
-      for (const auto& o : f.opset_import()) fimports.insert(canonical_domain(o.domain()));
-      walk(f.node(), fimports, {"function " + function_label(f.domain(), f.name(), f.overload())});
+      const std::vector<std::string> here = {"function " + function_label(f.domain(), f.name(), f.overload())};
+      // ONNX's checker lets a default without a type pass; nothing can read it, and text
+      // cannot spell it (found by fuzz-model_binary).
+      for (const auto& a : f.attribute_proto())
+        if (a.type() == onnx::AttributeProto::UNDEFINED)
+          report(here, "attribute '" + a.name() + "' has a default value without a type");
+      walk(f.node(), domains(f.opset_import(), here), here);
     }
     return std::move(diagnostics_);
   }
@@ -99,28 +103,50 @@ class StructureValidator {
                        counted(f.input_size(), "input") + " and " + counted(f.output_size(), "output"));
   }
 
-  void walk(const onnx::GraphProto& g, const std::set<std::string>& imports, const std::vector<std::string>& path) {
-    walk(g.node(), imports, path);
+  // The domains an opset_import list names; each may be listed once (ONNX's own tools
+  // differ on which entry of several would win).
+  std::set<std::string> domains(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& list,
+                                const std::vector<std::string>& path) {
+    std::map<std::string, int64_t> versions;
+    for (const auto& o : list) {
+      auto [it, fresh] = versions.emplace(canonical_domain(o.domain()), o.version());
+      if (!fresh)
+        report(path, "opset_import lists domain '" + o.domain() + "' twice (versions " + std::to_string(it->second) +
+                         " and " + std::to_string(o.version()) + ")");
+    }
+    std::set<std::string> out;
+    for (const auto& [domain, version] : versions) out.insert(domain);
+    return out;
   }
 
-  void walk(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const std::set<std::string>& imports,
-            const std::vector<std::string>& path) {
-    for (const auto& n : nodes) {
-      auto here = path;
-      here.push_back(node_label(n));
-      const std::string domain = canonical_domain(n.domain());
-      // Once per scope and domain: a model missing an import misses it for every node.
-      if (!imports.count(domain) && reported_imports_.insert({path.front(), domain}).second)
-        report(here, "domain '" + n.domain() + "' is used without an opset import");
-      auto callee = functions_.find(std::make_tuple(domain, n.op_type(), n.overload()));
-      if (!is_standard_domain(domain) && function_domains_.count(domain) && callee == functions_.end())
-        report(here, "calls function " + function_label(n.domain(), n.op_type(), n.overload()) +
-                         ", which the model does not define");
-      if (callee != functions_.end()) check_arity(n, *callee->second, here);
-      for (const auto& a : n.attribute()) {
-        if (a.has_g()) walk(a.g(), imports, with(here, "attribute '" + a.name() + "'"));
-        for (const auto& g : a.graphs()) walk(g, imports, with(here, "attribute '" + a.name() + "'"));
+  // Every node of a body and of its subgraphs (with a work list: subgraphs may nest deep).
+  void walk(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& body, const std::set<std::string>& imports,
+            const std::vector<std::string>& body_path) {
+    using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
+    std::vector<std::pair<const Nodes*, std::vector<std::string>>> work;
+    work.emplace_back(&body, body_path);
+    while (!work.empty()) {
+      auto [nodes, path] = std::move(work.back());
+      work.pop_back();
+      // Subgraphs are visited after the nodes of this one, in order.
+      std::vector<std::pair<const Nodes*, std::vector<std::string>>> inner;
+      for (const auto& n : *nodes) {
+        auto here = with(path, node_label(n));
+        const std::string domain = canonical_domain(n.domain());
+        // Once per scope and domain: a model missing an import misses it for every node.
+        if (!imports.count(domain) && reported_imports_.insert({path.front(), domain}).second)
+          report(here, "domain '" + n.domain() + "' is used without an opset import");
+        auto callee = functions_.find(std::make_tuple(domain, n.op_type(), n.overload()));
+        if (!is_standard_domain(domain) && function_domains_.count(domain) && callee == functions_.end())
+          report(here, "calls function " + function_label(n.domain(), n.op_type(), n.overload()) +
+                           ", which the model does not define");
+        if (callee != functions_.end()) check_arity(n, *callee->second, here);
+        for (const auto& a : n.attribute()) {
+          if (a.has_g()) inner.emplace_back(&a.g().node(), with(here, "attribute '" + a.name() + "'"));
+          for (const auto& g : a.graphs()) inner.emplace_back(&g.node(), with(here, "attribute '" + a.name() + "'"));
+        }
       }
+      for (auto it = inner.rbegin(); it != inner.rend(); ++it) work.push_back(std::move(*it));
     }
   }
 
@@ -158,24 +184,25 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
     }
     // As check_model(path) does, but with the folder we were given: external data is
     // looked up there (its existence only; the data is not read).
+    const auto builtin = rules ? nullptr : builtin_op_rules();
+    schemas::CheckerRegistry registry(rules ? *rules : *builtin, /*accept_unknown_default_ops=*/as_inference);
 #if SHAPEPROP_HAVE_CHECK_MODEL_WITH_CONTEXT
     onnx::checker::CheckerContext ctx;
     if (!model_dir.empty()) ctx.set_model_dir(model_dir.string() + "/");
-    const auto builtin = rules ? nullptr : builtin_op_rules();
-    schemas::CheckerRegistry registry(rules ? *rules : *builtin, /*accept_unknown_default_ops=*/as_inference);
     ctx.set_schema_registry(&registry);
     ctx.set_skip_opset_compatibility_check(as_inference);
     onnx::checker::check_model(*checked, ctx);
-    if (full_check) {  // what check_model(model, full_check=true) adds
-      onnx::ModelProto copy = *checked;
-      onnx::ShapeInferenceOptions strict{/*check_type=*/true, /*error_mode=*/1, /*enable_data_propagation=*/false};
-      onnx::shape_inference::InferShapes(copy, ctx.get_schema_registry(), strict);
-    }
-#else  // external data is then looked up relative to the working folder
+#else  // external data is then looked up relative to the working folder, and ops with a
+       // rule in the default domain are rejected
     (void)model_dir;
-    (void)rules;  // and ops with a rule in the default domain are rejected
-    onnx::checker::check_model(*checked, full_check, /*skip_opset_compatibility_check=*/as_inference);
+    onnx::checker::check_model(*checked, /*full_check=*/false, /*skip_opset_compatibility_check=*/as_inference);
 #endif
+    // What check_model(model, full_check=true) adds: ONNX's strict inference, with each
+    // function body inferred once per distinct call signature (full_check.h).
+    if (full_check) {
+      onnx::ModelProto copy = *checked;
+      strict_infer_shapes(copy, &registry);
+    }
     return {};
   } catch (const std::exception& e) {
     std::string what = e.what();
@@ -186,7 +213,9 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
   }
 }
 
-Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin) {
+Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin, const Limits& limits) {
+  // First, so that nothing that recurses (ONNX's checker, the analyzer) sees deeper models.
+  if (Diagnostics deep = check_depths(model, origin, limits); !deep.empty()) return deep;
   Diagnostics found = StructureValidator(model, origin).run();
   // ONNX forbids recursion, and its own checker recurses without end on it.
   if (auto calls = CallGraph::build(model); !calls) found.push_back(Diagnostic(calls.error()).in_file(std::string(origin)));
@@ -194,8 +223,9 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
 }
 
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
-                           const std::filesystem::path& model_dir, const OpRules* rules, CheckerMode mode) {
-  Diagnostics all = validate_structure(model, origin);
+                           const std::filesystem::path& model_dir, const OpRules* rules, CheckerMode mode,
+                           const Limits& limits) {
+  Diagnostics all = validate_structure(model, origin, limits);
   if (has_errors(all)) return all;
   for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, model_dir, rules, mode)) all.push_back(std::move(d));
   return all;

@@ -303,6 +303,8 @@ std::vector<size_t> selection_map(const std::vector<int64_t>& in, const std::vec
 }
 
 std::vector<size_t> broadcast_map(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  // An empty output needs no map; its other dims may be huge ([0, 3000000000]).
+  if (element_count(out).value_or(0) == 0) return {};
   // A broadcast picks index i of each output axis, or index 0 where the input's dim is 1
   // (missing leading axes count as dims of 1).
   const size_t offset = out.size() - in.size();

@@ -225,7 +225,7 @@ struct Analyzer::Impl {
   InferOptions options;
   Diagnostics diagnostics;
   ir::BodyIndex bodies;
-  OnnxBridge bridge;
+  OnnxBridge bridge{options.limits.max_elements};
 
   // Dim texts the model lists as expressions shapeprop wrote (dim_texts.h); every other
   // dim_param is a name.
@@ -829,6 +829,12 @@ struct Analyzer::Impl {
       return {};
     }
     if (opset < 9) return call_op(n, inputs, attrs, frame, path);  // Scan-8: batch axis, ONNX's rule
+    if (num_attr->i() < 0 || static_cast<uint64_t>(num_attr->i()) > inputs.size()) {  // ONNX's checker lets it pass
+      report(frame, path, Severity::Error,
+             "Scan's num_scan_inputs is " + std::to_string(num_attr->i()) + " but it has " +
+                 std::to_string(inputs.size()) + " inputs");
+      return {};
+    }
     const size_t num_scan = static_cast<size_t>(num_attr->i());
     const size_t num_state = inputs.size() >= num_scan ? inputs.size() - num_scan : 0;
     const auto in_axes = ints_attribute(attrs, "scan_input_axes");

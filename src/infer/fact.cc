@@ -89,10 +89,10 @@ Fact Fact::of_type(const onnx::TypeProto& type, const std::set<std::string>* our
 
 Fact Fact::of_tensor(const TensorProto& t) {
   std::vector<Dim> shape;
-  int64_t count = 1;
+  int64_t count = 1;  // -1 when a dim is negative or the product overflows: no elements then
   for (int64_t d : t.dims()) {
     shape.push_back(Dim::constant(d));
-    count *= d;
+    if (count >= 0 && (d < 0 || __builtin_mul_overflow(count, d, &count))) count = -1;
   }
   const int32_t type = t.data_type();
   if (t.data_location() == TensorProto::EXTERNAL || t.segment().begin() != 0 || t.segment().end() != 0)
@@ -137,8 +137,7 @@ std::optional<int64_t> Fact::static_size() const {
   int64_t n = 1;
   for (const Dim& d : *shape) {
     auto c = d.as_constant();
-    if (!c || *c < 0) return std::nullopt;
-    n *= *c;
+    if (!c || *c < 0 || __builtin_mul_overflow(n, *c, &n)) return std::nullopt;
   }
   return n;
 }

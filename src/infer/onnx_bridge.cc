@@ -38,11 +38,21 @@ class BridgeGraphInferencer final : public onnx::GraphInferencer {
   std::vector<onnx::TypeProto> outputs_;
 };
 
+// A 1-D integral tensor longer than `max_elements`: as a shape input, ONNX's rules would
+// build a shape of that many dims from its length.
+bool too_long_for_a_shape(const Fact& f, size_t max_elements) {
+  if (!is_integral_type(f.elem_type) || !f.shape || f.shape->size() != 1) return false;
+  auto length = (*f.shape)[0].as_constant();
+  return length && *length > 0 && static_cast<uint64_t>(*length) > max_elements;
+}
+
 class BridgeContext final : public onnx::InferenceContext {
  public:
   BridgeContext(const onnx::NodeProto& node, const std::vector<const Fact*>& inputs,
-                const std::vector<const onnx::AttributeProto*>& attributes, const SubgraphInferencer& subgraphs)
-      : node_(node),
+                const std::vector<const onnx::AttributeProto*>& attributes, const SubgraphInferencer& subgraphs,
+                size_t max_elements)
+      : max_elements_(max_elements),
+        node_(node),
         facts_(inputs),
         attributes_(attributes),
         subgraphs_(subgraphs),
@@ -64,6 +74,8 @@ class BridgeContext final : public onnx::InferenceContext {
       v.type = facts_[i]->type();
       if (v.type->has_tensor_type() && v.type->tensor_type().has_shape())
         encode(*v.type->mutable_tensor_type()->mutable_shape(), *facts_[i]->shape);
+      if (too_long_for_a_shape(*facts_[i], max_elements_))
+        v.type->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->Clear();
     }
     return &*v.type;
   }
@@ -147,6 +159,7 @@ class BridgeContext final : public onnx::InferenceContext {
         if (dim_param == "\x01" + std::to_string(k)) return tokens_[k];
     return Dim::named(dim_param);
   }
+  const size_t max_elements_;
   const onnx::NodeProto& node_;
   const std::vector<const Fact*>& facts_;
   const std::vector<const onnx::AttributeProto*>& attributes_;
@@ -195,7 +208,7 @@ struct OnnxBridge::Caches {
   std::unordered_map<CheckKey, CheckOutcome, CheckKeyHash> checks;
 };
 
-OnnxBridge::OnnxBridge() : caches_(std::make_unique<Caches>()) {}
+OnnxBridge::OnnxBridge(size_t max_elements) : max_elements_(max_elements), caches_(std::make_unique<Caches>()) {}
 OnnxBridge::~OnnxBridge() = default;
 
 const onnx::OpSchema* OnnxBridge::find_schema(const std::string& op_type, const std::string& domain, int opset_version) {
@@ -215,7 +228,7 @@ OnnxInference OnnxBridge::infer(const onnx::OpSchema& schema, const onnx::NodePr
                                 const SubgraphInferencer& subgraphs) {
   OnnxInference result;
   result.outputs.resize(static_cast<size_t>(node.output_size()));
-  BridgeContext ctx(node, inputs, attributes, subgraphs);
+  BridgeContext ctx(node, inputs, attributes, subgraphs, max_elements_);
   // What ONNX's full check verifies first: e.g. Add(float, int64) breaks "T". Its outcome
   // depends on the inputs' types alone; tensor types are the element type.
   Caches::CheckKey key{&schema, static_cast<size_t>(node.output_size()), {}};

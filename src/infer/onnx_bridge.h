@@ -12,6 +12,7 @@
 
 #include "onnx/defs/schema.h"
 #include "shapeprop/fact.h"
+#include "shapeprop/limits.h"
 
 namespace shapeprop::infer {
 
@@ -37,7 +38,11 @@ using SubgraphInferencer =
 // under a lock, which made it the costliest part of inference).
 class OnnxBridge {
  public:
-  OnnxBridge();
+  // A 1-D integral input longer than `max_elements` (Limits::max_elements) is handed to
+  // ONNX with its length unknown: ONNX's rules build a shape of that many dims from a shape
+  // input's length (Reshape, Expand, ConstantOfShape, Tile), 3,037,000,500 dims for
+  // int64[3037000500].
+  explicit OnnxBridge(size_t max_elements = Limits{}.max_elements);
   ~OnnxBridge();
   const onnx::OpSchema* find_schema(const std::string& op_type, const std::string& domain, int opset_version);
 
@@ -47,6 +52,7 @@ class OnnxBridge {
                       const std::vector<const onnx::AttributeProto*>& attributes, const SubgraphInferencer& subgraphs);
 
  private:
+  size_t max_elements_;
   struct Caches;
   std::unique_ptr<Caches> caches_;
 };

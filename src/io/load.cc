@@ -1,13 +1,15 @@
 // Loading models from binary protobuf or ONNX text.
-#include <cerrno>
 #include <climits>
-#include <cstring>
-#include <fstream>
 #include <regex>
 #include <sstream>
 
+#include <google/protobuf/io/coded_stream.h>
+
+#include "io/read_input.h"
+#include "io/syntax_depth.h"
 #include "onnx/defs/parser.h"
 #include "shapeprop/io.h"
+#include "support/subgraphs.h"
 #include "text_internal.h"
 
 namespace shapeprop {
@@ -70,10 +72,17 @@ std::pair<int, int> line_column(std::string_view text, size_t offset) {
 
 namespace {
 
+// ONNX's parser takes a C string, which ends at the first NUL byte, and a string literal
+// may hold one (a doc_string); this one's text ends where the text does.
+class SizedParser : public onnx::OnnxParser {
+ public:
+  explicit SizedParser(const std::string& text) : onnx::OnnxParser(text.c_str()) { end_ = text.data() + text.size(); }
+};
+
 // Parses text into a ModelProto or FunctionProto with ONNX's parser, after rewriting
 // quoted names (see text.h) into identifiers ONNX's parser reads.
 template <class Proto>
-Result<Proto> parse_text(std::string_view text, std::string_view origin, const char* what) {
+Result<Proto> parse_text(std::string_view text, std::string_view origin, const char* what, const Limits& limits) {
   std::string rewritten;
   text_detail::QuotedNames names;
   size_t bad_quote = 0;
@@ -83,9 +92,11 @@ Result<Proto> parse_text(std::string_view text, std::string_view origin, const c
   }
   if (rewritten.find_first_not_of(" \t\r\n") == std::string::npos)
     return Diagnostic::error(std::string("empty file: no ") + what).in_file(std::string(origin));
+  // ONNX's parser recurses on every bracket: refuse what would overflow its stack.
+  if (auto deep = check_text_depth(rewritten, origin, limits)) return *deep;
   Proto proto;
   try {
-    onnx::OnnxParser parser(rewritten.c_str());
+    SizedParser parser(rewritten);
     auto status = parser.Parse(proto);
     if (!status.IsOK()) return parse_error(status.ErrorMessage(), origin);
   } catch (const std::exception& e) {  // the parser's std::stoi/stof throw on bad literals
@@ -97,23 +108,29 @@ Result<Proto> parse_text(std::string_view text, std::string_view origin, const c
 
 }  // namespace
 
-Result<onnx::ModelProto> parse_model_text(std::string_view text, std::string_view origin) {
-  return parse_text<onnx::ModelProto>(text, origin, "model");
+Result<onnx::ModelProto> parse_model_text(std::string_view text, std::string_view origin, const Limits& limits) {
+  return parse_text<onnx::ModelProto>(text, origin, "model", limits);
 }
 
-Result<onnx::FunctionProto> parse_function_text(std::string_view text, std::string_view origin) {
-  return parse_text<onnx::FunctionProto>(text, origin, "function");
+Result<onnx::FunctionProto> parse_function_text(std::string_view text, std::string_view origin, const Limits& limits) {
+  return parse_text<onnx::FunctionProto>(text, origin, "function", limits);
 }
 
-Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_view origin) {
+Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_view origin, const Limits& limits) {
   const std::string file(origin);
   if (bytes.empty()) return Diagnostic::error("empty file: no model").in_file(file);
   if (bytes.size() > static_cast<size_t>(INT_MAX))
     return Diagnostic::error("model is larger than 2 GiB; protobuf cannot read it as one message "
                              "(store the weights as external data)")
         .in_file(file);
+  // Protobuf's default recursion limit (100) rejects ~30 nested subgraphs as malformed;
+  // the model's own depth, once it is known to be within the limits, is what it needs.
+  auto recursion_limit = binary_recursion_limit(bytes, origin, limits);
+  if (!recursion_limit) return recursion_limit.error();
   onnx::ModelProto model;
-  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  in.SetRecursionLimit(*recursion_limit);
+  if (!model.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
     return Diagnostic::error("not an ONNX model: the protobuf is malformed or truncated").in_file(file);
   if (!model.has_graph())
     return Diagnostic::error("not an ONNX model: it has no graph").in_file(file);
@@ -122,26 +139,18 @@ Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_
   return model;
 }
 
-Result<onnx::ModelProto> load_model(const fs::path& path) {
+Result<onnx::ModelProto> load_model(const fs::path& path, const Limits& limits) {
   const std::string origin = path.string();
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return Diagnostic::error("is a folder, not a model file").in_file(origin);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Diagnostic::error(std::string("cannot read: ") + std::strerror(errno)).in_file(origin);
-  const auto size = fs::file_size(path, ec);
-  if (!ec && size > static_cast<uintmax_t>(INT_MAX))
-    return Diagnostic::error("model is larger than 2 GiB; protobuf cannot read it as one message "
-                             "(store the weights as external data)")
-        .in_file(origin);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return Diagnostic::error(std::string("cannot read: ") + std::strerror(errno)).in_file(origin);
+  auto read = read_input(path, limits);
+  if (!read) return read.error();
+  const std::string& bytes = *read;
 
   auto format = format_for_path(path);
   if (!format) {
     const auto first = bytes.find_first_not_of(" \t\r\n");
     format = (first != std::string::npos && (bytes[first] == '<' || bytes[first] == '#')) ? Format::Text : Format::Binary;
   }
-  auto model = *format == Format::Text ? parse_model_text(bytes, origin) : parse_model_binary(bytes, origin);
+  auto model = *format == Format::Text ? parse_model_text(bytes, origin, limits) : parse_model_binary(bytes, origin, limits);
   if (!model) return model;
   fs::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
@@ -154,27 +163,22 @@ namespace {
 // Visits every tensor a model holds: initializers and attribute tensors, in subgraphs
 // and function bodies.
 template <class Fn>
-void for_each_tensor(const onnx::GraphProto& g, Fn& fn);
-
-template <class Fn>
-void for_each_tensor(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, Fn& fn) {
-  for (const auto& n : nodes)
-    for (const auto& a : n.attribute()) {
-      if (a.has_t()) fn(a.t());
-      for (const auto& t : a.tensors()) fn(t);
-      if (a.has_g()) for_each_tensor(a.g(), fn);
-      for (const auto& g : a.graphs()) for_each_tensor(g, fn);
-    }
-}
-
-template <class Fn>
-void for_each_tensor(const onnx::GraphProto& g, Fn& fn) {
-  for (const auto& t : g.initializer()) fn(t);
-  for (const auto& s : g.sparse_initializer()) {
-    fn(s.values());
-    fn(s.indices());
-  }
-  for_each_tensor(g.node(), fn);
+void for_each_tensor(const onnx::ModelProto& model, Fn&& fn) {
+  walk_model(
+      model,
+      [&fn](const onnx::GraphProto& g) {
+        for (const auto& t : g.initializer()) fn(t);
+        for (const auto& s : g.sparse_initializer()) {
+          fn(s.values());
+          fn(s.indices());
+        }
+      },
+      [&fn](const onnx::NodeProto& n) {
+        for (const auto& a : n.attribute()) {
+          if (a.has_t()) fn(a.t());
+          for (const auto& t : a.tensors()) fn(t);
+        }
+      });
 }
 
 }  // namespace
@@ -195,15 +199,20 @@ Status check_external_data(const onnx::ModelProto& model, const fs::path& model_
     const fs::path loc(location);
     if (location.empty()) return fail("is empty");
     if (loc.is_absolute() || loc.has_root_name() || loc.has_root_directory()) return fail("is absolute; it must be relative to the model's folder");
-    for (const auto& part : loc)
+    for (const auto& part : loc) {
       if (part == "..") return fail("leaves the model's folder ('..')");
+      // No file can have such a name, so the path cannot be resolved either.
+      if (part.native().size() > NAME_MAX)
+        return fail("has a component of " + std::to_string(part.native().size()) + " bytes; file names have at most " +
+                    std::to_string(NAME_MAX));
+    }
     // Symbolic links may still lead out of the folder; compare the resolved paths.
     const fs::path resolved = fs::weakly_canonical(root / loc, ec);
+    if (ec) return fail("cannot be resolved: " + ec.message());
     auto [r, _] = std::mismatch(root.begin(), root.end(), resolved.begin(), resolved.end());
     if (r != root.end()) return fail("leaves the model's folder through a symbolic link");
   };
-  if (model.has_graph()) for_each_tensor(model.graph(), check);
-  for (const auto& f : model.functions()) for_each_tensor(f.node(), check);
+  for_each_tensor(model, check);
   if (error) return *error;
   return Ok{};
 }

@@ -1,7 +1,11 @@
-// Saving models: deterministic bytes, written atomically.
+// Saving models: deterministic bytes; regular files written atomically, devices and
+// FIFOs in place, never replaced.
+#include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,6 +35,101 @@ Result<std::string> serialize_model(const onnx::ModelProto& model) {
   return bytes;
 }
 
+namespace {
+
+Diagnostic cannot_write(const std::string& target, const std::string& why) {
+  return Diagnostic::error("cannot write: " + why).in_file(target);
+}
+
+// Writes all of `contents` to `fd`; the errno of the first failure, or 0.
+int write_all(int fd, std::string_view contents) {
+  for (size_t done = 0; done < contents.size();) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return EIO;
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+// Opens a FIFO for writing, waiting at most `seconds` for a reader (opening it without
+// O_NONBLOCK would wait forever; with it, it fails with ENXIO while there is none).
+int open_fifo(const fs::path& path, uint32_t seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (true) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0 || errno != ENXIO || std::chrono::steady_clock::now() >= deadline) return fd;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// A character device (/dev/null, /dev/full, a terminal) or a FIFO: written where it is.
+Status write_in_place(const fs::path& path, std::string_view contents, bool fifo, uint32_t fifo_wait_seconds) {
+  const std::string target = path.string();
+  const int fd = fifo ? open_fifo(path, fifo_wait_seconds) : ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    if (fifo && errno == ENXIO)
+      return cannot_write(target, "no process opened this FIFO for reading within " +
+                                      std::to_string(fifo_wait_seconds) + " s (--max-fifo-wait)");
+    return cannot_write(target, std::strerror(errno));
+  }
+  if (fifo) {  // from here on, wait for the reader like any writer
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+      const int error = errno;
+      ::close(fd);
+      return cannot_write(target, std::strerror(error));
+    }
+  }
+  if (const int error = write_all(fd, contents)) {
+    ::close(fd);
+    return cannot_write(target, std::strerror(error));
+  }
+  if (::close(fd) != 0) return cannot_write(target, std::string("close: ") + std::strerror(errno));
+  return Ok{};
+}
+
+// The file a chain of symbolic links ends at (which need not exist yet), so that
+// replacing it replaces the target rather than the link.
+Result<fs::path> follow_links(const fs::path& path) {
+  fs::path at = path;
+  for (int hops = 0; hops < 40; ++hops) {  // as the kernel's ELOOP limit
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(at, ec))) return at;
+    const fs::path next = fs::read_symlink(at, ec);
+    if (ec) return cannot_write(path.string(), ec.message());
+    at = next.is_absolute() ? next : at.parent_path() / next;
+  }
+  return cannot_write(path.string(), "too many levels of symbolic links");
+}
+
+}  // namespace
+
+Status write_output(const fs::path& path, std::string_view contents, const Limits& limits) {
+  const std::string target = path.string();
+  if (target.empty()) return Diagnostic::error("cannot write: the output path is empty");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT) return cannot_write(target, std::strerror(errno));
+    auto resolved = follow_links(path);  // a link to a file still to be made makes it there
+    if (!resolved) return resolved.error();
+    return write_file_atomically(*resolved, contents);
+  }
+  if (S_ISREG(st.st_mode)) {
+    std::error_code ec;
+    const fs::path file = fs::canonical(path, ec);  // through links, to the file they name
+    return write_file_atomically(ec ? path : file, contents);
+  }
+  if (S_ISCHR(st.st_mode)) return write_in_place(path, contents, /*fifo=*/false, limits.fifo_wait_seconds);
+  if (S_ISFIFO(st.st_mode)) return write_in_place(path, contents, /*fifo=*/true, limits.fifo_wait_seconds);
+  if (S_ISDIR(st.st_mode)) return cannot_write(target, "is a folder");
+  return cannot_write(target, std::string("is a ") + (S_ISBLK(st.st_mode) ? "block device" : "socket") +
+                                  "; models are written to regular files, character devices and FIFOs");
+}
+
 Status write_file_atomically(const fs::path& path, std::string_view contents) {
   const std::string target = path.string();
   fs::path dir = path.parent_path();
@@ -40,8 +139,10 @@ Status write_file_atomically(const fs::path& path, std::string_view contents) {
     return Diagnostic::error("cannot write: folder '" + dir.string() + "' does not exist").in_file(target);
   if (fs::is_directory(path, ec)) return Diagnostic::error("cannot write: is a folder").in_file(target);
 
-  std::string tmp_name = ".";  // hidden, beside the target, so that rename stays on one filesystem
-  tmp_name.append(path.filename().string()).append(".tmp.XXXXXX");
+  // Hidden, beside the target, so that rename stays on one filesystem; the name's start
+  // only, so that a target name near the length limit still leaves room.
+  std::string tmp_name = ".";
+  tmp_name.append(path.filename().string().substr(0, 200)).append(".tmp.XXXXXX");
   std::string tmp = (dir / tmp_name).string();
   int fd = ::mkstemp(tmp.data());
   if (fd < 0) return Diagnostic::error(std::string("cannot write: ") + std::strerror(errno)).in_file(target);
@@ -51,13 +152,9 @@ Status write_file_atomically(const fs::path& path, std::string_view contents) {
     ::unlink(tmp.c_str());
     return Diagnostic::error("cannot write: " + why).in_file(target);
   };
-  for (size_t done = 0; done < contents.size();) {
-    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("write");
-    }
-    done += static_cast<size_t>(n);
+  if (const int error = write_all(fd, contents)) {
+    errno = error;
+    return fail("write");
   }
   // mkstemp creates 0600; a model file gets the usual permissions.
   mode_t mask = ::umask(0);
@@ -76,11 +173,11 @@ Status write_file_atomically(const fs::path& path, std::string_view contents) {
   return Ok{};
 }
 
-Status save_model(const onnx::ModelProto& model, const fs::path& path, Format format) {
-  if (format == Format::Text) return write_file_atomically(path, print_model(model));
+Status save_model(const onnx::ModelProto& model, const fs::path& path, Format format, const Limits& limits) {
+  if (format == Format::Text) return write_output(path, print_model(model), limits);
   auto bytes = serialize_model(model);
   if (!bytes) return Diagnostic(bytes.error()).in_file(path.string());
-  return write_file_atomically(path, *bytes);
+  return write_output(path, *bytes, limits);
 }
 
 }  // namespace shapeprop

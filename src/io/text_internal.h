@@ -16,6 +16,11 @@ std::string printable_name(const std::string& name);
 // A node domain: bare when every dot-separated part is a bare name, else quoted whole.
 std::string printable_domain(const std::string& domain);
 
+// A type ONNX's text syntax can spell: every element type in it, at any depth of nesting,
+// has a name ONNX's parser reads (0, "undefined", has none). Value infos whose type is
+// not are written without it (and text_projection drops it).
+bool printable_type(const onnx::TypeProto& type);
+
 // Maps the identifiers that stand for quoted names back to the names.
 using QuotedNames = std::unordered_map<std::string, std::string>;
 

@@ -204,5 +204,25 @@ void restore_quoted_names(onnx::FunctionProto& function, const QuotedNames& name
   if (!names.empty()) Restorer{names}.function(&function);
 }
 
+bool printable_type(const onnx::TypeProto& type) {
+  auto named = [](int32_t elem_type) {
+    return onnx::PrimitiveTypeNameMap::IsTypeName(onnx::PrimitiveTypeNameMap::ToString(elem_type));
+  };
+  // A type nests as a chain (a map's key is an element type), so a loop walks it.
+  for (const onnx::TypeProto* t = &type;;) {
+    switch (t->value_case()) {
+      case onnx::TypeProto::kTensorType: return named(t->tensor_type().elem_type());
+      case onnx::TypeProto::kSparseTensorType: return named(t->sparse_tensor_type().elem_type());
+      case onnx::TypeProto::kSequenceType: t = &t->sequence_type().elem_type(); break;
+      case onnx::TypeProto::kOptionalType: t = &t->optional_type().elem_type(); break;
+      case onnx::TypeProto::kMapType:
+        if (!named(t->map_type().key_type())) return false;
+        t = &t->map_type().value_type();
+        break;
+      default: return false;
+    }
+  }
+}
+
 }  // namespace text_detail
 }  // namespace shapeprop

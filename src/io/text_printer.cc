@@ -223,7 +223,7 @@ class Printer {
   }
 
   void value_info(const onnx::ValueInfoProto& vi) {
-    if (vi.has_type() && vi.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) {
+    if (vi.has_type() && text_detail::printable_type(vi.type())) {
       type(vi.type());
       os_ << ' ';
     }
@@ -235,15 +235,20 @@ class Printer {
   }
 
   // Floats with enough digits to read back the same value; ONNX's literal syntax has
-  // nan, inf and -inf.
+  // nan, inf and -inf. `digits` is 9 for a float, 17 for a double.
   void number(double v, int digits) {
     if (std::isnan(v)) {
       os_ << "nan";
     } else if (std::isinf(v)) {
       os_ << (v < 0 ? "-inf" : "inf");
     } else {
-      char buf[40];
-      std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+      // A subnormal value is written out exactly (up to ~110 digits for a float, ~770 for
+      // a double): ONNX's parser reads literals with std::stof/stod, which throw
+      // out_of_range on a subnormal result that is not exact.
+      const bool is_float = digits <= 9;
+      const bool subnormal = (is_float ? std::fpclassify(static_cast<float>(v)) : std::fpclassify(v)) == FP_SUBNORMAL;
+      char buf[1100];
+      std::snprintf(buf, sizeof buf, "%.*g", subnormal ? (is_float ? 120 : 800) : digits, v);
       os_ << buf;
       // "1" would read back as an integer literal, which ONNX's parser stores in both
       // AttributeProto.i and .f; "1.0" is a float literal.

@@ -32,7 +32,7 @@ struct Projector {
     for (auto& vi : *list) {
       vi.clear_doc_string();
       vi.clear_metadata_props();
-      if (vi.has_type() && vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) vi.clear_type();
+      if (vi.has_type() && !printable_type(vi.type())) vi.clear_type();  // also: no type at all
       if (vi.has_type()) type(vi.mutable_type());
     }
   }
@@ -116,9 +116,9 @@ onnx::ModelProto text_projection(const onnx::ModelProto& model) {
   return out;
 }
 
-Status verify_text_roundtrip(const onnx::ModelProto& model) {
+Status verify_text_roundtrip(const onnx::ModelProto& model, const Limits& limits) {
   const std::string text = print_model(model);
-  auto reparsed = parse_model_text(text, "<printed model>");
+  auto reparsed = parse_model_text(text, "<printed model>", limits);
   if (!reparsed) return Diagnostic::error("printed text does not parse back: " + reparsed.error().str());
 
   google::protobuf::util::DefaultFieldComparator comparator;

@@ -3,13 +3,13 @@
 #include "shapeprop/override.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include "infer/analyzer.h"
+#include "io/read_input.h"
 #include "shapeprop/call_graph.h"
 #include "shapeprop/io.h"
 #include "shapeprop/validate.h"
@@ -98,18 +98,22 @@ void for_each_call(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& no
 
 }  // namespace
 
-Result<std::vector<FunctionProto>> load_function_library(const std::filesystem::path& path) {
+Result<std::vector<FunctionProto>> load_function_library(const std::filesystem::path& path, const Limits& limits) {
   if (format_for_path(path) == Format::Binary) {
-    auto model = load_model(path);
+    auto model = load_model(path, limits);
     if (!model) return model.error();
     if (model->functions().empty()) return Diagnostic::error("no function in this library").in_file(path.string());
     return std::vector<FunctionProto>(model->functions().begin(), model->functions().end());
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Diagnostic::error("cannot read the library").in_file(path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto parsed = parse_model_text(std::string(kLibraryPrefix) + text.str(), path.string());
+  auto text = read_input(path, limits);  // bounded, as a model's input is
+  if (!text) {
+    Diagnostic d = text.error();  // "cannot read: REASON", "input is larger than ...", ...
+    constexpr std::string_view kCannot = "cannot read";
+    d.message = d.message.starts_with(kCannot) ? "cannot read the library" + d.message.substr(kCannot.size())
+                                               : "the library: " + d.message;
+    return d;
+  }
+  auto parsed = parse_model_text(std::string(kLibraryPrefix) + *text, path.string(), limits);
   if (!parsed) {
     Diagnostic d = parsed.error();
     if (d.line == 1) d.column = std::max(1, d.column - static_cast<int>(kLibraryPrefix.size()));
@@ -169,7 +173,8 @@ Result<OverrideResult> apply_overrides(onnx::ModelProto& model, const std::vecto
   // ONNX's checker on the result, as ONNX runs it: among others, a library function
   // importing an opset version other than the model's must use ops defined alike at both
   // (shapeprop reads such a model, but ONNX Runtime refuses it: an override never makes one).
-  for (auto& d : validate_model(candidate, origin, model_dir, options.op_rules.get(), CheckerMode::onnx))
+  for (auto& d : validate_model(candidate, origin, model_dir, options.op_rules.get(), CheckerMode::onnx,
+                                options.limits))
     if (d.severity == Severity::Error) {
       d.message = "after the override: " + d.message;
       d.file = origin;

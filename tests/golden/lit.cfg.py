@@ -10,6 +10,10 @@
 #   %equiv A B the two models compute the same on ONNX Runtime (tools/equiv)
 #   %exit N -- CMD   runs CMD and fails unless it exits with status N
 #   %bad-input OUT -- CMD   CMD must exit 2 with one line on stderr and leave no OUT
+#   %gen-deep KIND N   writes a model that nests deep or grows fast (gen_deep.py)
+#
+# Features: "root" when the tests run as root (mknod needs it; tests that make device
+# files say REQUIRES: root and are reported UNSUPPORTED otherwise).
 import os
 import lit.formats
 
@@ -31,4 +35,7 @@ equiv = os.path.join(config.shapeprop_source_dir, "tools", "equiv", "equiv.js")
 config.substitutions.append(("%equiv", "node " + equiv + " --quiet --seeds 1,2,3 --bind N=2,3 --bind batch=1,3 --bind seq=2,5"))
 config.substitutions.append(("%bad-input", os.path.join(config.test_source_root, "bad_input.sh")))
 config.substitutions.append(("%exit", os.path.join(config.test_source_root, "expect_exit.sh")))
+config.substitutions.append(("%gen-deep", "python3 " + os.path.join(config.test_source_root, "gen_deep.py")))
+if os.geteuid() == 0:
+    config.available_features.add("root")
 config.environment["LC_ALL"] = "C"

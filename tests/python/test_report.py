@@ -53,7 +53,14 @@ def test_every_corpus_check_report_validates_and_is_the_clis(shapeprop, validate
     report = json.loads(report_path.read_text())
     validate_report(report)
     assert report["mode"] == "check" and report["ok"] == (done.returncode == 0)
-    assert [d["text"] for d in report["diagnostics"]] == done.stderr.splitlines()
+    texts = [d["text"] for d in report["diagnostics"]]
+    if report["diagnostics"] and report["diagnostics"][-1]["severity"] != "note":
+        # A model the checker cannot get through prints one line: the first error and a
+        # count of the rest; the report keeps each.
+        errors = [t for t, d in zip(texts, report["diagnostics"]) if d["severity"] == "error"]
+        more = len(errors) - 1
+        texts = [errors[0] + (f" (and {more} more error{'s' if more > 1 else ''})" if more else "")]
+    assert texts == done.stderr.splitlines()
     assert [p["phase"] for p in report["phases"]] == ["load", "check"]
     # The model is read, never changed; the checker's closing note, which a structural
     # error leaves out, is the summary.

@@ -1,3 +1,5 @@
+#include <limits>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -112,6 +114,25 @@ TEST(Fact, EqualityAndHash) {
   EXPECT_EQ(a, b);  // bitwise: NaN equals NaN, so a context with it hashes like itself
   EXPECT_EQ(a.hash(), b.hash());
   EXPECT_NE(Fact::tensor(TensorProto::FLOAT, {N}), Fact::tensor(TensorProto::FLOAT, {C(3)}));
+}
+
+// Dims whose product overflows int64 (issue 10): the element count is checked, so such a
+// tensor has no elements to know (the product wrapped to 1 in release builds, and the one
+// value stood for the whole tensor; UBSan reported the overflow).
+TEST(Fact, ElementCountOverflowKeepsNoElements) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  TensorProto t;
+  t.set_data_type(TensorProto::INT64);
+  t.add_dims(kMax);
+  t.add_dims(kMax);
+  t.add_int64_data(7);
+  const Fact f = Fact::of_tensor(t);
+  EXPECT_FALSE(f.has_elements());
+  EXPECT_EQ(f.str(), "int64[" + std::to_string(kMax) + "," + std::to_string(kMax) + "]");
+  EXPECT_EQ(f.static_size(), std::nullopt);
+  EXPECT_EQ(f.to_tensor(), std::nullopt);
+  t.set_dims(1, 0);  // an empty tensor beside a huge dim has no elements either way
+  EXPECT_EQ(Fact::of_tensor(t).static_size(), 0);
 }
 
 }  // namespace

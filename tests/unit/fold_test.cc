@@ -672,6 +672,16 @@ TEST(FoldReshape, ConcatOfShapeSlicesGivesSymbolicShape) {
   EXPECT_EQ(Node("Reshape", {x, minus_one}).str(), "float[N,2*M]");
 }
 
+// An empty output needs no elements moved: its other dims may be huge (issue 10: the
+// broadcast map was built per axis, 8 bytes per index of a 2^40 dim, beside the 0).
+TEST(FoldExpand, EmptyOutputBesideAHugeDim) {
+  const int64_t huge = int64_t{1} << 40;
+  const Fact out = Node("Expand", {i64s({C(7)}), i64s({C(0), C(huge)})}).out();
+  EXPECT_EQ(out.str(), "int64[0," + std::to_string(huge) + "] {}");
+  EXPECT_EQ(Node("Add", {i64s({C(7)}), ints_of(TensorProto::INT64, {C(huge), C(0)}, {})}).str(),
+            "int64[" + std::to_string(huge) + ",0] {}");
+}
+
 TEST(FoldExpand, SymbolicTargets) {
   EXPECT_EQ(Node("Expand", {floats({C(1), C(3)}), i64s({N, C(1)})}).str(), "float[N,3]");
   EXPECT_EQ(Node("Expand", {floats({C(3)}), shape_of(kX)}).str(), "float[N,M,3]");

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs every fuzz target (tools/fuzz) for SECONDS each (default 60), built with clang 14
+# under libFuzzer, ASan and UBSan (the fuzz preset). Usage:
+#
+#   bash scripts/fuzz.sh [SECONDS]
+#
+# Each target's corpus grows in build/fuzz/run/corpus/NAME across runs (seeded with the
+# target's regressions, tools/fuzz/regressions/NAME, and for the model targets with the
+# corpus's models and the golden tests' text); inputs that crash, leak, hang (-timeout) or
+# allocate too much (-malloc_limit_mb) land in build/fuzz/run/findings/NAME, and the run
+# exits 1. Environment:
+#   SHAPEPROP_FUZZ_TARGETS  the targets to run (default: all five)
+#   SHAPEPROP_FUZZ_FORK     libFuzzer workers per target (-fork=N; default 1: no fork)
+#   SHAPEPROP_JOBS          build jobs (default: nproc)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+seconds=${1:-60}
+targets=${SHAPEPROP_FUZZ_TARGETS:-model_binary model_text model_structured dim differential}
+jobs=${SHAPEPROP_JOBS:-$(nproc)}
+fork=${SHAPEPROP_FUZZ_FORK:-1}
+
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j "$jobs" --target $(for t in $targets; do printf 'fuzz-%s ' "$t"; done)
+
+run=build/fuzz/run
+corpus_dir=tests/data/corpus
+failed=()
+for t in $targets; do
+  corpus=$run/corpus/$t findings=$run/findings/$t
+  mkdir -p "$corpus" "$findings"
+  seeds=(tools/fuzz/regressions/$t)
+  options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1
+           -artifact_prefix="$findings/")
+  case $t in
+    model_binary)
+      seeds+=("$corpus_dir/functions" "$corpus_dir/torchlib-2024-03/models")
+      options+=(-dict=tools/fuzz/onnx.dict -max_len=100000) ;;
+    model_text)
+      seeds+=(tests/golden examples)
+      options+=(-dict=tools/fuzz/onnx.dict -max_len=100000) ;;
+    *)  # the bytes are choices: long inputs from the start, not grown slowly
+      options+=(-max_len=4096 -len_control=0) ;;
+  esac
+  if [ "$fork" -gt 1 ]; then options+=(-fork="$fork" -ignore_crashes=0); fi
+  echo "fuzz: $t for ${seconds}s"
+  status=0
+  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    "build/fuzz/tools/fuzz/fuzz-$t" "${options[@]}" "$corpus" "${seeds[@]}" >"$run/$t.log" 2>&1 || status=$?
+  grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+.*DONE' "$run/$t.log" | tail -3 | sed "s/^/fuzz: $t: /" || true
+  if [ "$status" -ne 0 ] || [ -n "$(ls -A "$findings")" ]; then
+    echo "fuzz: $t FOUND A PROBLEM (exit $status); see $run/$t.log and $findings" >&2
+    grep -E 'ERROR|invariant|SUMMARY' "$run/$t.log" | head -5 >&2 || true
+    failed+=("$t")
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: problems found by: ${failed[*]}" >&2
+  exit 1
+fi
+echo "fuzz: ${targets// /, }: nothing found in ${seconds}s each"

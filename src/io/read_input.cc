@@ -1,0 +1,121 @@
+// Reading a model file's bytes with bounds: a regular file larger than the limit is
+// refused before it is read; a device or pipe (/dev/zero, /dev/urandom, a FIFO) is read
+// in chunks until the limit is passed; a FIFO or pipe that stays silent longer than the
+// wait limit (or never gets a writer) is given up on instead of blocking forever.
+#include "io/read_input.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <new>
+
+namespace shapeprop {
+
+namespace {
+
+constexpr size_t kChunk = size_t{1} << 20;
+
+Diagnostic cannot_read(const std::string& origin, int error) {
+  return Diagnostic::error(std::string("cannot read: ") + std::strerror(error)).in_file(origin);
+}
+
+Diagnostic too_large(const std::string& origin, uint64_t limit) {
+  if (limit == Limits{}.max_input_bytes)  // the default: protobuf's own limit
+    return Diagnostic::error("model is larger than 2 GiB; protobuf cannot read it as one message "
+                             "(store the weights as external data)")
+        .in_file(origin);
+  return Diagnostic::error("input is larger than the limit of " + std::to_string(limit) + " bytes (--max-input-size)")
+      .in_file(origin);
+}
+
+// Closes the descriptor when reading ends, however it ends.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Waits until `fd` can be read (data or end of input); false when nothing came within
+// `seconds`.
+bool wait_readable(int fd, uint32_t seconds) {
+  pollfd p{fd, POLLIN, 0};
+  const int timeout_ms = static_cast<int>(seconds > 2'000'000 ? 2'000'000'000u : seconds * 1000u);
+  while (true) {
+    const int n = ::poll(&p, 1, timeout_ms);
+    if (n > 0) return true;
+    if (n == 0) return false;
+    if (errno != EINTR) return true;  // let read() report the error
+  }
+}
+
+}  // namespace
+
+Result<std::string> read_input(const std::filesystem::path& path, const Limits& limits) {
+  const std::string origin = path.string();
+  // Without O_NONBLOCK, opening a FIFO that has no writer blocks until one comes.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) return cannot_read(origin, errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return cannot_read(origin, errno);
+  if (S_ISDIR(st.st_mode)) return Diagnostic::error("is a folder, not a model file").in_file(origin);
+  if (!S_ISFIFO(st.st_mode)) {
+    // Files and devices block the ordinary way (a device such as /dev/zero never waits).
+    const int flags = ::fcntl(fd.get(), F_GETFL);
+    if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) return cannot_read(origin, errno);
+  }
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > limits.max_input_bytes)
+    return too_large(origin, limits.max_input_bytes);
+
+  std::string bytes;
+  try {
+    if (S_ISREG(st.st_mode)) bytes.reserve(static_cast<size_t>(st.st_size));
+    size_t size = 0;
+    bool waited_for_writer = false;
+    while (true) {
+      // One byte past the limit is enough to know it is passed.
+      const uint64_t room = limits.max_input_bytes + 1 - size;
+      const size_t want = room < kChunk ? static_cast<size_t>(room) : kChunk;
+      if (bytes.size() < size + want) bytes.resize(size + want);
+      const ssize_t n = ::read(fd.get(), bytes.data() + size, want);
+      if (n > 0) {
+        size += static_cast<size_t>(n);
+        if (size > limits.max_input_bytes) return too_large(origin, limits.max_input_bytes);
+      } else if (n == 0) {
+        // A FIFO that no writer has opened yet reads as ended: wait for one, once.
+        if (!S_ISFIFO(st.st_mode) || size > 0 || waited_for_writer) break;
+        waited_for_writer = true;
+        if (!wait_readable(fd.get(), limits.fifo_wait_seconds))
+          return Diagnostic::error("nothing was written to this FIFO within " +
+                                   std::to_string(limits.fifo_wait_seconds) + " s (--max-fifo-wait)")
+              .in_file(origin);
+      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {  // a writer is there, with no data yet
+        if (!wait_readable(fd.get(), limits.fifo_wait_seconds))
+          return Diagnostic::error("no data came from this FIFO for " + std::to_string(limits.fifo_wait_seconds) +
+                                   " s (--max-fifo-wait)")
+              .in_file(origin);
+      } else if (errno != EINTR) {
+        return cannot_read(origin, errno);
+      }
+    }
+    bytes.resize(size);
+  } catch (const std::bad_alloc&) {
+    return Diagnostic::error("cannot read: out of memory after " + std::to_string(bytes.size()) + " bytes")
+        .in_file(origin);
+  }
+  return bytes;
+}
+
+}  // namespace shapeprop

@@ -1,0 +1,30 @@
+// How deeply a model's text or protobuf bytes nest, measured before any parser sees
+// them. ONNX's text parser and protobuf's parser both recurse once per level, so a deep
+// enough input overflows the stack (ONNX's parser at ~5,000 nested Ifs); protobuf's
+// default recursion limit (100) instead rejects models of ~30 nested Ifs as "malformed".
+// These scans keep an explicit stack, so that the depth can be reported as what it is
+// and the parsers only ever see what they handle.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "shapeprop/diagnostics.h"
+#include "shapeprop/limits.h"
+
+namespace shapeprop {
+
+// For ONNX text: the nesting of graph bodies ('{' after a graph's outputs or its
+// value_info list) and of brackets of every kind. An error (at the line and column where
+// the limit is passed) when subgraphs nest deeper than limits.max_subgraph_depth or
+// brackets deeper than limits.max_syntax_depth().
+std::optional<Diagnostic> check_text_depth(std::string_view text, std::string_view origin, const Limits& limits);
+
+// For a serialized ModelProto: the recursion limit that lets protobuf parse it (the depth
+// of its deepest message, plus a margin), or an error when GraphProtos (and function
+// bodies) nest deeper than limits.max_subgraph_depth or messages deeper than
+// limits.max_syntax_depth(). Bytes that are not well-formed protobuf give
+// limits.max_syntax_depth(): protobuf's parser then reports them.
+Result<int> binary_recursion_limit(std::string_view bytes, std::string_view origin, const Limits& limits);
+
+}  // namespace shapeprop

@@ -1,0 +1,198 @@
+// Fuzz target: Dim arithmetic. The bytes choose Dims (constants, symbols, opaque
+// dim_params, parsed text) and a sequence of operations on them; every result is held to
+// what a Dim promises (dim.h):
+//   - canonical text: parse(d.str()) == d for every non-constant d, and parse(s).str() == s
+//     for every text s;
+//   - structure: + and * commute; equal Dims hash equal; equals() agrees with the
+//     difference when that is a constant;
+//   - meaning: evaluated at random values of its symbols (each at least 0, or 1 where
+//     min_value(1) is asked), a known result equals the operation on the evaluated
+//     operands (exact division, remainder, min, max included), and min_value bounds it.
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "byte_reader.h"
+#include "fuzz_support.h"
+#include "shapeprop/dim.h"
+
+namespace {
+
+using shapeprop::Dim;
+using shapeprop::fuzz::require;
+__extension__ typedef __int128 Wide;
+
+constexpr Wide kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+
+// The value of `d` at `values` (symbols not listed take `others`), from its canonical
+// text; nullopt for an unknown Dim or when the evaluation overflows int64 somewhere.
+std::optional<Wide> evaluate(const Dim& d, const std::map<std::string, int64_t>& values, int64_t others = 0) {
+  if (d.is_unknown()) return std::nullopt;
+  if (auto c = d.as_constant()) return Wide{*c};
+  auto value_of = [&](const std::string& s) -> Wide {
+    auto it = values.find(s);
+    return it == values.end() ? others : it->second;
+  };
+  if (auto s = d.as_symbol()) return value_of(*s);  // opaque symbols too
+  const std::string text = d.str();
+  Wide total = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    Wide sign = 1;
+    if (text[i] == '+' || text[i] == '-') sign = text[i++] == '-' ? -1 : 1;
+    Wide term = 1;
+    bool first = true;
+    while (i < text.size() && text[i] != '+' && text[i] != '-') {
+      if (!first) {
+        require(text[i] == '*', "unexpected text in a Dim: " + text);
+        ++i;
+      }
+      first = false;
+      const size_t start = i;
+      while (i < text.size() && text[i] != '*' && text[i] != '+' && text[i] != '-') ++i;
+      const std::string factor = text.substr(start, i - start);
+      if (!factor.empty() && factor[0] >= '0' && factor[0] <= '9')
+        term *= static_cast<Wide>(std::stoull(factor));
+      else
+        term *= value_of(factor);
+      if (term > kMax * 4 || term < kMin * 4) return std::nullopt;
+    }
+    total += sign * term;
+    if (total > kMax * 4 || total < kMin * 4) return std::nullopt;
+  }
+  if (total > kMax || total < kMin) return std::nullopt;
+  return total;
+}
+
+Wide floor_div(Wide a, Wide b) {
+  Wide q = a / b;
+  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+Wide floor_mod(Wide a, Wide b) { return a - floor_div(a, b) * b; }
+
+class DimFuzzer {
+ public:
+  explicit DimFuzzer(shapeprop::fuzz::ByteReader& in) : in_(in) {
+    for (const char* s : {"N", "M", "K", "batch size"}) values_[s] = in_.number(0, 2000);
+  }
+
+  void run() {
+    std::vector<Dim> dims;
+    const int n = static_cast<int>(in_.number(1, 24));
+    for (int i = 0; i < n && !in_.empty(); ++i) {
+      if (dims.size() < 2 || in_.number(0, 3) == 0) {
+        dims.push_back(leaf());
+      } else {
+        const Dim& a = dims[in_.index(dims.size())];
+        const Dim& b = dims[in_.index(dims.size())];
+        dims.push_back(operate(a, b));
+      }
+      check_text(dims.back());
+    }
+  }
+
+ private:
+  shapeprop::fuzz::ByteReader& in_;
+  std::map<std::string, int64_t> values_;
+
+  Dim leaf() {
+    switch (in_.number(0, 4)) {
+      case 0: return Dim::constant(in_.number(-3, 3));
+      case 1: return Dim::constant(in_.number(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
+      case 2: return Dim::symbol(in_.pick<std::string>({"N", "M", "K"}));
+      case 3: return Dim::parse(in_.pick<std::string>({"batch size", "2*N", "M*N+1", "N-1", "-N", "N*N", "3"}));
+      default: {
+        const std::string text = in_.bytes(static_cast<size_t>(in_.number(0, 12)));
+        const Dim d = Dim::parse(text);
+        if (!text.empty() && text != "?") require(d.str() == text, "parse(s).str() != s for s = '" + text + "'");
+        return d;
+      }
+    }
+  }
+
+  void check_text(const Dim& d) {
+    require(!(d.is_constant() && d.is_unknown()), "a Dim both constant and unknown");
+    if (!d.is_unknown() && !d.is_constant())
+      require(Dim::parse(d.str()) == d, "parse(d.str()) != d for " + d.str());
+    const int64_t least = in_.number(0, 1);
+    if (auto m = d.min_value(least)) {
+      std::map<std::string, int64_t> at = values_;
+      for (auto& [name, v] : at) v = std::max<int64_t>(v, least);
+      if (auto v = evaluate(d, at, least)) require(*v >= *m, "min_value bound broken for " + d.str());
+    }
+  }
+
+  // `a op b` for a chosen op, with its promised meaning checked.
+  Dim operate(const Dim& a, const Dim& b) {
+    const auto va = evaluate(a, values_), vb = evaluate(b, values_);
+    auto agrees = [&](const Dim& r, std::optional<Wide> expected, const char* op) {
+      if (r.is_unknown() || !expected) return;
+      const auto got = evaluate(r, values_);
+      if (!got) return;
+      require(*got == *expected, std::string("Dim ") + op + " is wrong: " + a.str() + " " + op + " " + b.str() + " = " +
+                                     r.str());
+    };
+    switch (in_.number(0, 7)) {
+      case 0: {
+        const Dim r = a + b;
+        require(r == b + a, "a + b != b + a for " + a.str() + ", " + b.str());
+        agrees(r, va && vb ? std::optional<Wide>(*va + *vb) : std::nullopt, "+");
+        if (a.is_constant() && b.is_constant() && (*va + *vb) >= kMin && (*va + *vb) <= kMax)
+          require(r.is_constant(), "constant + constant that fits is not known");
+        return r;
+      }
+      case 1: {
+        const Dim r = a - b;
+        agrees(r, va && vb ? std::optional<Wide>(*va - *vb) : std::nullopt, "-");
+        if (auto e = a.equals(b)) require(*e == (r.as_constant() == 0) || r.is_unknown(), "equals() disagrees with a - b");
+        return r;
+      }
+      case 2: {
+        const Dim r = a * b;
+        require(r == b * a, "a * b != b * a for " + a.str() + ", " + b.str());
+        agrees(r, va && vb ? std::optional<Wide>(*va * *vb) : std::nullopt, "*");
+        return r;
+      }
+      case 3:
+      case 4: {
+        const bool floor = in_.flag();
+        const Dim r = floor ? Dim::floor_div(a, b) : Dim::trunc_div(a, b);
+        if (va && vb && *vb != 0) agrees(r, floor ? floor_div(*va, *vb) : *va / *vb, floor ? "floor_div" : "trunc_div");
+        return r;
+      }
+      case 5: {
+        const Dim r = Dim::mod(a, b);
+        if (va && vb && *vb != 0) agrees(r, floor_mod(*va, *vb), "mod");
+        return r;
+      }
+      case 6: {
+        const Dim lo = Dim::min(a, b), hi = Dim::max(a, b);
+        if (va && vb) {
+          agrees(lo, std::min(*va, *vb), "min");
+          agrees(hi, std::max(*va, *vb), "max");
+        }
+        return in_.flag() ? lo : hi;
+      }
+      default: {
+        require(a != b || a.hash() == b.hash(), "equal Dims hash differently");
+        const Dim r = -a;
+        agrees(r, va ? std::optional<Wide>(-*va) : std::nullopt, "negation");
+        return r;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  shapeprop::fuzz::ByteReader in(data, size);
+  DimFuzzer(in).run();
+  return 0;
+}

@@ -1,0 +1,92 @@
+#include "fuzz_support.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "shapeprop/infer.h"
+#include "shapeprop/io.h"
+#include "shapeprop/specialize.h"
+#include "shapeprop/text.h"
+#include "shapeprop/validate.h"
+
+namespace shapeprop::fuzz {
+
+namespace {
+
+// Longer than any diagnostic str() writes (Diagnostic::str's bounds add up to ~2 KB).
+constexpr size_t kMaxDiagnosticLine = 2500;
+
+}  // namespace
+
+Limits fuzz_limits() {
+  Limits limits;
+  limits.max_input_bytes = 1 << 20;
+  limits.fifo_wait_seconds = 0;
+  limits.max_subgraph_depth = 16;
+  limits.max_call_depth = 16;
+  limits.max_elements = 4096;
+  limits.max_inlined_nodes = 20000;
+  limits.inline_growth = 16;
+  limits.max_specializations = 32;
+  return limits;
+}
+
+void require(bool ok, std::string_view what) {
+  if (ok) return;
+  std::cerr << "fuzz invariant broken: " << what << '\n';
+  std::abort();
+}
+
+void check_diagnostic(const Diagnostic& d) {
+  const std::string line = d.str();
+  require(line.find('\n') == std::string::npos && line.find('\r') == std::string::npos,
+          "a diagnostic spans several lines: " + line);
+  require(line.size() <= kMaxDiagnosticLine, "a diagnostic line of " + std::to_string(line.size()) + " bytes");
+}
+
+void check_diagnostics(const Diagnostics& diagnostics) {
+  for (const auto& d : diagnostics) check_diagnostic(d);
+}
+
+void run_pipeline(const onnx::ModelProto& model, const Invariants& invariants) {
+  const Limits limits = fuzz_limits();
+  const Diagnostics problems = validate_model(model, "<fuzz>", "", nullptr, CheckerMode::as_inference, limits);
+  check_diagnostics(problems);
+  if (has_errors(problems)) return;
+
+  if (invariants.roundtrip) {
+    auto rt = verify_text_roundtrip(model, limits);
+    require(rt.ok(), "a valid model does not round-trip through text: " + (rt.ok() ? "" : rt.error().str()));
+  }
+
+  InferOptions options;
+  options.limits = limits;
+  onnx::ModelProto annotated = model;
+  auto inferred = infer_shapes(annotated, options);
+  if (!inferred) {
+    check_diagnostic(inferred.error());
+  } else {
+    check_diagnostics(inferred->diagnostics);
+    (void)print_model(annotated);
+    if (invariants.deterministic) {
+      onnx::ModelProto again = model;
+      auto second = infer_shapes(again, options);
+      require(second.ok() && again.SerializeAsString() == annotated.SerializeAsString(),
+              "annotating twice gives different models");
+    }
+  }
+
+  TransformOptions transform;
+  transform.infer = options;
+  transform.inline_policy = InlinePolicy::All;
+  onnx::ModelProto flat = model;
+  auto specialized = specialize(flat, transform);
+  if (!specialized) {
+    check_diagnostic(specialized.error());
+    return;
+  }
+  check_diagnostics(specialized->diagnostics);
+  (void)print_model(flat);
+}
+
+}  // namespace shapeprop::fuzz

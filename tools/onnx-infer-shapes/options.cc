@@ -1,0 +1,341 @@
+#include "options.h"
+
+#include <charconv>
+#include <cstdint>
+#include <iostream>
+#include <sstream>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "shapeprop/function_id.h"
+#include "shapeprop/schemas.h"
+#include "shapeprop/version.h"
+
+namespace cli {
+
+namespace {
+
+const char* const kUsage = R"(usage: onnx-infer-shapes [options] INPUT
+
+Infers types and shapes through the model's functions, per call site, and writes them
+as graph value_info and FunctionProto.value_info.
+
+options:
+  --mode MODE            annotate (default): write inferred types only;
+                         specialize: one folded copy of each function per distinct
+                         context (rank conditionals, CastLikes and shape arithmetic the
+                         facts decide are gone), dead code removed;
+                         inline: specialize, then inline (--inline=all unless given);
+                         check: write nothing; check every declared type against
+                         what strict inference proves in each context (exit 1 when
+                         one is false, or the model is malformed; always strict)
+  --inline POLICY        all | none | small[:N] (bodies of at most N nodes after
+                         folding, default 8); implies --mode specialize at least
+  --keep DOMAIN::NAME[,...]
+                         functions a backend claims (a plugin of that name): their
+                         calls stay as written, attributes included, through every
+                         inlining policy, and their bodies are not specialized
+                         (repeatable; specialize and inline modes)
+  --naming copies|overload
+                         specializations of one function as renamed copies (f__0,
+                         f__1; the default) or as IR-10 overloads of f, for tools
+                         that look functions up by name (specialize and inline modes)
+  -o, --output PATH      write the result to PATH (a regular file atomically; a
+                         character device or FIFO in place); default: text on stdout
+  --emit text|binary     output format; default from the output's extension
+                         (.onnx binary, .onnxtxt text), text when writing to stdout
+  --override LIB         replace the model's functions by the functions of LIB (ONNX
+                         text syntax, functions only; or a binary model's functions)
+                         with the same (domain, name, overload), before the analysis;
+                         a replacement must keep the arity, the attributes and their
+                         defaults, opsets ONNX's checker accepts, and the output types
+                         of every context the model calls it in (repeatable)
+  --schemas DIR          also read the rules (*.rule) under DIR for ops outside ONNX's
+                         registry (repeatable; a rule there replaces the shipped rule
+                         for the same op; the language: schemas/README.md)
+  --strict               conflicts, ops without a schema or rule and failed inference
+                         are errors
+  --allow-empty-dims     do not assume symbolic dims are at least 1 (by default
+                         Size(x) == 0 is false for x of shape [N, 8], as PyTorch's
+                         exporter assumes of dynamic dims)
+  --keep-ir-version      write nothing inside functions, so that the IR version stays
+                         (FunctionProto.value_info needs IR 10; otherwise it is raised)
+  --no-infer             only load, validate and write
+  --debug-analysis       print the call graph and the contexts analysed per function
+                         (on stderr)
+  --verify-roundtrip     check that the output prints as text and parses back unchanged
+  --verify-idempotent    check that running again on the output changes nothing
+  --verify-full-check    check the output with ONNX's full checker (strict inference)
+  --report FILE.json     write a report of the run for programs to read: counts before
+                         and after, contexts and specializations per function, rewrites
+                         by kind, diagnostics with call paths, time per phase, the
+                         assumptions relied on (schema: docs/report.schema.json); written
+                         also when the run fails (the model never is)
+  -q, --quiet            print nothing but errors (on a terminal, a table of counts
+                         before and after follows the summary, and runs over a second
+                         show their progress)
+  --version              print the version and exit
+  -h, --help             print this help and exit
+
+limits (beyond them: a one-line error; for inlining, the call stays):
+  --max-input-size BYTES      input read, K/M/G suffixes allowed (default 2G-1)
+  --max-fifo-wait SECONDS     wait for the other end of a FIFO (default 10)
+  --max-subgraph-depth N      subgraphs nested along any path, through calls (default 64)
+  --max-call-depth N          calls nested along any path (default 64)
+  --max-elements N            elements inference may materialise for one value (default 65536)
+  --max-inlined-nodes N       nodes after inlining, at least (default 1000000)
+  --max-inline-growth N       nodes after inlining, times those before (default 16)
+  --max-specializations N     specialized copies of one function (default 256)
+  --max-dim-terms N           terms of one symbolic dim expression (default 8)
+
+exit status: 0 ok, 1 a check found problems, 2 bad usage or unreadable input
+)";
+
+// A whole number from text: decimal digits, with an optional K, M or G (powers of 1024)
+// when `bytes`. nullopt when it is not one or lies outside [min, max].
+std::optional<uint64_t> parse_number(std::string_view text, uint64_t min, uint64_t max, bool bytes) {
+  uint64_t scale = 1;
+  if (bytes && !text.empty()) {
+    const char unit = text.back();
+    if (unit == 'K' || unit == 'k') scale = uint64_t{1} << 10;
+    if (unit == 'M' || unit == 'm') scale = uint64_t{1} << 20;
+    if (unit == 'G' || unit == 'g') scale = uint64_t{1} << 30;
+    if (scale > 1) text.remove_suffix(1);
+  }
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (__builtin_mul_overflow(value, scale, &value) || value < min || value > max) return std::nullopt;
+  return value;
+}
+
+// One --max-* flag: its range and the Limits field it sets.
+struct LimitFlag {
+  const char* name;
+  uint64_t min, max;
+  bool bytes;
+  void (*set)(shapeprop::Limits&, uint64_t);
+};
+
+constexpr uint64_t kDepth = shapeprop::Limits::kMaxDepthSetting;
+
+const std::vector<LimitFlag>& limit_flags() {
+  using L = shapeprop::Limits;
+  static const std::vector<LimitFlag> flags = {
+      {"--max-input-size", 1, uint64_t{1} << 62, true, [](L& l, uint64_t v) { l.max_input_bytes = v; }},
+      {"--max-fifo-wait", 0, 86400, false,
+       [](L& l, uint64_t v) { l.fifo_wait_seconds = static_cast<uint32_t>(v); }},
+      {"--max-subgraph-depth", 0, kDepth, false, [](L& l, uint64_t v) { l.max_subgraph_depth = v; }},
+      {"--max-call-depth", 0, kDepth, false, [](L& l, uint64_t v) { l.max_call_depth = v; }},
+      {"--max-elements", 0, uint64_t{1} << 32, false, [](L& l, uint64_t v) { l.max_elements = v; }},
+      {"--max-inlined-nodes", 1, uint64_t{1} << 40, false, [](L& l, uint64_t v) { l.max_inlined_nodes = v; }},
+      {"--max-inline-growth", 1, 1024, false, [](L& l, uint64_t v) { l.inline_growth = v; }},
+      {"--max-specializations", 1, uint64_t{1} << 32, false, [](L& l, uint64_t v) { l.max_specializations = v; }},
+      {"--max-dim-terms", 1, 64, false, [](L& l, uint64_t v) { l.max_dim_terms = v; }},
+  };
+  return flags;
+}
+
+std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+
+}  // namespace
+
+void error(const std::string& message) {
+  // As a Diagnostic, so that names from the command line are clipped like any other.
+  std::cerr << "onnx-infer-shapes: " << shapeprop::Diagnostic::error(message).str() << '\n';
+}
+
+std::optional<int> parse_args(int argc, char** argv, Options& o) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* flag) -> std::optional<std::string> {
+      if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) return a.substr(eq + 1);
+      if (i + 1 >= args.size()) {
+        error(std::string("option ") + flag + " needs a value");
+        return std::nullopt;
+      }
+      return args[++i];
+    };
+    auto is = [&](const char* name) { return a == name || a.rfind(std::string(name) + "=", 0) == 0; };
+    const LimitFlag* limit = nullptr;
+    for (const auto& f : limit_flags())
+      if (is(f.name)) limit = &f;
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      return kOk;
+    } else if (a == "--version") {
+      std::cout << "onnx-infer-shapes (shapeprop) " << shapeprop::version() << ", ONNX " << shapeprop::onnx_version()
+                << '\n';
+      const auto schemas = shapeprop::builtin_schemas_dir();
+      std::cout << "shipped rules: " << (schemas ? schemas->string() : std::string("not found")) << '\n';
+      return kOk;
+    } else if (limit) {
+      auto v = value(limit->name);
+      if (!v) return kBadInput;
+      auto n = parse_number(*v, limit->min, limit->max, limit->bytes);
+      if (!n) {
+        error(std::string(limit->name) + " takes a whole number from " + std::to_string(limit->min) + " to " +
+              std::to_string(limit->max) + (limit->bytes ? " (K, M, G allowed)" : "") + ", not " + in_quotes(*v));
+        return kBadInput;
+      }
+      limit->set(o.infer_options.limits, *n);
+    } else if (a == "-o" || is("--output")) {
+      auto v = value("--output");
+      if (!v) return kBadInput;
+      if (v->empty()) {
+        error("--output needs a file name; to write to stdout, leave --output out");
+        return kBadInput;
+      }
+      o.output = *v;
+    } else if (is("--emit")) {
+      auto v = value("--emit");
+      if (!v) return kBadInput;
+      if (*v == "text")
+        o.emit = shapeprop::Format::Text;
+      else if (*v == "binary")
+        o.emit = shapeprop::Format::Binary;
+      else {
+        error("--emit takes 'text' or 'binary', not " + in_quotes(*v));
+        return kBadInput;
+      }
+    } else if (is("--mode")) {
+      auto v = value("--mode");
+      if (!v) return kBadInput;
+      if (*v == "annotate")
+        o.mode = Mode::Annotate;
+      else if (*v == "specialize")
+        o.mode = Mode::Specialize;
+      else if (*v == "inline")
+        o.mode = Mode::Inline;
+      else if (*v == "check")
+        o.mode = Mode::Check;
+      else {
+        error("--mode takes 'annotate', 'specialize', 'inline' or 'check', not " + in_quotes(*v));
+        return kBadInput;
+      }
+    } else if (is("--inline")) {
+      auto v = value("--inline");
+      if (!v) return kBadInput;
+      if (*v == "all") {
+        o.inline_policy = shapeprop::InlinePolicy::All;
+      } else if (*v == "none") {
+        o.inline_policy = shapeprop::InlinePolicy::None;
+      } else if (v->rfind("small", 0) == 0) {
+        o.inline_policy = shapeprop::InlinePolicy::Small;
+        if (v->size() > 5) {
+          constexpr uint64_t kMaxSmall = uint64_t{1} << 32;
+          auto n = (*v)[5] == ':' ? parse_number(std::string_view(*v).substr(6), 0, kMaxSmall, false) : std::nullopt;
+          if (!n) {
+            error("--inline small takes a node count from 0 to " + std::to_string(kMaxSmall) + ", as in small:8, not " +
+                  in_quotes(*v));
+            return kBadInput;
+          }
+          o.small_limit = static_cast<size_t>(*n);
+        }
+      } else {
+        error("--inline takes all, none or small[:N], not " + in_quotes(*v));
+        return kBadInput;
+      }
+    } else if (is("--keep")) {
+      auto v = value("--keep");
+      if (!v) return kBadInput;
+      std::stringstream list(*v);
+      for (std::string id; std::getline(list, id, ',');) {
+        const size_t sep = id.rfind("::");
+        if (sep == std::string::npos || sep + 2 == id.size()) {
+          error("--keep takes DOMAIN::NAME, as in pkg.onnxscript.torch_lib::aten_gelu, not " + in_quotes(id));
+          return kBadInput;
+        }
+        o.keep.insert({shapeprop::FunctionId::canonical_domain(id.substr(0, sep)), id.substr(sep + 2)});
+      }
+    } else if (is("--naming")) {
+      auto v = value("--naming");
+      if (!v) return kBadInput;
+      if (*v == "copies") {
+        o.naming = shapeprop::Naming::Copies;
+      } else if (*v == "overload") {
+        o.naming = shapeprop::Naming::Overloads;
+      } else {
+        error("--naming takes copies or overload, not " + in_quotes(*v));
+        return kBadInput;
+      }
+    } else if (is("--override")) {
+      auto v = value("--override");
+      if (!v) return kBadInput;
+      o.overrides.push_back(*v);
+    } else if (is("--schemas")) {
+      auto v = value("--schemas");
+      if (!v) return kBadInput;
+      o.schema_dirs.push_back(*v);
+    } else if (a == "--strict") {
+      o.infer_options.strict = true;
+    } else if (a == "--allow-empty-dims") {
+      o.infer_options.assume_positive_dims = false;
+    } else if (a == "--keep-ir-version") {
+      o.infer_options.annotate_functions = false;
+    } else if (a == "--no-infer") {
+      o.infer = false;
+    } else if (a == "--debug-analysis") {
+      o.infer_options.debug = true;
+    } else if (a == "--verify-roundtrip") {
+      o.verify_roundtrip = true;
+    } else if (a == "--verify-idempotent") {
+      o.verify_idempotent = true;
+    } else if (a == "--verify-full-check") {
+      o.verify_full_check = true;
+    } else if (is("--report")) {
+      auto v = value("--report");
+      if (!v) return kBadInput;
+      if (v->empty()) {
+        error("--report needs a file name");
+        return kBadInput;
+      }
+      o.report = *v;
+    } else if (a == "-q" || a == "--quiet") {
+      o.quiet = true;
+    } else if (a.size() > 1 && a[0] == '-') {
+      error("unknown option " + in_quotes(a) + " (see --help)");
+      return kBadInput;
+    } else if (o.input.empty()) {
+      if (a.empty()) {
+        error("the input path is empty");
+        return kBadInput;
+      }
+      o.input = a;
+    } else {
+      error("more than one input given (" + in_quotes(o.input) + " and " + in_quotes(a) + ")");
+      return kBadInput;
+    }
+  }
+  if (o.input.empty()) {
+    error("no input model given (see --help)");
+    return kBadInput;
+  }
+  if (o.mode == Mode::Check) {
+    const std::pair<bool, const char*> writing[] = {
+        {o.output.has_value(), "-o"},
+        {o.emit.has_value(), "--emit"},
+        {o.inline_policy.has_value(), "--inline"},
+        {!o.keep.empty(), "--keep"},
+        {o.naming.has_value(), "--naming"},
+        {!o.infer, "--no-infer"},
+        {!o.infer_options.annotate_functions, "--keep-ir-version"},
+        {o.infer_options.debug, "--debug-analysis"},
+        {o.verify_roundtrip || o.verify_idempotent || o.verify_full_check, "--verify-*"},
+    };
+    for (const auto& [given, flag] : writing)
+      if (given) {
+        error(std::string("--mode check writes nothing and takes no ") + flag);
+        return kBadInput;
+      }
+  }
+  if (!o.transforms() && (!o.keep.empty() || o.naming)) {
+    error(std::string(o.keep.empty() ? "--naming" : "--keep") + " applies to --mode specialize or inline");
+    return kBadInput;
+  }
+  return std::nullopt;
+}
+
+}  // namespace cli

@@ -1,0 +1,58 @@
+// onnx-infer-shapes' command line: the options it takes and how they are read.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "shapeprop/infer.h"
+#include "shapeprop/io.h"
+#include "shapeprop/limits.h"
+#include "shapeprop/specialize.h"
+
+namespace cli {
+
+constexpr int kOk = 0;
+constexpr int kCheckFailed = 1;
+constexpr int kBadInput = 2;
+
+enum class Mode { Annotate, Specialize, Inline, Check };
+
+struct Options {
+  std::string input;
+  Mode mode = Mode::Annotate;
+  std::optional<shapeprop::InlinePolicy> inline_policy;
+  size_t small_limit = 8;
+  std::set<std::pair<std::string, std::string>> keep;  // --keep: (domain, name)
+  std::optional<shapeprop::Naming> naming;
+  std::optional<std::string> output;  // nullopt: stdout
+  std::optional<shapeprop::Format> emit;
+  bool infer = true;
+  shapeprop::InferOptions infer_options;  // with the limits
+  std::vector<std::string> schema_dirs;
+  std::vector<std::string> overrides;
+  bool verify_roundtrip = false;
+  bool verify_idempotent = false;
+  bool verify_full_check = false;
+  bool quiet = false;
+  std::string report;  // --report FILE.json
+
+  const shapeprop::Limits& limits() const { return infer_options.limits; }
+  // Whether the run rewrites the model (specialize, inline) rather than annotating it, and
+  // how it inlines.
+  bool transforms() const { return mode != Mode::Annotate || inline_policy; }
+  shapeprop::InlinePolicy inlining() const {
+    return inline_policy.value_or(mode == Mode::Inline ? shapeprop::InlinePolicy::All : shapeprop::InlinePolicy::None);
+  }
+};
+
+// "onnx-infer-shapes: error: MESSAGE" on stderr.
+void error(const std::string& message);
+
+// Reads the command line into `options`. Returns the exit code when the command line
+// ends the run (help, version, bad usage: then one line on stderr).
+std::optional<int> parse_args(int argc, char** argv, Options& options);
+
+}  // namespace cli
