@@ -28,7 +28,8 @@ failed=()
 for t in $targets; do
   corpus=$run/corpus/$t findings=$run/findings/$t
   mkdir -p "$corpus" "$findings"
-  seeds=(tools/fuzz/regressions/$t)
+  seeds=()  # kept findings, where a target has some
+  if [ -d "tools/fuzz/regressions/$t" ]; then seeds+=("tools/fuzz/regressions/$t"); fi
   options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1
            -artifact_prefix="$findings/")
   case $t in
