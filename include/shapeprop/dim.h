@@ -30,8 +30,25 @@ namespace shapeprop {
 class Dim {
  public:
   // Bounds beyond which arithmetic gives an unknown Dim instead of a larger expression.
-  static constexpr size_t kMaxTerms = 8;   // monomials, not counting the constant
+  // Monomials, not counting the constant: max_terms(), this thread's bound, which MaxTerms
+  // sets for the length of a run (Limits::max_dim_terms, --max-dim-terms; the library's
+  // entry points set it from their options). parse() reads expressions of up to
+  // kMaxTermsCeiling terms, the most any setting allows, so that what one run wrote reads
+  // back the same under any setting.
+  static constexpr size_t kDefaultMaxTerms = 8;
+  static constexpr size_t kMaxTermsCeiling = 64;
   static constexpr size_t kMaxDegree = 4;  // symbols in one monomial (with repetition)
+  static size_t max_terms();
+  class MaxTerms {
+   public:
+    explicit MaxTerms(size_t terms);  // clamped to [1, kMaxTermsCeiling]
+    ~MaxTerms();
+    MaxTerms(const MaxTerms&) = delete;
+    MaxTerms& operator=(const MaxTerms&) = delete;
+
+   private:
+    size_t previous_;
+  };
 
   Dim() = default;  // unknown
   static Dim unknown() { return Dim(); }
@@ -139,7 +156,7 @@ class Dim {
   const TermMap& term_map() const;  // empty for constants
   // The canonical Dim for these terms: drops zero coefficients; unknown beyond the bounds
   // or when an opaque symbol would not stand alone.
-  static Dim from_terms(TermMap terms, int64_t constant);
+  static Dim from_terms(TermMap terms, int64_t constant, size_t term_limit = Dim::max_terms());
   static Dim divide(const Dim& a, const Dim& b, bool floor);
   // d's terms with another constant (unknown where an opaque symbol would not stand alone).
   static Dim with_constant(const Dim& d, int64_t constant);

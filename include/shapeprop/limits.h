@@ -8,11 +8,13 @@
 // neither ONNX's text parser nor protobuf's recurses without bound), validate_model()
 // checks subgraph nesting and call depth along every path from the main graph.
 //
-// TODO(lead, core rewrite): wire the fields marked "core" into the analyzer and
-// transform: max_inlined_nodes and inline_growth (inlining keeps the call beyond them,
-// with a note), max_specializations (per function), max_dim_terms (Dim expression size;
-// today Dim::kMaxTerms), and the analyzer's own recursion (bounded today because
-// validate_model rejects deeper models; see max_subgraph_depth and max_call_depth).
+// The recursive walkers that come after (ONNX's parser and checker, the analyzer, the
+// printer, the rewrites) are bounded by those checks: none sees a model deeper than the
+// depth flags allow, and kMaxDepthSetting caps the flags where an 8 MiB stack holds.
+// The core enforces the rest: inlining (src/transform/specialize.cc, fit_inlining: calls
+// stay, with a note), specializations per function (Round::run: the function stays as
+// written, with a note), Dim size (Dim::MaxTerms, set by infer_shapes, specialize,
+// check_model and apply_overrides for their thread).
 #pragma once
 
 #include <cstddef>
@@ -47,16 +49,19 @@ struct Limits {
   // (Fact::kMaxIntElements, kMaxRealElements).
   size_t max_elements = size_t{1} << 16;
 
-  // core: total nodes after inlining may reach max(inline_growth x the nodes before,
-  // max_inlined_nodes) (--max-inlined-nodes, --max-inline-growth); beyond, calls stay.
+  // Total nodes after inlining may reach max(inline_growth x the nodes before,
+  // max_inlined_nodes) (--max-inlined-nodes, --max-inline-growth); beyond, the calls of
+  // the functions whose staying leaves the fewest nodes stay, chosen one at a time.
   size_t max_inlined_nodes = 1'000'000;
   size_t inline_growth = 16;
 
-  // core: specialized copies of one function (--max-specializations); beyond, the
-  // remaining contexts share one copy annotated with the join of their facts.
+  // Specialized copies of one function (--max-specializations); a function whose
+  // contexts need more different folded bodies stays as written for all of them,
+  // annotated with the join of their facts.
   size_t max_specializations = 256;
 
-  // core: terms of one Dim expression (--max-dim-terms); beyond, the Dim is unknown.
+  // Terms of one Dim expression (--max-dim-terms, at most Dim::kMaxTermsCeiling); beyond,
+  // the Dim is unknown.
   size_t max_dim_terms = 8;
 
   // How deep text brackets or protobuf messages may nest, derived from the subgraph
@@ -69,7 +74,7 @@ struct Limits {
   // the printer, the analyzer) stay inside an 8 MiB stack up to it with room to spare:
   // the ASan build, whose frames are largest, overflows a 2 MiB stack at ~60 nested
   // calls in the analyzer and passes 256 calls plus 256 subgraphs along one path in
-  // 8 MiB. TODO(lead): raise it once the analyzer walks with work lists.
+  // 8 MiB. Real models nest a few levels; the default, 64, leaves a margin.
   static constexpr size_t kMaxDepthSetting = 128;
 };
 

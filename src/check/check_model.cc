@@ -9,6 +9,7 @@
 #include "check/declared_type.h"
 #include "check/facts_view.h"
 #include "shapeprop/call_graph.h"
+#include "shapeprop/dim.h"
 #include "shapeprop/validate.h"
 #include "support/labels.h"
 #include "support/subgraphs.h"
@@ -320,6 +321,7 @@ class Checker {
 }  // namespace
 
 Diagnostics check_model(const onnx::ModelProto& model, const CheckOptions& options) {
+  const Dim::MaxTerms terms(options.limits.max_dim_terms);
   // ONNX's structural checker, after ours (its messages name the place less precisely).
   Diagnostics all = validate_structure(model, options.origin, options.limits);
   if (!has_errors(all))

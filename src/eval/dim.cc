@@ -270,7 +270,7 @@ Dim Dim::parse(std::string_view dim_param) {
       constant = it->second;
       terms.erase(it);
     }
-    Dim d = from_terms(std::move(terms), constant);
+    Dim d = from_terms(std::move(terms), constant, kMaxTermsCeiling);
     // Only the text str() writes is read as an expression: a model's own dim_params
     // ("seq-len", "1+N", "3") stay the symbols they are, spelled as they were.
     if (!d.is_unknown() && !d.is_constant() && d.str() == dim_param) {
@@ -284,10 +284,21 @@ Dim Dim::parse(std::string_view dim_param) {
   return result;
 }
 
-Dim Dim::from_terms(TermMap terms, int64_t constant) {
+namespace {
+thread_local size_t max_terms_setting = Dim::kDefaultMaxTerms;
+}  // namespace
+
+size_t Dim::max_terms() { return max_terms_setting; }
+
+Dim::MaxTerms::MaxTerms(size_t terms) : previous_(max_terms_setting) {
+  max_terms_setting = std::clamp<size_t>(terms, 1, kMaxTermsCeiling);
+}
+Dim::MaxTerms::~MaxTerms() { max_terms_setting = previous_; }
+
+Dim Dim::from_terms(TermMap terms, int64_t constant, size_t term_limit) {
   std::erase_if(terms, [](const auto& term) { return term.second == 0; });
   if (terms.empty()) return Dim::constant(constant);
-  if (terms.size() > kMaxTerms) return unknown();
+  if (terms.size() > term_limit) return unknown();
   for (const auto& [monomial, coefficient] : terms) {
     if (monomial.size() > kMaxDegree) return unknown();
     bool alone = terms.size() == 1 && monomial.size() == 1 && coefficient == 1 && constant == 0;
@@ -414,7 +425,7 @@ Dim operator*(const Dim& a, const Dim& b) {
       if (__builtin_mul_overflow(ca, cb, &product)) return Dim();
       Dim::Monomial m;
       std::merge(ma.begin(), ma.end(), mb.begin(), mb.end(), std::back_inserter(m));
-      sums[std::move(m)] += product;  // at most (kMaxTerms+1)^2 int64 addends: cannot overflow
+      sums[std::move(m)] += product;  // at most (kMaxTermsCeiling+1)^2 int64 addends: cannot overflow
     }
   }
   Dim::TermMap terms;

@@ -4,6 +4,7 @@
 #include "annotate.h"
 #include "infer/analysis_record.h"
 #include "shapeprop/call_graph.h"
+#include "shapeprop/dim.h"
 
 namespace shapeprop {
 
@@ -36,6 +37,7 @@ InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, co
 }  // namespace infer
 
 Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& options) {
+  const Dim::MaxTerms terms(options.limits.max_dim_terms);
   std::vector<PhaseTime> phases;
   PhaseClock analysing(phases, "analysis", options.on_phase);
   auto calls = CallGraph::build(model);

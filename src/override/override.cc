@@ -11,6 +11,7 @@
 #include "infer/analyzer.h"
 #include "io/read_input.h"
 #include "shapeprop/call_graph.h"
+#include "shapeprop/dim.h"
 #include "shapeprop/io.h"
 #include "shapeprop/validate.h"
 #include "support/labels.h"
@@ -126,6 +127,7 @@ Result<std::vector<FunctionProto>> load_function_library(const std::filesystem::
 Result<OverrideResult> apply_overrides(onnx::ModelProto& model, const std::vector<FunctionProto>& library,
                                        const std::string& origin, const std::filesystem::path& model_dir,
                                        const InferOptions& options) {
+  const Dim::MaxTerms terms(options.limits.max_dim_terms);
   OverrideResult result;
   std::map<FunctionId, const FunctionProto*> offered;
   for (const auto& f : library)

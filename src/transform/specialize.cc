@@ -7,6 +7,8 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -21,6 +23,7 @@
 #include "support/proto_hash.h"
 #include "infer/onnx_bridge.h"
 #include "shapeprop/call_graph.h"
+#include "shapeprop/dim.h"
 #include "support/subgraphs.h"
 
 namespace shapeprop {
@@ -220,6 +223,9 @@ class Round {
       // A function kept for a backend is left as it is: its calls name it (callee_names
       // gives no name for them), and restore_missing_functions brings its body back.
       if (kept(options_, f->domain(), f->name())) continue;
+      // Folding counts what it does; a function left as written (the limit below) did nothing.
+      const TransformStats stats_before = result_.stats;
+      const size_t notes_before = result_.rewrites_assuming_positive_dims.size();
       std::vector<FunctionProto> bodies;
       std::vector<std::vector<const infer::CallContext*>> users;
       std::unordered_map<uint64_t, std::vector<size_t>> bodies_by_hash;
@@ -239,6 +245,23 @@ class Round {
           users.emplace_back();
         }
         users[index].push_back(c);
+      }
+      if (bodies.size() > options_.infer.limits.max_specializations) {
+        // Limits::max_specializations: the function stays as written, for every context
+        // (annotation writes the join of their facts); the functions it calls come back
+        // as written where their specializations were renamed (restore_missing_functions).
+        result_.diagnostics.push_back(Diagnostic::make(
+            Severity::Note, FunctionId::of(*f).str() + " would need " + std::to_string(bodies.size()) +
+                                " specializations, more than " + std::to_string(options_.infer.limits.max_specializations) +
+                                " (--max-specializations): its calls keep the function as written"));
+        result_.stats = stats_before;
+        result_.rewrites_assuming_positive_dims.resize(notes_before);
+        for (const infer::CallContext* c : contexts) {
+          name_of_[c] = f->name();
+          overload_of_[c] = f->overload();
+        }
+        *out.add_functions() = *f;
+        continue;
       }
       const std::string domain = FunctionId::canonical_domain(f->domain());
       for (size_t k = 0; k < bodies.size(); ++k) {
@@ -512,6 +535,81 @@ bool reconcile_opsets(FunctionProto& f, const ModelProto& model, std::string& wh
   return true;
 }
 
+// The nodes a model would have once the calls of the functions selected by (domain, name)
+// are inlined, counted without inlining: each function's size once its own selected calls
+// are expanded, memoised (call depth is bounded by validation, Limits::max_call_depth).
+// Sizes saturate rather than wrap: 20 functions each calling the next twice expand 2^20 times.
+class InlinedSize {
+ public:
+  InlinedSize(const ModelProto& m, const std::set<std::pair<std::string, std::string>>& selected) : selected_(selected) {
+    for (const auto& f : m.functions()) functions_[FunctionId::of(f)] = &f;
+  }
+
+  // The main graph with the selected calls expanded, plus each function that stays.
+  size_t model(const ModelProto& m) {
+    size_t total = nodes(m.graph().node());
+    for (const auto& f : m.functions())
+      if (!selected(f.domain(), f.name())) total = add(total, body(f));
+    return total;
+  }
+
+ private:
+  static constexpr size_t kSaturated = std::numeric_limits<size_t>::max() / 2;
+  const std::set<std::pair<std::string, std::string>>& selected_;
+  std::map<FunctionId, const FunctionProto*> functions_;
+  std::map<const FunctionProto*, size_t> sizes_;
+
+  static size_t add(size_t a, size_t b) { return std::min(a + b, kSaturated); }  // both below kSaturated
+  bool selected(const std::string& domain, const std::string& name) const {
+    return selected_.count({domain, name}) > 0;
+  }
+  size_t body(const FunctionProto& f) {
+    auto [it, fresh] = sizes_.emplace(&f, 0);
+    if (fresh) it->second = nodes(f.node());  // emplace first: the map's nodes stay put
+    return it->second;
+  }
+  size_t nodes(const NodeList& list) {
+    size_t k = 0;
+    for (const auto& n : list) {
+      if (selected(n.domain(), n.op_type()))
+        if (auto f = functions_.find(FunctionId::of(n)); f != functions_.end()) {
+          k = add(k, body(*f->second));
+          continue;
+        }
+      k = add(k, 1);
+      for_each_subgraph(n, [&](const GraphProto& g) { k = add(k, nodes(g.node())); });
+    }
+    return k;
+  }
+};
+
+// Limits::max_inlined_nodes and inline_growth: the selection shrinks, greedily, one
+// function at a time (the one whose calls staying leave the fewest nodes), until the
+// inlined model fits. Returns the functions whose calls stay, in the order dropped.
+std::vector<std::pair<std::string, std::string>> fit_inlining(const ModelProto& m,
+                                                              std::vector<std::pair<std::string, std::string>>& selected,
+                                                              size_t limit) {
+  std::set<std::pair<std::string, std::string>> chosen(selected.begin(), selected.end());
+  std::vector<std::pair<std::string, std::string>> dropped;
+  for (size_t size = InlinedSize(m, chosen).model(m); size > limit && !chosen.empty();) {
+    std::optional<std::pair<std::string, std::string>> best;
+    for (const auto& id : selected) {
+      if (!chosen.count(id)) continue;
+      chosen.erase(id);
+      const size_t without = InlinedSize(m, chosen).model(m);
+      chosen.insert(id);
+      if (!best || without < size) {
+        best = id;
+        size = without;
+      }
+    }
+    chosen.erase(*best);
+    dropped.push_back(*best);
+  }
+  std::erase_if(selected, [&](const auto& id) { return !chosen.count(id); });
+  return dropped;
+}
+
 void inline_functions(ModelProto& m, const TransformOptions& options, TransformResult& result) {
   const size_t calls_before = count_calls(m);
   std::vector<FunctionProto> kept_aside;  // not inlinable: the inliner must not see them
@@ -537,7 +635,36 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
   }
   for (const auto& [id, chosen] : selected_by_name)
     if (*chosen) selected.push_back(id);
+  const Limits& limits = options.infer.limits;
+  const size_t growth = result.stats.nodes_before > std::numeric_limits<size_t>::max() / limits.inline_growth
+                            ? std::numeric_limits<size_t>::max()
+                            : result.stats.nodes_before * limits.inline_growth;
+  const size_t limit = std::max(growth, limits.max_inlined_nodes);
+  if (auto dropped = fit_inlining(m, selected, limit); !dropped.empty()) {
+    std::string names;
+    for (const auto& [domain, name] : dropped) names += (names.empty() ? "" : ", ") + FunctionId(domain, name).str();
+    result.diagnostics.push_back(Diagnostic::make(
+        Severity::Note, "inlining every call would make more than " + std::to_string(limit) +
+                            " nodes (--max-inlined-nodes, --max-inline-growth): the calls of " + names + " stay"));
+  }
+  // Each domain's version, for the functions that stay: calls inlined into them bring ops
+  // of domains they may not import (the functions all agree on versions, or the inliner throws).
+  std::map<std::string, int64_t> versions;
+  for (const auto& o : m.opset_import()) versions.emplace(FunctionId::canonical_domain(o.domain()), o.version());
+  for (const auto& f : m.functions())
+    for (const auto& o : f.opset_import()) versions.emplace(FunctionId::canonical_domain(o.domain()), o.version());
   transform::inline_selected_functions(m, selected);
+  for (auto& f : *m.mutable_functions()) {
+    std::set<std::string> used;
+    collect_domains(f.node(), used);
+    for (const auto& o : f.opset_import()) used.erase(FunctionId::canonical_domain(o.domain()));
+    for (const auto& d : used)
+      if (auto v = versions.find(d); v != versions.end()) {
+        auto* import = f.add_opset_import();
+        import->set_domain(d);
+        import->set_version(v->second);
+      }
+  }
   for (auto& f : kept_aside) *m.add_functions() = std::move(f);
   // Functions the inliner removed that a function kept aside still calls come back.
   const auto present = function_ids(m);
@@ -611,6 +738,7 @@ std::string rewrite_report(const TransformResult& result) {
 }  // namespace
 
 Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options) {
+  const Dim::MaxTerms terms(options.infer.limits.max_dim_terms);
   TransformResult result;
   result.stats.nodes_before = count_all_nodes(model);
   result.stats.functions_before = static_cast<size_t>(model.functions_size());

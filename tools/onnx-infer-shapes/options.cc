@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "shapeprop/dim.h"
 #include "shapeprop/function_id.h"
 #include "shapeprop/schemas.h"
 #include "shapeprop/version.h"
@@ -132,7 +133,7 @@ const std::vector<LimitFlag>& limit_flags() {
       {"--max-inlined-nodes", 1, uint64_t{1} << 40, false, [](L& l, uint64_t v) { l.max_inlined_nodes = v; }},
       {"--max-inline-growth", 1, 1024, false, [](L& l, uint64_t v) { l.inline_growth = v; }},
       {"--max-specializations", 1, uint64_t{1} << 32, false, [](L& l, uint64_t v) { l.max_specializations = v; }},
-      {"--max-dim-terms", 1, 64, false, [](L& l, uint64_t v) { l.max_dim_terms = v; }},
+      {"--max-dim-terms", 1, shapeprop::Dim::kMaxTermsCeiling, false, [](L& l, uint64_t v) { l.max_dim_terms = v; }},
   };
   return flags;
 }
