@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -81,13 +82,17 @@ Result<std::string> read_input(const std::filesystem::path& path, const Limits& 
 
   std::string bytes;
   try {
-    if (S_ISREG(st.st_mode)) bytes.reserve(static_cast<size_t>(st.st_size));
+    // A regular file is read into exactly its size, and one byte more to see it end (a
+    // file that grows meanwhile is read on in chunks): no reallocation, no copy.
+    const size_t expected = S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) + 1 : 0;
+    bytes.reserve(expected);
     size_t size = 0;
     bool waited_for_writer = false;
     while (true) {
       // One byte past the limit is enough to know it is passed.
       const uint64_t room = limits.max_input_bytes + 1 - size;
-      const size_t want = room < kChunk ? static_cast<size_t>(room) : kChunk;
+      size_t want = room < kChunk ? static_cast<size_t>(room) : kChunk;
+      if (size < expected) want = std::min(want, expected - size);
       if (bytes.size() < size + want) bytes.resize(size + want);
       const ssize_t n = ::read(fd.get(), bytes.data() + size, want);
       if (n > 0) {

@@ -5,12 +5,15 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <thread>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "shapeprop/io.h"
@@ -20,11 +23,19 @@ namespace shapeprop {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Protobuf writes no message of 2 GiB or more.
+std::optional<Diagnostic> too_large_to_write(const onnx::ModelProto& model) {
+  if (model.ByteSizeLong() <= static_cast<size_t>(INT_MAX)) return std::nullopt;
+  return Diagnostic::error("model is larger than 2 GiB; protobuf cannot write it as one message "
+                           "(store the weights as external data)");
+}
+
+}  // namespace
+
 Result<std::string> serialize_model(const onnx::ModelProto& model) {
-  const size_t size = model.ByteSizeLong();
-  if (size > static_cast<size_t>(INT_MAX))
-    return Diagnostic::error("model is larger than 2 GiB; protobuf cannot write it as one message "
-                             "(store the weights as external data)");
+  if (auto large = too_large_to_write(model)) return *large;
   std::string bytes;
   {
     google::protobuf::io::StringOutputStream raw(&bytes);
@@ -40,6 +51,9 @@ namespace {
 Diagnostic cannot_write(const std::string& target, const std::string& why) {
   return Diagnostic::error("cannot write: " + why).in_file(target);
 }
+
+// What goes into an output file descriptor: the errno of the first failure, or 0.
+using Contents = std::function<int(int fd)>;
 
 // Writes all of `contents` to `fd`; the errno of the first failure, or 0.
 int write_all(int fd, std::string_view contents) {
@@ -67,7 +81,7 @@ int open_fifo(const fs::path& path, uint32_t seconds) {
 }
 
 // A character device (/dev/null, /dev/full, a terminal) or a FIFO: written where it is.
-Status write_in_place(const fs::path& path, std::string_view contents, bool fifo, uint32_t fifo_wait_seconds) {
+Status write_in_place(const fs::path& path, const Contents& contents, bool fifo, uint32_t fifo_wait_seconds) {
   const std::string target = path.string();
   const int fd = fifo ? open_fifo(path, fifo_wait_seconds) : ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
@@ -84,7 +98,7 @@ Status write_in_place(const fs::path& path, std::string_view contents, bool fifo
       return cannot_write(target, std::strerror(error));
     }
   }
-  if (const int error = write_all(fd, contents)) {
+  if (const int error = contents(fd)) {
     ::close(fd);
     return cannot_write(target, std::strerror(error));
   }
@@ -106,9 +120,10 @@ Result<fs::path> follow_links(const fs::path& path) {
   return cannot_write(path.string(), "too many levels of symbolic links");
 }
 
-}  // namespace
+Status write_atomically(const fs::path& path, const Contents& contents);
 
-Status write_output(const fs::path& path, std::string_view contents, const Limits& limits) {
+// write_output, with the contents written by a function (streamed, not held whole).
+Status write_to(const fs::path& path, const Contents& contents, const Limits& limits) {
   const std::string target = path.string();
   if (target.empty()) return Diagnostic::error("cannot write: the output path is empty");
   struct stat st {};
@@ -116,12 +131,12 @@ Status write_output(const fs::path& path, std::string_view contents, const Limit
     if (errno != ENOENT) return cannot_write(target, std::strerror(errno));
     auto resolved = follow_links(path);  // a link to a file still to be made makes it there
     if (!resolved) return resolved.error();
-    return write_file_atomically(*resolved, contents);
+    return write_atomically(*resolved, contents);
   }
   if (S_ISREG(st.st_mode)) {
     std::error_code ec;
     const fs::path file = fs::canonical(path, ec);  // through links, to the file they name
-    return write_file_atomically(ec ? path : file, contents);
+    return write_atomically(ec ? path : file, contents);
   }
   if (S_ISCHR(st.st_mode)) return write_in_place(path, contents, /*fifo=*/false, limits.fifo_wait_seconds);
   if (S_ISFIFO(st.st_mode)) return write_in_place(path, contents, /*fifo=*/true, limits.fifo_wait_seconds);
@@ -130,7 +145,7 @@ Status write_output(const fs::path& path, std::string_view contents, const Limit
                                   "; models are written to regular files, character devices and FIFOs");
 }
 
-Status write_file_atomically(const fs::path& path, std::string_view contents) {
+Status write_atomically(const fs::path& path, const Contents& contents) {
   const std::string target = path.string();
   fs::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
@@ -152,7 +167,7 @@ Status write_file_atomically(const fs::path& path, std::string_view contents) {
     ::unlink(tmp.c_str());
     return Diagnostic::error("cannot write: " + why).in_file(target);
   };
-  if (const int error = write_all(fd, contents)) {
+  if (const int error = contents(fd)) {
     errno = error;
     return fail("write");
   }
@@ -173,11 +188,33 @@ Status write_file_atomically(const fs::path& path, std::string_view contents) {
   return Ok{};
 }
 
+// The model's bytes as serialize_model makes them, streamed to `fd` through a small
+// buffer rather than held whole beside the model (the largest allocation of a run).
+int write_model(int fd, const onnx::ModelProto& model) {
+  google::protobuf::io::FileOutputStream raw(fd, 1 << 16);
+  {
+    google::protobuf::io::CodedOutputStream out(&raw);
+    out.SetSerializationDeterministic(true);
+    model.SerializeToCodedStream(&out);
+  }
+  if (!raw.Flush()) return raw.GetErrno() ? raw.GetErrno() : EIO;
+  return 0;
+}
+
+}  // namespace
+
+Status write_output(const fs::path& path, std::string_view contents, const Limits& limits) {
+  return write_to(path, [contents](int fd) { return write_all(fd, contents); }, limits);
+}
+
+Status write_file_atomically(const fs::path& path, std::string_view contents) {
+  return write_atomically(path, [contents](int fd) { return write_all(fd, contents); });
+}
+
 Status save_model(const onnx::ModelProto& model, const fs::path& path, Format format, const Limits& limits) {
   if (format == Format::Text) return write_output(path, print_model(model), limits);
-  auto bytes = serialize_model(model);
-  if (!bytes) return Diagnostic(bytes.error()).in_file(path.string());
-  return write_output(path, *bytes, limits);
+  if (auto large = too_large_to_write(model)) return Diagnostic(*large).in_file(path.string());
+  return write_to(path, [&model](int fd) { return write_model(fd, model); }, limits);
 }
 
 }  // namespace shapeprop
