@@ -96,11 +96,13 @@ class StructureValidator {
   }
 
   // A call may leave out trailing optional inputs and unused outputs, never add any.
-  void check_arity(const onnx::NodeProto& n, const onnx::FunctionProto& f, const std::vector<std::string>& path) {
-    if (n.input_size() > f.input_size() || n.output_size() > f.output_size())
-      report(path, "call has " + counted(n.input_size(), "input") + " and " + counted(n.output_size(), "output") +
-                       "; function " + function_label(f.domain(), f.name(), f.overload()) + " takes " +
-                       counted(f.input_size(), "input") + " and " + counted(f.output_size(), "output"));
+  static bool arity_fits(const onnx::NodeProto& n, const onnx::FunctionProto& f) {
+    return n.input_size() <= f.input_size() && n.output_size() <= f.output_size();
+  }
+  void report_arity(const onnx::NodeProto& n, const onnx::FunctionProto& f, const std::vector<std::string>& path) {
+    report(path, "call has " + counted(n.input_size(), "input") + " and " + counted(n.output_size(), "output") +
+                     "; function " + function_label(f.domain(), f.name(), f.overload()) + " takes " +
+                     counted(f.input_size(), "input") + " and " + counted(f.output_size(), "output"));
   }
 
   // The domains an opset_import list names; each may be listed once (ONNX's own tools
@@ -131,19 +133,20 @@ class StructureValidator {
       // Subgraphs are visited after the nodes of this one, in order.
       std::vector<std::pair<const Nodes*, std::vector<std::string>>> inner;
       for (const auto& n : *nodes) {
-        auto here = with(path, node_label(n));
+        // The node's place, spelled only where it is needed: reports and subgraphs.
+        auto here = [&path, &n] { return with(path, node_label(n)); };
         const std::string domain = canonical_domain(n.domain());
         // Once per scope and domain: a model missing an import misses it for every node.
         if (!imports.count(domain) && reported_imports_.insert({path.front(), domain}).second)
-          report(here, "domain '" + n.domain() + "' is used without an opset import");
+          report(here(), "domain '" + n.domain() + "' is used without an opset import");
         auto callee = functions_.find(std::make_tuple(domain, n.op_type(), n.overload()));
         if (!is_standard_domain(domain) && function_domains_.count(domain) && callee == functions_.end())
-          report(here, "calls function " + function_label(n.domain(), n.op_type(), n.overload()) +
+          report(here(), "calls function " + function_label(n.domain(), n.op_type(), n.overload()) +
                            ", which the model does not define");
-        if (callee != functions_.end()) check_arity(n, *callee->second, here);
+        if (callee != functions_.end() && !arity_fits(n, *callee->second)) report_arity(n, *callee->second, here());
         for (const auto& a : n.attribute()) {
-          if (a.has_g()) inner.emplace_back(&a.g().node(), with(here, "attribute '" + a.name() + "'"));
-          for (const auto& g : a.graphs()) inner.emplace_back(&g.node(), with(here, "attribute '" + a.name() + "'"));
+          if (a.has_g()) inner.emplace_back(&a.g().node(), with(here(), "attribute '" + a.name() + "'"));
+          for (const auto& g : a.graphs()) inner.emplace_back(&g.node(), with(here(), "attribute '" + a.name() + "'"));
         }
       }
       for (auto it = inner.rbegin(); it != inner.rend(); ++it) work.push_back(std::move(*it));
