@@ -128,7 +128,9 @@ class StructureValidator {
     std::vector<std::pair<const Nodes*, std::vector<std::string>>> work;
     work.emplace_back(&body, body_path);
     while (!work.empty()) {
-      auto [nodes, path] = std::move(work.back());
+      // Not a structured binding: clang 14 cannot capture one in the lambda below.
+      const Nodes* nodes = work.back().first;
+      const std::vector<std::string> path = std::move(work.back().second);
       work.pop_back();
       // Subgraphs are visited after the nodes of this one, in order.
       std::vector<std::pair<const Nodes*, std::vector<std::string>>> inner;
