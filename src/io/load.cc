@@ -9,6 +9,7 @@
 #include "io/syntax_depth.h"
 #include "onnx/defs/parser.h"
 #include "shapeprop/io.h"
+#include "shapeprop/version.h"
 #include "support/subgraphs.h"
 #include "text_internal.h"
 
@@ -106,6 +107,49 @@ Result<Proto> parse_text(std::string_view text, std::string_view origin, const c
   return proto;
 }
 
+
+// Visits every tensor a model holds: initializers and attribute tensors, in subgraphs
+// and function bodies.
+template <class Fn>
+void for_each_tensor(const onnx::ModelProto& model, Fn&& fn) {
+  walk_model(
+      model,
+      [&fn](const onnx::GraphProto& g) {
+        for (const auto& t : g.initializer()) fn(t);
+        for (const auto& s : g.sparse_initializer()) {
+          fn(s.values());
+          fn(s.indices());
+        }
+      },
+      [&fn](const onnx::NodeProto& n) {
+        for (const auto& a : n.attribute()) {
+          if (a.has_t()) fn(a.t());
+          for (const auto& t : a.tensors()) fn(t);
+          if (a.has_sparse_tensor()) {
+            fn(a.sparse_tensor().values());
+            fn(a.sparse_tensor().indices());
+          }
+          for (const auto& st : a.sparse_tensors()) {
+            fn(st.values());
+            fn(st.indices());
+          }
+        }
+      });
+}
+
+
+// A tensor whose data_type no ONNX version defines (protobuf keeps any number there, and
+// ONNX's checker lets one with raw_data through): nothing can read or print it.
+std::optional<Diagnostic> unknown_data_type(const onnx::ModelProto& model, std::string_view origin) {
+  std::optional<Diagnostic> error;
+  for_each_tensor(model, [&](const onnx::TensorProto& t) {
+    if (error || t.data_type() == onnx::TensorProto::UNDEFINED || onnx::TensorProto_DataType_IsValid(t.data_type())) return;
+    error = Diagnostic::error("not an ONNX model: tensor '" + t.name() + "' has data_type " + std::to_string(t.data_type()) +
+                              ", which is no element type of ONNX " + onnx_version())
+                .in_file(std::string(origin));
+  });
+  return error;
+}
 }  // namespace
 
 Result<onnx::ModelProto> parse_model_text(std::string_view text, std::string_view origin, const Limits& limits) {
@@ -136,6 +180,7 @@ Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_
     return Diagnostic::error("not an ONNX model: it has no graph").in_file(file);
   if (!model.has_ir_version() || model.ir_version() <= 0)
     return Diagnostic::error("not an ONNX model: ir_version is missing").in_file(file);
+  if (auto unknown = unknown_data_type(model, origin)) return *unknown;
   return model;
 }
 
@@ -158,30 +203,6 @@ Result<onnx::ModelProto> load_model(const fs::path& path, const Limits& limits) 
   return model;
 }
 
-namespace {
-
-// Visits every tensor a model holds: initializers and attribute tensors, in subgraphs
-// and function bodies.
-template <class Fn>
-void for_each_tensor(const onnx::ModelProto& model, Fn&& fn) {
-  walk_model(
-      model,
-      [&fn](const onnx::GraphProto& g) {
-        for (const auto& t : g.initializer()) fn(t);
-        for (const auto& s : g.sparse_initializer()) {
-          fn(s.values());
-          fn(s.indices());
-        }
-      },
-      [&fn](const onnx::NodeProto& n) {
-        for (const auto& a : n.attribute()) {
-          if (a.has_t()) fn(a.t());
-          for (const auto& t : a.tensors()) fn(t);
-        }
-      });
-}
-
-}  // namespace
 
 Status check_external_data(const onnx::ModelProto& model, const fs::path& model_dir, std::string_view origin) {
   std::optional<Diagnostic> error;
