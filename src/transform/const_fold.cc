@@ -58,10 +58,8 @@ std::optional<Values> decode(const TensorProto& t) {
   v.type = t.data_type();
   v.dims.assign(t.dims().begin(), t.dims().end());
   int64_t count = 1;
-  for (int64_t d : v.dims) {
-    if (d < 0) return std::nullopt;
-    count *= d;
-  }
+  for (int64_t d : v.dims)
+    if (d < 0 || __builtin_mul_overflow(count, d, &count)) return std::nullopt;
   const TensorProto typed = t.has_raw_data() ? typed_tensor(t) : t;
   v.real = is_real_type(v.type);
   auto take = [&](const auto& field, auto convert) {
@@ -387,7 +385,8 @@ class ConstantFolder {
     if (k >= n.input_size() || n.input(k).empty()) return std::nullopt;
     if (const TensorProto* t = body_.stored_constant(n.input(k))) {
       int64_t count = 1;
-      for (int64_t d : t->dims()) count *= d;
+      for (int64_t d : t->dims())
+        if (d < 0 || __builtin_mul_overflow(count, d, &count)) return std::nullopt;
       return count <= kMaxFoldedElements ? decode(*t) : std::nullopt;
     }
     auto t = body_.constant(n.input(k));
