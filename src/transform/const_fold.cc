@@ -447,7 +447,9 @@ class ConstantFolder {
     if (reshaping_ops.count(op)) {
       auto dims = output_dims(n);
       if (!dims) return std::nullopt;
-      const int64_t count = std::accumulate(dims->begin(), dims->end(), int64_t{1}, std::multiplies<>());
+      int64_t count = 1;  // dims from the facts: any size, so checked
+      for (int64_t d : *dims)
+        if (d < 0 || __builtin_mul_overflow(count, d, &count)) return std::nullopt;
       if (count != static_cast<int64_t>(in[0].size())) return std::nullopt;
       Values out = std::move(in[0]);
       out.dims = *dims;
