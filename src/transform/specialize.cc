@@ -636,9 +636,9 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
   for (const auto& [id, chosen] : selected_by_name)
     if (*chosen) selected.push_back(id);
   const Limits& limits = options.infer.limits;
-  const size_t growth = result.stats.nodes_before > std::numeric_limits<size_t>::max() / limits.inline_growth
-                            ? std::numeric_limits<size_t>::max()
-                            : result.stats.nodes_before * limits.inline_growth;
+  size_t growth;  // inline_growth x nodes before, saturated
+  if (__builtin_mul_overflow(result.stats.nodes_before, limits.inline_growth, &growth))
+    growth = std::numeric_limits<size_t>::max();
   const size_t limit = std::max(growth, limits.max_inlined_nodes);
   if (auto dropped = fit_inlining(m, selected, limit); !dropped.empty()) {
     std::string names;
