@@ -19,8 +19,14 @@ targets=${SHAPEPROP_FUZZ_TARGETS:-model_binary model_text model_structured dim d
 jobs=${SHAPEPROP_JOBS:-$(nproc)}
 fork=${SHAPEPROP_FUZZ_FORK:-1}
 
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$jobs" --target $(for t in $targets; do printf 'fuzz-%s ' "$t"; done)
+# Several runs at once (one target each, on several cores) configure and build one after
+# the other: two CMake configures of one build folder at once break each other.
+mkdir -p build
+(
+  flock 9
+  cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz -j "$jobs" --target $(for t in $targets; do printf 'fuzz-%s ' "$t"; done)
+) 9>build/.fuzz-build.lock
 
 run=build/fuzz/run
 corpus_dir=tests/data/corpus
