@@ -51,15 +51,25 @@ bool is_int_type(int32_t t) {
   }
 }
 
+// The elements of a tensor of these dims; nullopt for a negative dim or a product past
+// int64 (dims from a model or from the facts may be anything).
+template <class Dims>
+std::optional<int64_t> element_count(const Dims& dims) {
+  int64_t count = 1;
+  for (int64_t d : dims)
+    if (d < 0 || __builtin_mul_overflow(count, d, &count)) return std::nullopt;
+  return count;
+}
+
 std::optional<Values> decode(const TensorProto& t) {
   if (t.data_location() == TensorProto::EXTERNAL || !(is_real_type(t.data_type()) || is_int_type(t.data_type())))
     return std::nullopt;
   Values v;
   v.type = t.data_type();
   v.dims.assign(t.dims().begin(), t.dims().end());
-  int64_t count = 1;
-  for (int64_t d : v.dims)
-    if (d < 0 || __builtin_mul_overflow(count, d, &count)) return std::nullopt;
+  const auto elements = element_count(v.dims);
+  if (!elements) return std::nullopt;
+  const int64_t count = *elements;
   const TensorProto typed = t.has_raw_data() ? typed_tensor(t) : t;
   v.real = is_real_type(v.type);
   auto take = [&](const auto& field, auto convert) {
@@ -384,10 +394,8 @@ class ConstantFolder {
   std::optional<Values> input(const NodeProto& n, int k) const {
     if (k >= n.input_size() || n.input(k).empty()) return std::nullopt;
     if (const TensorProto* t = body_.stored_constant(n.input(k))) {
-      int64_t count = 1;
-      for (int64_t d : t->dims())
-        if (d < 0 || __builtin_mul_overflow(count, d, &count)) return std::nullopt;
-      return count <= kMaxFoldedElements ? decode(*t) : std::nullopt;
+      const auto count = element_count(t->dims());
+      return count && *count <= kMaxFoldedElements ? decode(*t) : std::nullopt;
     }
     auto t = body_.constant(n.input(k));
     return t ? decode(*t) : std::nullopt;
@@ -447,10 +455,7 @@ class ConstantFolder {
     if (reshaping_ops.count(op)) {
       auto dims = output_dims(n);
       if (!dims) return std::nullopt;
-      int64_t count = 1;  // dims from the facts: any size, so checked
-      for (int64_t d : *dims)
-        if (d < 0 || __builtin_mul_overflow(count, d, &count)) return std::nullopt;
-      if (count != static_cast<int64_t>(in[0].size())) return std::nullopt;
+      if (element_count(*dims) != static_cast<int64_t>(in[0].size())) return std::nullopt;
       Values out = std::move(in[0]);
       out.dims = *dims;
       return out;
