@@ -888,6 +888,20 @@ struct Analyzer::Impl {
 
   // ------------------------------------------------------------------ operators
 
+  // ONNX 1.17's Transpose rule checks each perm entry against the input's rank but not
+  // the perm's length: a perm shorter than the rank gives an output of the perm's rank,
+  // where run times refuse the node. Ours: that case, when the rank is known (a longer
+  // perm has an entry out of range, which ONNX's rule reports).
+  static std::optional<std::string> transpose_perm_mismatch(const ResolvedAttributes& attrs,
+                                                            const std::vector<const Fact*>& inputs) {
+    const AttributeProto* perm = attrs.find("perm");
+    if (!perm || inputs.empty() || !inputs[0] || !inputs[0]->shape) return std::nullopt;
+    const auto rank = static_cast<int64_t>(inputs[0]->shape->size());
+    if (perm->ints_size() >= rank) return std::nullopt;
+    return "Transpose's perm has " + std::to_string(perm->ints_size()) + " entries but its input has rank " +
+           std::to_string(rank);
+  }
+
   std::vector<Fact> call_op(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
                             Frame& frame, const PathLink* path) {
     const bool default_domain = FunctionId::is_default_domain(n.domain());
@@ -911,6 +925,11 @@ struct Analyzer::Impl {
     const bool input_unknown = std::any_of(inputs.begin(), inputs.end(),
                                            [](const Fact* f) { return f && f->elem_type == 0 && !f->other; });
     if (input_unknown) return outputs;
+    if (default_domain && n.op_type() == "Transpose")
+      if (auto wrong = transpose_perm_mismatch(attrs, inputs)) {
+        report_soft(frame, path, std::move(*wrong));
+        return outputs;
+      }
     if (schema->has_type_and_shape_inference_function()) {
       // Subgraphs ONNX's rule asks about (SequenceMap, Scan-8) are walked for their
       // output types only: ONNX feeds loop-like bodies their first iteration's types,

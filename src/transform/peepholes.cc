@@ -1,6 +1,7 @@
 // Small rewrites of one node (and its producer) that the facts decide:
 //  - Transpose of a Transpose: one Transpose of the composed permutation, or nothing when
-//    it is the identity; a Transpose by the identity permutation: nothing;
+//    it is the identity; a Transpose by the identity permutation: nothing (each perm
+//    checked against its input's known rank);
 //  - Squeeze of an Unsqueeze of the same axes, and Unsqueeze of a Squeeze: nothing;
 //  - Reshape of a Reshape to a constant shape without 0 entries: one Reshape;
 //  - Concat of one input: nothing;
@@ -88,13 +89,23 @@ class Peepholes {
     return true;
   }
 
+  // The Transpose's permutation, when its input's rank is known and the perm is one of
+  // that many axes. Anything else fails at run time (a perm of the wrong length, which
+  // ONNX 1.17's rule lets through, or a repeated axis), and a rewrite must not make a
+  // failing node succeed.
   std::optional<std::vector<int64_t>> permutation(const NodeProto& t) const {
-    if (auto perm = ints_attribute(t, "perm")) return perm;
     const auto rank = rank_of(body_.fact(t.input(0)));
     if (!rank) return std::nullopt;
-    std::vector<int64_t> reversed(*rank);
-    std::iota(reversed.rbegin(), reversed.rend(), 0);
-    return reversed;
+    std::vector<int64_t> perm(*rank);
+    std::iota(perm.rbegin(), perm.rend(), 0);
+    if (auto given = ints_attribute(t, "perm")) perm = std::move(*given);
+    if (perm.size() != *rank) return std::nullopt;
+    std::vector<bool> seen(*rank, false);
+    for (int64_t k : perm) {
+      if (k < 0 || k >= static_cast<int64_t>(*rank) || seen[static_cast<size_t>(k)]) return std::nullopt;
+      seen[static_cast<size_t>(k)] = true;
+    }
+    return perm;
   }
 
   static bool is_identity(const std::vector<int64_t>& perm) {
@@ -115,11 +126,7 @@ class Peepholes {
     const auto inner = permutation(inner_node);
     if (!inner || inner->size() != outer->size()) return false;
     std::vector<int64_t> composed(outer->size());
-    for (size_t i = 0; i < outer->size(); ++i) {
-      const auto k = (*outer)[i];
-      if (k < 0 || k >= static_cast<int64_t>(inner->size())) return false;
-      composed[i] = (*inner)[static_cast<size_t>(k)];
-    }
+    for (size_t i = 0; i < outer->size(); ++i) composed[i] = (*inner)[static_cast<size_t>((*outer)[i])];
     const std::string x = inner_node.input(0);
     if (is_identity(composed)) return remove(id, x, body_.stats().transposes_folded);
     if (body_.dry()) return true;
