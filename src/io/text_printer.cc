@@ -354,7 +354,10 @@ class Printer {
 
   void attribute(const AttributeProto& a) {
     name(a.name());
-    os_ << ": " << onnx::AttributeTypeNameMap::ToString(a.type()) << " = ";
+    // A reference may leave its type out (`alpha = @alpha`), as the parser allows; a
+    // printed "undefined" would not parse back.
+    if (a.type() != AttributeProto::UNDEFINED) os_ << ": " << onnx::AttributeTypeNameMap::ToString(a.type());
+    os_ << " = ";
     if (a.has_ref_attr_name()) {
       os_ << '@';
       name(a.ref_attr_name());
