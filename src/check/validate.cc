@@ -147,6 +147,11 @@ class StructureValidator {
                            ", which the model does not define");
         if (callee != functions_.end() && !arity_fits(n, *callee->second)) report_arity(n, *callee->second, here());
         for (const auto& a : n.attribute()) {
+          // From IR version 2 an attribute states its type (a reference may leave it out, as
+          // the text parser does); ONNX's checker let one without pass, whose value neither
+          // text nor inference can read (found by fuzz-model_binary).
+          if (a.type() == onnx::AttributeProto::UNDEFINED && a.ref_attr_name().empty() && model_.ir_version() >= 2)
+            report(here(), "attribute '" + a.name() + "' has no type");
           if (a.has_g()) inner.emplace_back(&a.g().node(), with(here(), "attribute '" + a.name() + "'"));
           for (const auto& g : a.graphs()) inner.emplace_back(&g.node(), with(here(), "attribute '" + a.name() + "'"));
         }
