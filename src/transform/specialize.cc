@@ -747,7 +747,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
   ModelProto current;
   ModelProto* input = &model;
   // The hash of the round's input, computed when a round has to compare its result with it
-  // (not when it inlined calls, which changes the model for certain).
+  // (not when it inlined calls or its node or function counts changed: changed for certain).
   std::optional<uint64_t> input_hash;
   // The round that found its input unchanged: its analysis is the analysis of the result.
   std::unique_ptr<Round> fixed_point;
@@ -779,7 +779,11 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
       fold_inlined_graph(next);
     }
     std::optional<uint64_t> next_hash;
-    if (step) {  // not changed for certain: compare
+    // Not changed for certain (no calls inlined, as many nodes and functions; the input's
+    // initializers may have moved into `next`): compare the hashes.
+    const bool same_counts = next.graph().node_size() == input->graph().node_size() &&
+                             next.functions_size() == input->functions_size();
+    if (step && same_counts) {
       if (!input_hash) input_hash = hash_message(*input);
       next_hash = hash_message(next);
       if (*next_hash == *input_hash) {
