@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <set>
 #include <string>
 #include <utility>
@@ -36,6 +37,11 @@ struct TransformOptions {
   // model wrote them, attributes included, through every inlining policy, and their bodies
   // are not specialized (a plugin registered under the name takes the call's attributes).
   std::set<std::pair<std::string, std::string>> keep;
+  // When set, models the transform is done with (each round's input, and the caller's
+  // model as it was) are handed here rather than destroyed. A process about to exit can
+  // keep them to the end, as clang's -disable-free keeps its ASTs: freeing a large model
+  // message by message is a noticeable part of a run (onnx-infer-shapes does this).
+  std::function<void(onnx::ModelProto&&)> retire;
 };
 
 struct TransformStats {

@@ -529,11 +529,8 @@ void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>&
     nodes.Mutable(j)->set_output(k, n.output(0));
     erased[static_cast<size_t>(i)] = true;
   }
-  NodeList kept;
-  kept.Reserve(nodes.size());
-  for (int i = 0; i < nodes.size(); ++i)
-    if (!erased[static_cast<size_t>(i)]) *kept.Add() = std::move(*nodes.Mutable(i));
-  nodes.Swap(&kept);
+  erased.flip();
+  keep_nodes(nodes, erased);
 }
 
 onnx::NodeProto constant_node(const std::string& name, onnx::TensorProto value) {
@@ -649,15 +646,20 @@ size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>&
     });
     for (const auto& in : n.input()) needed.insert(in);
   }
-  NodeList kept;
-  for (int i = 0; i < nodes.size(); ++i) {
-    if (keep[static_cast<size_t>(i)])
-      *kept.Add() = std::move(*nodes.Mutable(i));
-    else
-      removed += count_nodes(nodes.Get(i));
-  }
-  nodes.Swap(&kept);
+  for (int i = 0; i < nodes.size(); ++i)
+    if (!keep[static_cast<size_t>(i)]) removed += count_nodes(nodes.Get(i));
+  keep_nodes(nodes, keep);
   return removed;
+}
+
+void keep_nodes(NodeList& nodes, const std::vector<bool>& keep) {
+  int kept = 0;
+  for (int i = 0; i < nodes.size(); ++i)
+    if (keep[static_cast<size_t>(i)]) {
+      if (kept != i) nodes.SwapElements(kept, i);
+      ++kept;
+    }
+  if (kept < nodes.size()) nodes.DeleteSubrange(kept, nodes.size() - kept);
 }
 
 size_t count_nodes(const onnx::NodeProto& node) {

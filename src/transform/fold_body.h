@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "infer/analyzer.h"
 #include "shapeprop/specialize.h"
@@ -83,6 +84,10 @@ bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, 
 // Removes nodes whose outputs nobody reads (in subgraphs too); `live` are the names the
 // body must still produce. Returns the number of nodes removed.
 size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>& live);
+
+// Keeps the nodes whose `keep` entry is true, in their order, and destroys the others. The
+// kept nodes move by pointer within the list: none is copied or allocated anew.
+void keep_nodes(NodeList& nodes, const std::vector<bool>& keep);
 
 // Every name read by the nodes, in subgraphs too (a superset of their free names); the
 // map views the nodes' strings.

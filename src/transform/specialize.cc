@@ -693,9 +693,9 @@ void fold_inlined_graph(ModelProto& m) {
   for (const auto& vi : g.output()) keep.insert(vi.name());
   for (const auto& t : g.initializer()) keep.insert(t.name());
   // In place, as fold_body would have it: the nodes that stay are moved, not copied.
-  NodeList kept;
-  kept.Reserve(g.node_size());
-  for (auto& n : *g.mutable_node()) {
+  std::vector<bool> kept(static_cast<size_t>(g.node_size()), false);
+  for (int i = 0; i < g.node_size(); ++i) {
+    NodeProto& n = *g.mutable_node(i);
     if (constants_may_be_initializers(m) && FunctionId::is_default_domain(n.domain()) && n.op_type() == "Constant" &&
         n.output_size() == 1 &&
         !n.output(0).empty()) {
@@ -711,9 +711,9 @@ void fold_inlined_graph(ModelProto& m) {
       }
     }
     transform::fold_subgraphs_without_facts(n);
-    kept.Add()->Swap(&n);
+    kept[static_cast<size_t>(i)] = true;
   }
-  g.mutable_node()->Swap(&kept);
+  transform::keep_nodes(*g.mutable_node(), kept);
   transform::collapse_identities(*g.mutable_node(), keep);
   std::unordered_set<std::string> live;
   for (const auto& vi : g.output()) live.insert(vi.name());
@@ -740,6 +740,11 @@ std::string rewrite_report(const TransformResult& result) {
 Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options) {
   const Dim::MaxTerms terms(options.infer.limits.max_dim_terms);
   TransformResult result;
+  // A model the transform is done with: retired (options.retire) or destroyed now.
+  const auto discard = [&options](ModelProto& m) {
+    if (options.retire) options.retire(std::move(m));
+    m = ModelProto();
+  };
   result.stats.nodes_before = count_all_nodes(model);
   result.stats.functions_before = static_cast<size_t>(model.functions_size());
   // The first round reads the caller's model, which stays as it was until the end (or on
@@ -774,7 +779,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
         // The round changed the model: its input (and the analysis of it) can go now
         // rather than after the folding below, which keeps one graph fewer in memory.
         step.reset();
-        if (input == &current) current.Clear();
+        if (input == &current) discard(current);
       }
       fold_inlined_graph(next);
     }
@@ -792,6 +797,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
         break;
       }
     }
+    if (input == &current) discard(current);
     current = std::move(next);
     input = &current;
     input_hash = next_hash;
@@ -818,7 +824,10 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
   result.stats.calls_kept = count_calls(*input);
   result.stats.nodes_after = count_all_nodes(*input);
   result.stats.functions_after = static_cast<size_t>(input->functions_size());
-  if (input != &model) model = std::move(current);
+  if (input != &model) {
+    discard(model);
+    model = std::move(current);
+  }
   // FunctionProto.overload and NodeProto.overload exist from IR version 10.
   if (model.ir_version() < 10 && std::any_of(model.functions().begin(), model.functions().end(),
                                              [](const FunctionProto& f) { return !f.overload().empty(); })) {
