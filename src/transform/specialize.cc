@@ -11,7 +11,9 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
+#include <unordered_set>
 
 #include "eval/fold.h"
 #include "fold_body.h"
@@ -61,21 +63,33 @@ void collect_domains(const NodeList& nodes, std::set<std::string>& domains) {
   }
 }
 
-void collect_calls(const NodeList& nodes, const std::set<FunctionId>& functions, std::set<FunctionId>& called,
-                   size_t* count = nullptr) {
-  if (functions.empty()) return;
-  for (const auto& n : nodes) {
-    // Most nodes are ops of a domain no function has: told apart without building an id.
-    const bool may_call = std::any_of(functions.begin(), functions.end(), [&](const FunctionId& f) {
-      return f.name == n.op_type() && f.domain == (n.domain() == "ai.onnx" ? std::string_view() : std::string_view(n.domain()));
-    });
-    if (may_call && functions.count(FunctionId::of(n))) {
-      called.insert(FunctionId::of(n));
-      if (count) ++*count;
-    }
-    for_each_subgraph(n, [&](const GraphProto& g) { collect_calls(g.node(), functions, called, count); });
+// Finds the calls among nodes (and their subgraphs) of a set of functions.
+class CallFinder {
+ public:
+  explicit CallFinder(const std::set<FunctionId>& functions) : functions_(functions) {
+    for (const auto& f : functions) names_.insert(f.name);
   }
-}
+
+  // Adds the functions `nodes` call to `called`, and counts the calls in `count`.
+  void find(const NodeList& nodes, std::set<FunctionId>& called, size_t* count = nullptr) const {
+    if (functions_.empty()) return;
+    for (const auto& n : nodes) {
+      // Most nodes are ops no function is named after: told apart without building an id.
+      if (names_.contains(n.op_type())) {
+        FunctionId id = FunctionId::of(n);
+        if (functions_.count(id)) {
+          called.insert(std::move(id));
+          if (count) ++*count;
+        }
+      }
+      for_each_subgraph(n, [&](const GraphProto& g) { find(g.node(), called, count); });
+    }
+  }
+
+ private:
+  const std::set<FunctionId>& functions_;
+  std::unordered_set<std::string_view> names_;  // views the ids' names
+};
 
 std::set<FunctionId> function_ids(const ModelProto& m) {
   std::set<FunctionId> ids;
@@ -85,10 +99,11 @@ std::set<FunctionId> function_ids(const ModelProto& m) {
 
 size_t count_calls(const ModelProto& m) {
   const auto ids = function_ids(m);
+  const CallFinder calls(ids);
   std::set<FunctionId> called;
   size_t k = 0;
-  collect_calls(m.graph().node(), ids, called, &k);
-  for (const auto& f : m.functions()) collect_calls(f.node(), ids, called, &k);
+  calls.find(m.graph().node(), called, &k);
+  for (const auto& f : m.functions()) calls.find(f.node(), called, &k);
   return k;
 }
 
@@ -96,14 +111,15 @@ size_t count_calls(const ModelProto& m) {
 // node uses (the default domain stays).
 void remove_unused(ModelProto& m) {
   const auto ids = function_ids(m);
+  const CallFinder calls(ids);
   std::set<FunctionId> reached;
-  collect_calls(m.graph().node(), ids, reached);
+  calls.find(m.graph().node(), reached);
   for (std::set<FunctionId> frontier = reached; !frontier.empty();) {
     std::set<FunctionId> next;
     for (const auto& f : m.functions())
       if (frontier.count(FunctionId::of(f))) {
         std::set<FunctionId> called;
-        collect_calls(f.node(), ids, called);
+        calls.find(f.node(), called);
         for (const auto& c : called)
           if (reached.insert(c).second) next.insert(c);
       }
@@ -485,9 +501,10 @@ class Round {
       added = false;
       auto present = function_ids(out);
       std::set<FunctionId> originals = function_ids(model_);
+      const CallFinder calls(originals);
       std::set<FunctionId> called;
-      collect_calls(out.graph().node(), originals, called);
-      for (const auto& f : out.functions()) collect_calls(f.node(), originals, called);
+      calls.find(out.graph().node(), called);
+      for (const auto& f : out.functions()) calls.find(f.node(), called);
       for (const auto& f : model_.functions())
         if (called.count(FunctionId::of(f)) && !present.count(FunctionId::of(f))) {
           *out.add_functions() = f;
@@ -671,7 +688,8 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
   std::set<FunctionId> called;
   std::set<FunctionId> originals;
   for (const auto& f : all) originals.insert(FunctionId::of(f));
-  for (const auto& f : m.functions()) collect_calls(f.node(), originals, called);
+  const CallFinder calls(originals);
+  for (const auto& f : m.functions()) calls.find(f.node(), called);
   for (const auto& f : all)
     if (called.count(FunctionId::of(f)) && !present.count(FunctionId::of(f))) *m.add_functions() = f;
   remove_unused(m);

@@ -85,6 +85,10 @@ shapeprop::Diagnostics warnings_only(const shapeprop::Diagnostics& all) {
   return with_severity(all, shapeprop::Severity::Warning);
 }
 
+// The counts before and after feed the report and the terminal's table only: a run that
+// writes neither does not count (walking a large model twice is a few percent of a run).
+bool counts_wanted(const Options& o) { return !o.report.empty() || (!o.quiet && o.infer && isatty(STDERR_FILENO)); }
+
 // The summary lines (kept in the report, -q or not) and, on a terminal, the table of
 // counts before and after.
 void finish(const Options& o, const std::string& summary) {
@@ -238,12 +242,12 @@ int run_check(const Options& o) {
   options.model_dir = std::filesystem::path(o.input).parent_path();
   options.assume_positive_dims = o.infer_options.assume_positive_dims;
   options.limits = o.limits();
-  run_report.count_before(*model);
+  if (counts_wanted(o)) run_report.count_before(*model);
   shapeprop::PhaseClock clock(run_report.phases, "check", o.infer_options.on_phase);
   const auto found = shapeprop::check_model(*model, options);
   clock.stop();
   run_report.add_check(found);
-  run_report.count_after(*model);  // unchanged: the report says so
+  if (counts_wanted(o)) run_report.count_after(*model);  // unchanged: the report says so
   record(found);
   const bool failed = shapeprop::has_errors(found);
   if (failed && found.back().severity != shapeprop::Severity::Note) {
@@ -272,7 +276,7 @@ int run(const Options& o) {
     return kBadInput;
   }
   loading.stop();
-  run_report.count_before(*model);
+  if (counts_wanted(o)) run_report.count_before(*model);
   shapeprop::PhaseClock validating(phases, "validation", on_phase);
   const auto input_dir = std::filesystem::path(o.input).parent_path();
   const shapeprop::OpRules* rules = o.infer_options.op_rules.get();
@@ -315,7 +319,7 @@ int run(const Options& o) {
     return kCheckFailed;
   }
   verifying.reset();
-  run_report.count_after(*model);
+  if (counts_wanted(o)) run_report.count_after(*model);
 
   shapeprop::PhaseClock writing(phases, "write", on_phase);
   if (!o.output) {
