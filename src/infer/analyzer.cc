@@ -23,6 +23,7 @@
 #include "onnx/defs/function.h"
 #include "dim_texts.h"
 #include "onnx_bridge.h"
+#include "op_memo.h"
 #include "schemas/rule_eval.h"
 #include "shapeprop/schemas.h"
 #include "support/labels.h"
@@ -226,6 +227,7 @@ struct Analyzer::Impl {
   Diagnostics diagnostics;
   ir::BodyIndex bodies;
   OnnxBridge bridge{options.limits.max_elements};
+  OpMemo op_memo;  // outcomes of op nodes answered by ONNX's inference functions
 
   // Dim texts the model lists as expressions shapeprop wrote (dim_texts.h); every other
   // dim_param is a name.
@@ -931,6 +933,14 @@ struct Analyzer::Impl {
         return outputs;
       }
     if (schema->has_type_and_shape_inference_function()) {
+      // A node like one analysed before takes its outcome and replays its reports here.
+      const auto key = OpMemo::key(*schema, version, outputs.size(), inputs, attrs.list);
+      if (key)
+        if (const OpMemo::Outcome* seen = op_memo.find(*key)) {
+          for (const auto& message : seen->reports) report_soft(frame, path, message);
+          if (seen->relied_on_symbol_min) note_symbol_min_relied(n, path);
+          return seen->outputs;
+        }
       // Subgraphs ONNX's rule asks about (SequenceMap, Scan-8) are walked for their
       // output types only: ONNX feeds loop-like bodies their first iteration's types,
       // which need not hold for later ones, so nothing inside is recorded.
@@ -951,43 +961,71 @@ struct Analyzer::Impl {
       auto r = bridge.infer(*schema, n, inputs, attrs.list, subgraphs);
       if (r.type_error) report_soft(frame, path, "type constraint broken: " + *r.type_error);
       if (r.error) report_soft(frame, path, "ONNX inference failed: " + *r.error);
-      outputs = std::move(r.outputs);
-    } else if (const FunctionProto* body = schema_body(*schema, n, inputs, version)) {
-      outputs = call_schema_body(n, *body, inputs, attrs, *schema, frame, path);
+      // Errors are not kept: ONNX's messages may name the node.
+      OpMemo::Outcome outcome;
+      outcome.outputs = std::move(r.outputs);
+      if (default_domain) fold_outputs(n, version, inputs, attrs, frame, path, outcome);
+      if (!key || r.type_error || r.error) return std::move(outcome.outputs);
+      op_memo.keep(*key, outcome);
+      return std::move(outcome.outputs);
     }
+    if (const FunctionProto* body = schema_body(*schema, n, inputs, version))
+      outputs = call_schema_body(n, *body, inputs, attrs, *schema, frame, path);
     if (default_domain) {
-      eval::FoldInput fi;
-      fi.op = n.op_type();
-      fi.opset = version;
-      fi.inputs = inputs;
-      fi.attributes = attrs.list;
-      fi.num_outputs = static_cast<size_t>(n.output_size());
-      fi.symbol_min = options.assume_positive_dims ? 1 : 0;
-      std::optional<std::string> overflow;
-      std::vector<Fact> folded;
-      bool relied = false;
-      fi.relied_on_symbol_min = &relied;
-      {
-        // The rules compute in 64 bits and leave a value that does not fit a narrower
-        // integer type unknown (it wraps at run time); the first one is reported.
-        eval::OverflowWatch watch(overflow);
-        folded = eval::fold(fi);
-      }
-      if (overflow) report_soft(frame, path, "integer overflow: " + *overflow);
-      // Recorded in every walk, speculative ones too: what they find feeds facts as well.
-      if (relied)
-        if (auto where = PathLink::spell(path); assumption_places.insert(where).second)
-          assumptions.push_back({n.op_type(), std::move(where)});
-      for (size_t i = 0; i < folded.size() && i < outputs.size(); ++i) {
-        auto refined = Fact::refine(outputs[i], folded[i]);
-        if (refined.ok())
-          outputs[i] = std::move(*refined);
-        else
-          report_soft(frame, path, "folding contradicts ONNX's inference for output " + std::to_string(i) + ": " +
-                                       refined.error().message);
-      }
+      OpMemo::Outcome outcome;
+      outcome.outputs = std::move(outputs);
+      fold_outputs(n, version, inputs, attrs, frame, path, outcome);
+      outputs = std::move(outcome.outputs);
     }
     return outputs;
+  }
+
+  // Refines the outputs of an ONNX-domain op node by our folding rules (src/eval), which
+  // compute values ONNX's inference does not; reports what they find, recorded in
+  // `outcome` as well.
+  void fold_outputs(const NodeProto& n, int version, const std::vector<const Fact*>& inputs,
+                    const ResolvedAttributes& attrs, Frame& frame, const PathLink* path, OpMemo::Outcome& outcome) {
+    auto& outputs = outcome.outputs;
+    auto report_here = [&](std::string message) {
+      outcome.reports.push_back(message);
+      report_soft(frame, path, std::move(message));
+    };
+    eval::FoldInput fi;
+    fi.op = n.op_type();
+    fi.opset = version;
+    fi.inputs = inputs;
+    fi.attributes = attrs.list;
+    fi.num_outputs = static_cast<size_t>(n.output_size());
+    fi.symbol_min = options.assume_positive_dims ? 1 : 0;
+    std::optional<std::string> overflow;
+    std::vector<Fact> folded;
+    bool relied = false;
+    fi.relied_on_symbol_min = &relied;
+    {
+      // The rules compute in 64 bits and leave a value that does not fit a narrower
+      // integer type unknown (it wraps at run time); the first one is reported.
+      eval::OverflowWatch watch(overflow);
+      folded = eval::fold(fi);
+    }
+    if (overflow) report_here("integer overflow: " + *overflow);
+    if (relied) {
+      outcome.relied_on_symbol_min = true;
+      note_symbol_min_relied(n, path);
+    }
+    for (size_t i = 0; i < folded.size() && i < outputs.size(); ++i) {
+      auto refined = Fact::refine(outputs[i], folded[i]);
+      if (refined.ok())
+        outputs[i] = std::move(*refined);
+      else
+        report_here("folding contradicts ONNX's inference for output " + std::to_string(i) + ": " +
+                    refined.error().message);
+    }
+  }
+
+  // Recorded in every walk, speculative ones too: what they find feeds facts as well.
+  void note_symbol_min_relied(const NodeProto& n, const PathLink* path) {
+    if (auto where = PathLink::spell(path); assumption_places.insert(where).second)
+      assumptions.push_back({n.op_type(), std::move(where)});
   }
 
   // An ONNX op without an inference function but defined by a function body (e.g.

@@ -207,28 +207,6 @@ struct OnnxBridge::Caches {
   };
   std::unordered_map<CheckKey, CheckOutcome, CheckKeyHash> checks;
 
-  // What an inference function answered for one schema, output count, list of input facts
-  // and attributes. ONNX's inference functions read nothing else of the node but its
-  // display name, which only their errors spell, so a node like one seen before (the same
-  // op in the next layer of a model) gets the same outputs without running the function
-  // again. Only answers without an error are kept; nodes with graph attributes, whose
-  // answers come from walking the subgraph in the caller's frame, and inputs of
-  // non-tensor types are not kept.
-  struct Answer {
-    const onnx::OpSchema* schema;
-    size_t num_outputs;
-    std::vector<std::optional<Fact>> inputs;  // nullopt where the input is omitted
-    std::string attributes;                   // each attribute serialized, in order
-    OnnxInference result;
-    bool matches(const onnx::OpSchema* s, size_t outputs, const std::vector<const Fact*>& facts,
-                 const std::string& attrs) const {
-      if (schema != s || num_outputs != outputs || inputs.size() != facts.size() || attributes != attrs) return false;
-      for (size_t i = 0; i < facts.size(); ++i)
-        if (inputs[i].has_value() != (facts[i] != nullptr) || (facts[i] && *inputs[i] != *facts[i])) return false;
-      return true;
-    }
-  };
-  std::unordered_map<size_t, std::vector<Answer>> answers;  // by hash of the above
 };
 
 OnnxBridge::OnnxBridge(size_t max_elements) : max_elements_(max_elements), caches_(std::make_unique<Caches>()) {}
@@ -246,43 +224,6 @@ const onnx::OpSchema* OnnxBridge::find_schema(const std::string& op_type, const 
 }
 
 OnnxInference OnnxBridge::infer(const onnx::OpSchema& schema, const onnx::NodeProto& node,
-                                const std::vector<const Fact*>& inputs,
-                                const std::vector<const onnx::AttributeProto*>& attributes,
-                                const SubgraphInferencer& subgraphs) {
-  // Caches::Answer: the node's key, unless it may not be kept.
-  const size_t num_outputs = static_cast<size_t>(node.output_size());
-  bool memo = std::none_of(inputs.begin(), inputs.end(), [](const Fact* f) { return f && f->other; }) &&
-              std::none_of(attributes.begin(), attributes.end(),
-                           [](const onnx::AttributeProto* a) { return a->has_g() || a->graphs_size() > 0; });
-  std::string attribute_bytes;
-  size_t hash = 0;
-  std::vector<Caches::Answer>* same_hash = nullptr;
-  if (memo) {
-    for (const onnx::AttributeProto* a : attributes) {
-      const std::string bytes = a->SerializeAsString();
-      attribute_bytes += std::to_string(bytes.size());
-      attribute_bytes += ':';
-      attribute_bytes += bytes;
-    }
-    auto mix = [&hash](size_t v) { hash ^= v + 0x9e3779b97f4a7c15ull + (hash << 6) + (hash >> 2); };
-    mix(std::hash<const void*>()(&schema));
-    mix(num_outputs);
-    for (const Fact* f : inputs) mix(f ? f->hash() : 0x51ed27u);
-    mix(std::hash<std::string>()(attribute_bytes));
-    same_hash = &caches_->answers[hash];
-    for (const auto& answer : *same_hash)
-      if (answer.matches(&schema, num_outputs, inputs, attribute_bytes)) return answer.result;
-  }
-  OnnxInference result = infer_uncached(schema, node, inputs, attributes, subgraphs);
-  if (memo && !result.error) {
-    Caches::Answer answer{&schema, num_outputs, {}, std::move(attribute_bytes), result};
-    for (const Fact* f : inputs) answer.inputs.push_back(f ? std::optional<Fact>(*f) : std::nullopt);
-    same_hash->push_back(std::move(answer));
-  }
-  return result;
-}
-
-OnnxInference OnnxBridge::infer_uncached(const onnx::OpSchema& schema, const onnx::NodeProto& node,
                                          const std::vector<const Fact*>& inputs,
                                          const std::vector<const onnx::AttributeProto*>& attributes,
                                          const SubgraphInferencer& subgraphs) {

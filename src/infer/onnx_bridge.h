@@ -47,17 +47,12 @@ class OnnxBridge {
   const onnx::OpSchema* find_schema(const std::string& op_type, const std::string& domain, int opset_version);
 
   // Runs the schema's type and shape inference function on the node. `inputs` are the
-  // facts of the node's inputs (nullptr where an optional input is omitted). A node like
-  // one asked about before (same schema, output count, input facts and attributes) gets
-  // the answer given then, when that answer was not an error.
+  // facts of the node's inputs (nullptr where an optional input is omitted). (The analysis
+  // keeps the outcomes of nodes alike: infer/op_memo.h.)
   OnnxInference infer(const onnx::OpSchema& schema, const onnx::NodeProto& node, const std::vector<const Fact*>& inputs,
                       const std::vector<const onnx::AttributeProto*>& attributes, const SubgraphInferencer& subgraphs);
 
  private:
-  OnnxInference infer_uncached(const onnx::OpSchema& schema, const onnx::NodeProto& node,
-                               const std::vector<const Fact*>& inputs,
-                               const std::vector<const onnx::AttributeProto*>& attributes,
-                               const SubgraphInferencer& subgraphs);
   size_t max_elements_;
   struct Caches;
   std::unique_ptr<Caches> caches_;
