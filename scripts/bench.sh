@@ -3,6 +3,8 @@
 # by gen-transformer (default L = 16 128 512 1024), each job run SHAPEPROP_BENCH_RUNS times
 # (default 5), interleaved, timed by /usr/bin/time -v:
 #   onnx      onnx-infer-baseline: ONNX 1.17's load + InferShapes (data propagation) + save
+#   onnx-jemalloc  the same under jemalloc, when onnx-infer-shapes links it (CMake option
+#             SHAPEPROP_JEMALLOC): "/ same malloc" compares each job with it
 #   floor     onnx-infer-shapes --no-infer: shapeprop's load + validation + save
 #   annotate  onnx-infer-shapes (inferred types written per call site and into functions)
 #   inline    onnx-infer-shapes --mode inline
@@ -26,12 +28,16 @@ done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The allocator the CLI links, if any: ONNX's run is timed under it as well.
+alloc=$(ldd "$tool" | awk '/libjemalloc/ { print $3 }')
 jobs=(onnx floor annotate inline)
+[ -z "$alloc" ] || jobs=(onnx onnx-jemalloc floor annotate inline)
 
 run_job() {  # run_job JOB MODEL OUT STATS
   local job=$1 model=$2 out=$3 stats=$4
   case $job in
     onnx) /usr/bin/time -v -o "$stats" "$baseline" "$model" "$out" ;;
+    onnx-jemalloc) /usr/bin/time -v -o "$stats" env LD_PRELOAD="$alloc" "$baseline" "$model" "$out" ;;
     floor) /usr/bin/time -v -o "$stats" "$tool" "$model" -o "$out" --no-infer -q ;;
     annotate) /usr/bin/time -v -o "$stats" "$tool" "$model" -o "$out" -q ;;
     inline) /usr/bin/time -v -o "$stats" "$tool" "$model" -o "$out" -q --mode inline ;;
@@ -44,10 +50,10 @@ rss_of() { awk -F': ' '/Maximum resident set size/ { print $2 }' "$1"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "runs per job: $runs (medians)"
+echo "runs per job: $runs (medians); onnx-infer-shapes links ${alloc:-no allocator of its own}"
 echo
-echo "| L | graph nodes | job | time | peak RSS | / ONNX time | / floor time | / ONNX RSS | growth from previous L |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| L | graph nodes | job | time | peak RSS | / ONNX time | / same malloc | / floor time | / ONNX RSS | growth from previous L |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 declare -A time_of rss_of_job
 prev=""
 for L in "${layers[@]}"; do
@@ -68,8 +74,9 @@ for L in "${layers[@]}"; do
     growth="-"
     [ -n "$prev" ] && growth=$(awk -v a="$t" -v b="${time_of[$prev.$job]}" 'BEGIN { printf "%.2fx (L x%.0f)", a / b, 0 }' | sed "s/L x0/L x$((L / prev))/")
     awk -v L="$L" -v n="$nodes" -v job="$job" -v t="$t" -v rss="$rss" -v o="${time_of[$L.onnx]}" -v f="${time_of[$L.floor]}" \
-        -v orss="${rss_of_job[$L.onnx]}" -v g="$growth" \
-        'BEGIN { printf "| %s | %s | %s | %.3f s | %.0f MiB | %.2fx | %.2fx | %.2fx | %s |\n", L, n, job, t, rss / 1024, t / o, t / f, rss / orss, g }'
+        -v oj="${time_of[$L.onnx-jemalloc]:-}" -v orss="${rss_of_job[$L.onnx]}" -v g="$growth" \
+        'BEGIN { same = oj == "" ? "-" : sprintf("%.2fx", t / oj)
+                 printf "| %s | %s | %s | %.3f s | %.0f MiB | %.2fx | %s | %.2fx | %.2fx | %s |\n", L, n, job, t, rss / 1024, t / o, same, t / f, rss / orss, g }'
   done
   prev=$L
 done

@@ -38,6 +38,7 @@ debian_packages=(
   protobuf-compiler libprotobuf-dev
   libboost-graph-dev librange-v3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libjemalloc-dev
   llvm-14-tools clang-14 libclang-rt-14-dev
   dpkg-dev ca-certificates
   python3-dev python3-pybind11 pybind11-dev patchelf
