@@ -196,13 +196,16 @@ class Round {
  public:
   // `take_initializers`: the round may move the input's initializers into its result (the
   // input is the transform's own copy); otherwise it copies them (the caller's model).
+  // `try_unchanged`: the round first checks, without writing anything, whether it would
+  // change nothing (changes_nothing); worth it unless the input is fresh from inlining.
   Round(ModelProto& model, const TransformOptions& options, TransformResult& result, bool count_specializations,
-        bool take_initializers)
+        bool take_initializers, bool try_unchanged)
       : model_(model),
         options_(options),
         result_(result),
         count_specializations_(count_specializations),
-        take_initializers_(take_initializers) {}
+        take_initializers_(take_initializers),
+        try_unchanged_(try_unchanged) {}
 
   // One round of specialize + fold + remove dead code into `out`. False (and `out`
   // untouched) when the analysis found errors; an error when it could not run at all.
@@ -220,7 +223,7 @@ class Round {
     analysing.stop();
     for (const auto& d : diagnostics_) result_.diagnostics.push_back(d);
     if (has_errors(result_.diagnostics)) return false;
-    if (changes_nothing(analysis)) {
+    if (try_unchanged_ && changes_nothing(analysis)) {
       unchanged_ = true;
       return true;
     }
@@ -340,6 +343,7 @@ class Round {
   TransformResult& result_;
   const bool count_specializations_;  // later rounds see the first round's specializations
   const bool take_initializers_;
+  const bool try_unchanged_;
   std::optional<CallGraph> calls_;
   std::unique_ptr<infer::Analyzer> analysis_;
   Diagnostics diagnostics_;
@@ -774,10 +778,16 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
   std::optional<uint64_t> input_hash;
   // The round that found its input unchanged: its analysis is the analysis of the result.
   std::unique_ptr<Round> fixed_point;
+  // The last round inlined calls: the bodies it brought together carry facts across the old
+  // call boundaries, and the next round nearly always finds work, so it goes without the
+  // dry run. Should it find none, its result hashes equal to its input below: the same end.
+  bool input_just_inlined = false;
   for (int round = 0; round < kMaxRounds; ++round) {
     ModelProto next;
     auto step = std::make_unique<Round>(*input, options, result, /*count_specializations=*/round == 0,
-                                        /*take_initializers=*/input != &model);
+                                        /*take_initializers=*/input != &model,
+                                        /*try_unchanged=*/!input_just_inlined);
+    input_just_inlined = false;
     auto ran = step->run(next);
     if (!ran) return ran.error();
     if (!*ran) return result;  // errors in result.diagnostics; the model is left as it was
@@ -794,6 +804,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
         return Diagnostic::error(std::string("inlining failed: ") + e.what());
       }
       if (result.stats.calls_inlined > inlined_before) {
+        input_just_inlined = true;
         // The round changed the model: its input (and the analysis of it) can go now
         // rather than after the folding below, which keeps one graph fewer in memory.
         step.reset();
