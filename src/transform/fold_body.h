@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -40,7 +41,7 @@ class FactsByName {
   explicit FactsByName(const infer::BodyFacts* facts = nullptr) : facts_(facts) {}
   const Fact* find(std::string_view name) const {
     if (!made_.empty()) {
-      auto it = made_.find(std::string(name));
+      auto it = made_.find(name);
       if (it != made_.end()) return it->second;
     }
     if (!facts_) return nullptr;
@@ -50,8 +51,13 @@ class FactsByName {
   void add(const std::string& name, const Fact* fact) { made_[name] = fact; }
 
  private:
+  // Looked up by string_view without making a string.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
   const infer::BodyFacts* facts_;
-  std::unordered_map<std::string, const Fact*> made_;
+  std::unordered_map<std::string, const Fact*, NameHash, std::equal_to<>> made_;
 };
 
 // Folds `nodes` (the original body, whose facts are `facts`: the analysis indexed exactly
