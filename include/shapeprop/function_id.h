@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "onnx/onnx_pb.h"
+#include "shapeprop/hash_combine.h"
 
 namespace shapeprop {
 
@@ -50,8 +51,7 @@ struct FunctionId {
     std::size_t operator()(const FunctionId& id) const {
       std::hash<std::string_view> h;
       std::size_t seed = h(id.domain);
-      for (const std::string* part : {&id.name, &id.overload})  // boost::hash_combine's mixing
-        seed ^= h(*part) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+      for (const std::string* part : {&id.name, &id.overload}) hash_combine(seed, h(*part));
       return seed;
     }
   };

@@ -10,6 +10,8 @@
 #include <ostream>
 #include <utility>
 
+#include "shapeprop/hash_combine.h"
+
 namespace shapeprop {
 namespace {
 
@@ -125,11 +127,10 @@ namespace {
 
 size_t hash_terms(const std::map<std::vector<std::string>, int64_t>& terms) {
   size_t h = 0;
-  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
   for (const auto& [monomial, coefficient] : terms) {
-    mix(monomial.size());
-    for (const auto& name : monomial) mix(std::hash<std::string>{}(name));
-    mix(std::hash<int64_t>{}(coefficient));
+    hash_combine(h, monomial.size());
+    for (const auto& name : monomial) hash_combine(h, std::hash<std::string>{}(name));
+    hash_combine(h, std::hash<int64_t>{}(coefficient));
   }
   return h;
 }
@@ -503,9 +504,8 @@ bool Dim::operator<(const Dim& other) const {
 
 size_t Dim::hash() const {
   size_t h = is_unknown() ? 1 : 0;
-  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-  mix(std::hash<int64_t>{}(constant_));
-  if (!is_unknown() && !is_constant()) mix(terms_->hash);
+  hash_combine(h, std::hash<int64_t>{}(constant_));
+  if (!is_unknown() && !is_constant()) hash_combine(h, terms_->hash);
   return h;
 }
 

@@ -25,6 +25,7 @@
 #include "onnx_bridge.h"
 #include "op_memo.h"
 #include "schemas/rule_eval.h"
+#include "shapeprop/hash_combine.h"
 #include "shapeprop/schemas.h"
 #include "support/labels.h"
 #include "support/subgraphs.h"
@@ -507,9 +508,8 @@ struct Analyzer::Impl {
       ctx.attributes.push_back(std::move(a));
     }
     size_t h = FunctionId::Hash()(id);
-    auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
-    for (size_t i = 0; i < ctx.inputs.size(); ++i) mix(ctx.present[i] ? ctx.inputs[i].hash() : 7);
-    mix(std::hash<std::string>()(ctx.attribute_key));
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) hash_combine(h, ctx.present[i] ? ctx.inputs[i].hash() : 7);
+    hash_combine(h, std::hash<std::string>()(ctx.attribute_key));
     ctx.hash_value = h;
     return ctx;
   }

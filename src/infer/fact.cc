@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "onnx/defs/parser.h"
+#include "shapeprop/hash_combine.h"
 #include "support/tensor_data.h"
 
 namespace shapeprop {
@@ -381,20 +382,19 @@ bool Fact::operator==(const Fact& o) const {
 
 size_t Fact::hash() const {
   size_t h = std::hash<int32_t>()(elem_type);
-  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
   if (shape) {
-    mix(shape->size() + 1);
-    for (const Dim& d : *shape) mix(d.hash());
+    hash_combine(h, shape->size() + 1);
+    for (const Dim& d : *shape) hash_combine(h, d.hash());
   }
   if (ints)
-    for (const Dim& d : *ints) mix(d.hash());
+    for (const Dim& d : *ints) hash_combine(h, d.hash());
   if (reals)
     for (double v : *reals) {
       uint64_t bits;
       std::memcpy(&bits, &v, sizeof bits);
-      mix(std::hash<uint64_t>()(bits));
+      hash_combine(h, std::hash<uint64_t>()(bits));
     }
-  if (other) mix(std::hash<std::string>()(other->SerializeAsString()));
+  if (other) hash_combine(h, std::hash<std::string>()(other->SerializeAsString()));
   return h;
 }
 

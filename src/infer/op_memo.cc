@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "shapeprop/hash_combine.h"
+
 namespace shapeprop::infer {
 
 std::optional<OpMemo::Key> OpMemo::key(const onnx::OpSchema& schema, int version, size_t num_outputs,
@@ -23,12 +25,11 @@ std::optional<OpMemo::Key> OpMemo::key(const onnx::OpSchema& schema, int version
     k.attributes += ':';
     k.attributes += bytes;
   }
-  auto mix = [&k](size_t v) { k.hash ^= v + 0x9e3779b97f4a7c15ull + (k.hash << 6) + (k.hash >> 2); };
-  mix(std::hash<const void*>()(&schema));
-  mix(static_cast<size_t>(version));
-  mix(num_outputs);
-  for (const Fact* f : inputs) mix(f ? f->hash() : 0x51ed27u);
-  mix(std::hash<std::string>()(k.attributes));
+  hash_combine(k.hash, std::hash<const void*>()(&schema));
+  hash_combine(k.hash, static_cast<size_t>(version));
+  hash_combine(k.hash, num_outputs);
+  for (const Fact* f : inputs) hash_combine(k.hash, f ? f->hash() : 0x51ed27u);
+  hash_combine(k.hash, std::hash<std::string>()(k.attributes));
   return k;
 }
 

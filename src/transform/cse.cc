@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "rewrite_support.h"
+#include "shapeprop/hash_combine.h"
 
 namespace shapeprop::transform {
 
@@ -36,7 +37,7 @@ bool is_random(const NodeProto& n) {
 }
 
 uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  hash_combine(h, v);
   return h;
 }
 
