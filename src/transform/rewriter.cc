@@ -158,7 +158,13 @@ void BodyRewriter::forget_reads(NodeProto& n) {
 
 const Fact* BodyRewriter::fact(const std::string& name) const {
   const Value* v = find(name);
-  return v && v->fact ? v->fact : facts_.find(name);
+  if (!v) return facts_.find(name);
+  if (v->fact) return v->fact;
+  if (!v->asked) {
+    v->analysed = facts_.find(name);
+    v->asked = true;
+  }
+  return v->analysed;
 }
 
 BodyRewriter::NodeId BodyRewriter::producer(const std::string& name, int* output) const {

@@ -150,6 +150,10 @@ class BodyRewriter {
     std::vector<Read> reads;
     size_t live_reads = 0;
     const onnx::TensorProto* initializer = nullptr;  // main graph, not a graph input
+    // facts_'s answer for the name, kept once asked: the passes ask about each name
+    // several times, and facts_ answers through two name lookups of its own.
+    mutable const Fact* analysed = nullptr;
+    mutable bool asked = false;
   };
 
   NodeList& list_;
