@@ -1,0 +1,113 @@
+// Unit tests of two pieces of the core that tests of whole runs exercise only through
+// their outputs: keep_nodes (src/transform/fold_body.h), which compacts a node list by
+// moving pointers, and OpMemo (src/infer/op_memo.h), the per-analysis memo of op nodes'
+// outcomes.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "infer/op_memo.h"  // internal to the library: the test target sees include/ only
+#include "shapeprop/fact.h"
+#include "transform/fold_body.h"
+
+namespace shapeprop {
+namespace {
+
+transform::NodeList nodes_named(const std::vector<std::string>& outputs) {
+  transform::NodeList nodes;
+  for (const auto& o : outputs) {
+    onnx::NodeProto* n = nodes.Add();
+    n->set_op_type("Relu");
+    n->add_output(o);
+  }
+  return nodes;
+}
+
+std::vector<std::string> outputs_of(const transform::NodeList& nodes) {
+  std::vector<std::string> out;
+  for (const auto& n : nodes) out.push_back(n.output(0));
+  return out;
+}
+
+TEST(KeepNodes, KeepsOrderAndTheNodesThemselves) {
+  auto nodes = nodes_named({"a", "b", "c", "d", "e"});
+  const onnx::NodeProto* b = &nodes.Get(1);
+  const onnx::NodeProto* e = &nodes.Get(4);
+  transform::keep_nodes(nodes, {false, true, false, false, true});
+  EXPECT_EQ(outputs_of(nodes), (std::vector<std::string>{"b", "e"}));
+  // Moved by pointer: the kept nodes are the same objects.
+  EXPECT_EQ(&nodes.Get(0), b);
+  EXPECT_EQ(&nodes.Get(1), e);
+}
+
+TEST(KeepNodes, AllOrNone) {
+  auto nodes = nodes_named({"a", "b", "c"});
+  transform::keep_nodes(nodes, {true, true, true});
+  EXPECT_EQ(outputs_of(nodes), (std::vector<std::string>{"a", "b", "c"}));
+  transform::keep_nodes(nodes, {false, false, false});
+  EXPECT_EQ(nodes.size(), 0);
+  transform::keep_nodes(nodes, {});
+  EXPECT_EQ(nodes.size(), 0);
+}
+
+const onnx::OpSchema& schema_of(const char* op) {
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op, 18, "");
+  EXPECT_NE(s, nullptr);
+  return *s;
+}
+
+onnx::AttributeProto int_attribute(const char* name, int64_t value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(value);
+  return a;
+}
+
+TEST(OpMemo, FindsOnlyWhatMatchesInEveryPart) {
+  const Fact x = Fact::tensor(onnx::TensorProto::FLOAT, {Dim::symbol("N"), Dim::constant(3)});
+  const Fact y = Fact::tensor(onnx::TensorProto::FLOAT, {Dim::symbol("N"), Dim::constant(4)});
+  const auto axis0 = int_attribute("axis", 0), axis1 = int_attribute("axis", 1);
+  const onnx::OpSchema& softmax = schema_of("Softmax");
+  infer::OpMemo memo;
+  auto key = infer::OpMemo::key(softmax, 18, 1, {&x}, {&axis1});
+  ASSERT_TRUE(key);
+  EXPECT_EQ(memo.find(*key), nullptr);
+  infer::OpMemo::Outcome outcome;
+  outcome.outputs = {x};
+  outcome.reports = {"a report"};
+  memo.keep(*key, outcome);
+
+  // The same parts, from another node with equal facts: found, reports and all.
+  const Fact x_again = x;
+  const auto same = memo.find(*infer::OpMemo::key(softmax, 18, 1, {&x_again}, {&axis1}));
+  ASSERT_NE(same, nullptr);
+  EXPECT_EQ(same->outputs[0].str(), x.str());
+  EXPECT_EQ(same->reports, std::vector<std::string>{"a report"});
+
+  // Any part different: not found.
+  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 1, {&y}, {&axis1})), nullptr);
+  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 1, {&x}, {&axis0})), nullptr);
+  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 19, 1, {&x}, {&axis1})), nullptr);
+  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 2, {&x}, {&axis1})), nullptr);
+  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 1, {nullptr}, {&axis1})), nullptr);
+  EXPECT_EQ(memo.find(*infer::OpMemo::key(schema_of("LogSoftmax"), 18, 1, {&x}, {&axis1})), nullptr);
+}
+
+TEST(OpMemo, KeepsNoNodeWithAGraphAttributeOrANonTensorInput) {
+  const Fact cond = Fact::tensor(onnx::TensorProto::BOOL, {});
+  onnx::AttributeProto branch;
+  branch.set_name("then_branch");
+  branch.set_type(onnx::AttributeProto::GRAPH);
+  branch.mutable_g()->set_name("g");
+  EXPECT_FALSE(infer::OpMemo::key(schema_of("If"), 18, 1, {&cond}, {&branch}));
+
+  Fact sequence;
+  sequence.other = onnx::TypeProto();
+  sequence.other->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(1);
+  EXPECT_FALSE(infer::OpMemo::key(schema_of("SequenceLength"), 18, 1, {&sequence}, {}));
+}
+
+}  // namespace
+}  // namespace shapeprop
