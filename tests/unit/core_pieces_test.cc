@@ -9,10 +9,13 @@
 
 #include "infer/op_memo.h"  // internal to the library: the test target sees include/ only
 #include "shapeprop/fact.h"
+#include "test_util.h"
 #include "transform/fold_body.h"
 
 namespace shapeprop {
 namespace {
+
+using shapeprop::testing::int_attribute;
 
 transform::NodeList nodes_named(const std::vector<std::string>& outputs) {
   transform::NodeList nodes;
@@ -55,14 +58,6 @@ const onnx::OpSchema& schema_of(const char* op) {
   const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op, 18, "");
   EXPECT_NE(s, nullptr);
   return *s;
-}
-
-onnx::AttributeProto int_attribute(const char* name, int64_t value) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(value);
-  return a;
 }
 
 TEST(OpMemo, FindsOnlyWhatMatchesInEveryPart) {

@@ -6,9 +6,12 @@
 #include "schemas/rule_eval.h"
 #include "schemas/rule_parser.h"
 #include "shapeprop/schemas.h"
+#include "test_util.h"
 
 namespace shapeprop::schemas {
 namespace {
+
+using shapeprop::testing::int_attribute;
 
 using ::testing::HasSubstr;
 
@@ -35,14 +38,6 @@ Application apply(const OpRule& rule, size_t outputs, const std::vector<const Fa
   std::vector<const onnx::AttributeProto*> list;
   for (const auto& a : attributes) list.push_back(&a);
   return apply_rule(rule, outputs, inputs, list, [](const auto&, const auto&, const auto&) { return std::vector<Fact>(); });
-}
-
-onnx::AttributeProto int_attribute(const std::string& name, int64_t v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
-  a.set_i(v);
-  return a;
 }
 
 TEST(RuleParser, ReadsOpAttributesTypesAndLayouts) {

@@ -1,6 +1,7 @@
 // Helpers shared by the unit tests.
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -75,5 +76,14 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// An INT attribute `name` = `value`.
+inline onnx::AttributeProto int_attribute(const std::string& name, int64_t value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(value);
+  return a;
+}
 
 }  // namespace shapeprop::testing
