@@ -206,7 +206,6 @@ struct OnnxBridge::Caches {
     std::vector<onnx::TypeProto> outputs;  // the output types as the check left them
   };
   std::unordered_map<CheckKey, CheckOutcome, CheckKeyHash> checks;
-
 };
 
 OnnxBridge::OnnxBridge(size_t max_elements) : max_elements_(max_elements), caches_(std::make_unique<Caches>()) {}
@@ -224,9 +223,9 @@ const onnx::OpSchema* OnnxBridge::find_schema(const std::string& op_type, const 
 }
 
 OnnxInference OnnxBridge::infer(const onnx::OpSchema& schema, const onnx::NodeProto& node,
-                                         const std::vector<const Fact*>& inputs,
-                                         const std::vector<const onnx::AttributeProto*>& attributes,
-                                         const SubgraphInferencer& subgraphs) {
+                                const std::vector<const Fact*>& inputs,
+                                const std::vector<const onnx::AttributeProto*>& attributes,
+                                const SubgraphInferencer& subgraphs) {
   OnnxInference result;
   result.outputs.resize(static_cast<size_t>(node.output_size()));
   BridgeContext ctx(node, inputs, attributes, subgraphs, max_elements_);

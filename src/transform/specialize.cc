@@ -826,7 +826,8 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
         break;
       }
     }
-    if (input == &current) discard(current);
+    // (Gone already when the round inlined: it went with the round's analysis.)
+    if (step && input == &current) discard(current);
     current = std::move(next);
     input = &current;
     input_hash = next_hash;
