@@ -143,7 +143,19 @@ class Merger {
   BodyRewriter& body_;
   bool changed_ = false;
   std::unordered_multimap<uint64_t, BodyRewriter::NodeId> expressions_;
-  std::unordered_map<const Fact*, std::string, FactHash, FactEqual> values_;
+  // Each fully known value seen, by its fact: its name, and whether a node defined it (an
+  // input or an initializer is always there; a node's value may be erased since).
+  struct Known {
+    std::string name;
+    bool from_node = false;
+  };
+  std::unordered_map<const Fact*, Known, FactHash, FactEqual> values_;
+
+  // The remembered value still stands: erased since (its last reader merged away), it
+  // must not take new readers.
+  bool stands(const Known& k) const {
+    return !k.from_node || body_.producer(k.name) != BodyRewriter::kEnd || body_.stored_constant(k.name);
+  }
 
   // Inputs and initializers whose elements the facts know, in name order (so that which
   // of two equal ones stays does not depend on hashing).
@@ -153,7 +165,7 @@ class Merger {
       if (fully_known(f)) known.emplace_back(name, f);
     });
     std::sort(known.begin(), known.end());
-    for (const auto& [name, f] : known) values_.emplace(f, name);
+    for (const auto& [name, f] : known) values_.emplace(f, Known{name, false});
   }
 
   bool merge_node(BodyRewriter::NodeId id) {
@@ -196,11 +208,16 @@ class Merger {
       if (out.empty()) continue;
       const Fact* f = body_.fact(out);
       if (!fully_known(f)) continue;
-      auto [it, fresh] = values_.emplace(f, out);
-      if (fresh || body_.is_protected(out)) continue;
+      auto [it, fresh] = values_.emplace(f, Known{out, true});
+      if (fresh) continue;
+      if (!stands(it->second)) {  // this one stands for it from here on
+        it->second = Known{out, true};
+        continue;
+      }
+      if (body_.is_protected(out)) continue;
       found = true;
       if (body_.dry()) return true;
-      const std::string name = out, earlier = it->second;
+      const std::string name = out, earlier = it->second.name;
       if (body_.replace_value(name, earlier)) {
         ++body_.stats().equal_values_merged;
         changed_ = true;
