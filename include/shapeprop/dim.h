@@ -2,13 +2,22 @@
 //
 // A Dim is a known integer, a named symbol (an ONNX dim_param such as "batch"), a bounded
 // polynomial over symbols with integer coefficients ("2*N", "N+M", "N*M+1"), or unknown.
-// Canonical form makes structurally equal Dims compare and hash equal, and str() gives a
-// stable dim_param text that parse() reads back to the same Dim.
+// A polynomial's factors may also be floor terms, floor(p/c) for a polynomial p and a
+// constant c >= 2 ("floor((H+1)/2)", what a strided convolution or a split in halves
+// gives), kept in a canonical form: p's coefficients lie in [0, c) with no common factor
+// with c, whatever is a multiple of c is taken out ("floor((2*N+3)/2)" is N+1), and a
+// floor of a floor plus a constant is one floor ("floor((floor((H+1)/2)+1)/2)" is
+// "floor((H+3)/4)"). Canonical form makes structurally equal Dims compare and hash equal,
+// and str() gives a stable dim_param text that parse() reads back to the same Dim.
 //
 // Symbols are identifiers ([A-Za-z_][A-Za-z0-9_]*) or *opaque*: a dim_param outside the
 // expression grammar ("batch size") is kept whole as one symbol. An opaque symbol can only
 // stand alone, because inside a larger expression its text could not be parsed back;
 // arithmetic that would build such an expression gives unknown instead.
+//
+// Symbols spelled like shapeprop's fresh symbols of data-dependent sizes ("dyn__" and
+// digits: how many elements NonZero finds) may be 0 even where symbolic dims are assumed
+// to be at least 1 (min_value), since no exporter promises anything of them.
 //
 // Representation: a Dim is 16 bytes, a constant plus a pointer to its non-constant terms,
 // which are interned (one immutable object per distinct polynomial, with its text and hash
@@ -18,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <optional>
@@ -92,42 +102,44 @@ class Dim {
   friend Dim operator-(const Dim& a, const Dim& b);
   friend Dim operator*(const Dim& a, const Dim& b);
   Dim operator-() const;
-  // Division rounding toward negative infinity (ONNX's integer Div truncates toward zero
-  // instead; callers choose). Exact results only: constants, or a polynomial whose every
-  // coefficient is divisible by a constant divisor (2*N / 2 = N). Otherwise unknown.
+  // Division by a constant rounding toward negative infinity (ONNX's integer Div
+  // truncates toward zero instead; callers choose): exact where it is (2*N / 2 = N,
+  // (2*N+1) / 2 = N), otherwise a floor term (N / 2 = floor(N/2)); unknown for a divisor
+  // that is not a nonzero constant, or beyond the bounds.
   static Dim floor_div(const Dim& a, const Dim& b);
+  // Division that must come out even, as Reshape's -1 and equal splits need: constants
+  // that divide, or a polynomial whose every coefficient a constant divisor divides
+  // (2*N / 2 = N). Otherwise unknown.
+  static Dim exact_div(const Dim& a, const Dim& b);
+  // Division truncating toward zero, for any values of the symbols: constants, and exact
+  // division (exact_div); otherwise unknown (for a dividend known to be non-negative,
+  // floor_div gives the same).
   static Dim trunc_div(const Dim& a, const Dim& b);
-  // Remainder with the sign of the divisor (Python/ONNX Mod fmod=0); constants only,
-  // or 0 when the polynomial's coefficients are all divisible by a constant divisor.
+  // Remainder with the sign of the divisor (Python/ONNX Mod fmod=0): a - b*floor(a/b).
   static Dim mod(const Dim& a, const Dim& b);
   // Known when a-b is a constant (both constants, equal, or max(N, N+1) = N+1); else unknown.
   static Dim min(const Dim& a, const Dim& b);
   static Dim max(const Dim& a, const Dim& b);
 
-  // The least value this Dim takes when every symbol is at least `symbol_min`, if that
-  // is known: a constant, or a polynomial whose coefficients are all non-negative (so
-  // that it grows with each symbol). Dims are sizes, so symbols are at least 0; callers
-  // that assume non-empty dimensions pass 1.
+  // A lower bound of the values this Dim takes when every symbol is at least
+  // `symbol_min` (a fresh symbol of a data-dependent size at least 0 whatever
+  // `symbol_min` says), if one is known: a constant, or a polynomial whose coefficients
+  // are all non-negative (so that it grows with each symbol), where a floor term
+  // subtracted counts as at most its p/c. Dims are sizes, so symbols are at least 0;
+  // callers that assume non-empty dimensions pass 1.
   std::optional<int64_t> min_value(int64_t symbol_min) const;
+  // Whether `symbol` is spelled like a fresh symbol of a data-dependent size ("dyn__" and
+  // digits), which min_value takes to be possibly 0.
+  static bool is_fresh_symbol(std::string_view symbol);
 
-  // The symbols this Dim mentions, each once, in order (none for a constant or unknown).
+  // The symbols this Dim mentions, those inside floor terms included, each once, in order
+  // (none for a constant or unknown).
   std::vector<std::string> symbols() const;
   // This Dim with each symbol s for which to(s) gives a Dim replaced by that Dim, the rest
-  // kept (computed with the arithmetic above: unknown where that would be).
-  template <class To>
-  Dim substitute(To&& to) const {
-    if (is_unknown() || is_constant()) return *this;
-    Dim out = constant(constant_);
-    for (const auto& [monomial, coefficient] : term_map()) {
-      Dim term = constant(coefficient);
-      for (const auto& name : monomial) {
-        const std::optional<Dim> replaced = to(name);
-        term = term * (replaced ? *replaced : opaque(name));
-      }
-      out = out + term;
-    }
-    return out;
-  }
+  // kept (computed with the arithmetic above: unknown where that would be; floor terms
+  // are computed again from what replaces their symbols).
+  using SymbolMap = std::function<std::optional<Dim>(const std::string& symbol)>;
+  Dim substitute(const SymbolMap& to) const;
 
   // What is known about equality: true when canonically equal (and not unknown), false
   // when the difference is a nonzero constant, nullopt otherwise.
@@ -141,7 +153,7 @@ class Dim {
   size_t hash() const;
 
   // Representation (see the top of this file); dim.cc's interning table needs the names.
-  using Monomial = std::vector<std::string>;  // sorted symbol names, with repetition
+  using Monomial = std::vector<std::string>;  // sorted factor keys (dim.cc), with repetition
   using TermMap = std::map<Monomial, int64_t>;  // nonzero coefficients only; excludes the constant
   struct Terms;                                 // an interned TermMap, defined in dim.cc
 
@@ -157,7 +169,10 @@ class Dim {
   // The canonical Dim for these terms: drops zero coefficients; unknown beyond the bounds
   // or when an opaque symbol would not stand alone.
   static Dim from_terms(TermMap terms, int64_t constant, size_t term_limit = Dim::max_terms());
-  static Dim divide(const Dim& a, const Dim& b, bool floor);
+  // floor(a/c) for c >= 2: the quotient taken out, the rest a floor term (dim.cc).
+  static Dim floor_term(const Dim& a, int64_t c, size_t term_limit);
+  // One factor of a monomial as a Dim: a symbol, or a floor term.
+  static Dim factor(const std::string& key);
   // d's terms with another constant (unknown where an opaque symbol would not stand alone).
   static Dim with_constant(const Dim& d, int64_t constant);
   // The symbol spelled `name`, whatever the text (an identifier is an ordinary symbol).

@@ -31,41 +31,105 @@ bool is_identifier(std::string_view s) {
 // |v| as unsigned, so that INT64_MIN prints without overflow.
 uint64_t magnitude(int64_t v) { return v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v); }
 
-// Scanner for the grammar str() prints. Returns false when the text is not entirely in it
-// or a number or sum overflows; the caller then keeps the text as an opaque symbol.
-class Parser {
- public:
-  explicit Parser(std::string_view text) : text_(text) {}
+// The factors of a monomial are kept by key: an identifier as itself; a floor term as
+// kFloorMark and its text; an opaque symbol as its text, or, where that text begins with
+// one of the two marks, kEscapeMark and the text (so that no text can pass for a floor
+// term).
+constexpr char kFloorMark = '\x01';
+constexpr char kEscapeMark = '\x02';
 
-  // Adds each term's coefficient to `terms`, keyed by its sorted monomial ({} for the constant).
-  bool parse(std::map<std::vector<std::string>, int64_t>& terms) {
+bool is_floor_key(std::string_view key) { return !key.empty() && key[0] == kFloorMark; }
+
+std::string opaque_key(std::string_view text) {
+  if (!text.empty() && (text[0] == kFloorMark || text[0] == kEscapeMark)) return kEscapeMark + std::string(text);
+  return std::string(text);
+}
+
+// What a key prints as: a symbol's text, or a floor term's.
+std::string_view display(std::string_view key) {
+  if (!key.empty() && (key[0] == kFloorMark || key[0] == kEscapeMark)) key.remove_prefix(1);
+  return key;
+}
+
+// A factor that may stand inside a larger expression: its text parses back there.
+bool composable(std::string_view key) { return is_identifier(key) || is_floor_key(key); }
+
+// Scanner for the grammar str() prints, building the Dim with Dim's own arithmetic.
+// Returns nullopt when the text is not entirely in it or a number overflows; the caller
+// then keeps the text as an opaque symbol (and checks that the text is canonical).
+//   sum    := ['-'] term (('+' | '-') term)*
+//   term   := number ['*' factor ('*' factor)*] | factor ('*' factor)*
+//   factor := identifier | 'floor(' (identifier | '(' sum ')') '/' number ')'
+class DimParser {
+ public:
+  explicit DimParser(std::string_view text) : text_(text) {}
+
+  std::optional<Dim> parse() {
+    auto d = sum();
+    if (!d || pos_ != text_.size()) return std::nullopt;
+    return d;
+  }
+
+ private:
+  std::optional<Dim> sum() {
     bool negative = eat('-');
+    Dim total = Dim::constant(0);
     while (true) {
-      std::vector<std::string> monomial;
       uint64_t coefficient = 1;
+      Dim product = Dim::constant(1);
+      bool factors = true;
       if (at_digit()) {
-        if (!number(coefficient)) return false;
-        if (eat('*') && !identifiers(monomial)) return false;
-      } else if (!identifiers(monomial)) {
-        return false;
+        if (!number(coefficient)) return std::nullopt;
+        factors = eat('*');
       }
-      std::sort(monomial.begin(), monomial.end());
+      if (factors) {
+        do {
+          auto f = factor();
+          if (!f) return std::nullopt;
+          product = product * *f;
+        } while (eat('*'));
+      }
       int64_t value;
-      if (!negate_if(negative, coefficient, value)) return false;
-      int64_t& slot = terms[std::move(monomial)];
-      if (__builtin_add_overflow(slot, value, &slot)) return false;
-      if (pos_ == text_.size()) return true;
+      if (!negate_if(negative, coefficient, value)) return std::nullopt;
+      total = total + Dim::constant(value) * product;
       if (eat('+')) {
         negative = false;
       } else if (eat('-')) {
         negative = true;
       } else {
-        return false;
+        return total;
       }
     }
   }
 
- private:
+  std::optional<Dim> factor() {
+    constexpr std::string_view floor_open = "floor(";
+    if (text_.substr(pos_, floor_open.size()) == floor_open) {
+      pos_ += floor_open.size();
+      std::optional<Dim> inner;
+      if (eat('(')) {
+        inner = sum();
+        if (!inner || !eat(')')) return std::nullopt;
+      } else {
+        inner = identifier();
+      }
+      uint64_t divisor;
+      if (!inner || !eat('/') || !at_digit() || !number(divisor) || !eat(')')) return std::nullopt;
+      if (divisor > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
+      return Dim::floor_div(*inner, Dim::constant(static_cast<int64_t>(divisor)));
+    }
+    return identifier();
+  }
+
+  std::optional<Dim> identifier() {
+    if (pos_ == text_.size() || !is_alpha(text_[pos_])) return std::nullopt;
+    size_t end = pos_ + 1;
+    while (end < text_.size() && (is_alpha(text_[end]) || is_digit(text_[end]))) ++end;
+    Dim d = Dim::symbol(std::string(text_.substr(pos_, end - pos_)));
+    pos_ = end;
+    return d;
+  }
+
   bool eat(char c) {
     if (pos_ == text_.size() || text_[pos_] != c) return false;
     ++pos_;
@@ -82,18 +146,6 @@ class Parser {
     return true;
   }
 
-  // identifier ('*' identifier)*
-  bool identifiers(std::vector<std::string>& out) {
-    do {
-      if (pos_ == text_.size() || !is_alpha(text_[pos_])) return false;
-      size_t end = pos_ + 1;
-      while (end < text_.size() && (is_alpha(text_[end]) || is_digit(text_[end]))) ++end;
-      out.emplace_back(text_.substr(pos_, end - pos_));
-      pos_ = end;
-    } while (eat('*'));
-    return true;
-  }
-
   // The signed value of a sign and magnitude; -2^63 fits although 2^63 does not.
   static bool negate_if(bool negative, uint64_t abs, int64_t& out) {
     constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
@@ -106,6 +158,7 @@ class Parser {
   size_t pos_ = 0;
 };
 
+
 }  // namespace
 
 // ---------------------------------------------------------------- interning
@@ -116,16 +169,28 @@ struct Dim::Terms {
   TermMap map;
   std::string text;  // the terms as str() writes them, highest degree first
   size_t hash = 0;
-  // Every symbol is an identifier, so the terms may take part in larger expressions (an
-  // opaque symbol may only stand alone).
-  bool identifiers_only = true;
+  // Every factor is an identifier or a floor term, so the terms may take part in larger
+  // expressions (an opaque symbol may only stand alone).
+  bool composable = true;
 };
 
 const Dim::Terms Dim::kUnknownTerms{};
 
 namespace {
 
-size_t hash_terms(const std::map<std::vector<std::string>, int64_t>& terms) {
+// A floor term floor(inner/divisor), by its key; `depth` counts the floors nested in it
+// (1 for one over a polynomial without floors).
+struct FloorTerm {
+  Dim inner;
+  int64_t divisor = 0;
+  int depth = 1;
+};
+
+// Floors nested deeper than this are unknown: each strided layer of a network adds one
+// only where the simplifications below cannot merge it into the one before.
+constexpr int kMaxFloorDepth = 3;
+
+size_t hash_terms(const Dim::TermMap& terms) {
   size_t h = 0;
   for (const auto& [monomial, coefficient] : terms) {
     hash_combine(h, monomial.size());
@@ -135,8 +200,8 @@ size_t hash_terms(const std::map<std::vector<std::string>, int64_t>& terms) {
   return h;
 }
 
-std::string terms_text(const std::map<std::vector<std::string>, int64_t>& terms) {
-  std::vector<std::pair<const std::vector<std::string>*, int64_t>> order;
+std::string terms_text(const Dim::TermMap& terms) {
+  std::vector<std::pair<const Dim::Monomial*, int64_t>> order;
   for (const auto& [monomial, coefficient] : terms) order.emplace_back(&monomial, coefficient);
   // The map orders monomials lexicographically; str() wants the highest degree first.
   std::stable_sort(order.begin(), order.end(),
@@ -154,18 +219,18 @@ std::string terms_text(const std::map<std::vector<std::string>, int64_t>& terms)
     }
     for (size_t i = 0; i < monomial->size(); ++i) {
       if (i > 0) out += '*';
-      out += (*monomial)[i];
+      out += display((*monomial)[i]);
     }
   }
   return out;
 }
 
-// The process-wide table of interned terms, and a cache of parsed dim_params (the same
-// few names are read from every TypeProto of a model).
+// The process-wide table of interned terms and floor terms, and a cache of parsed
+// dim_params (the same few names are read from every TypeProto of a model).
 class Interner {
  public:
   template <class Make>
-  const Dim::Terms* intern(std::map<std::vector<std::string>, int64_t> terms, Make make) {
+  const Dim::Terms* intern(Dim::TermMap terms, Make make) {
     const size_t h = hash_terms(terms);
     std::lock_guard<std::mutex> lock(mutex_);
     auto [first, last] = table_.equal_range(h);
@@ -175,6 +240,20 @@ class Interner {
     const Dim::Terms* t = owned.get();
     table_.emplace(h, std::move(owned));
     return t;
+  }
+
+  // The key of floor(inner/divisor), recorded once.
+  std::string floor_key(const Dim& inner, int64_t divisor, int depth) {
+    std::string text = inner.str();
+    if (!inner.is_symbol()) text = "(" + text + ")";
+    std::string key = std::string(1, kFloorMark) + "floor(" + text + "/" + std::to_string(divisor) + ")";
+    std::lock_guard<std::mutex> lock(mutex_);
+    floors_.try_emplace(key, FloorTerm{inner, divisor, depth});
+    return key;
+  }
+  const FloorTerm& floor_term(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return floors_.at(key);  // every floor key was made by floor_key
   }
 
   std::optional<Dim> parsed(std::string_view text) {
@@ -206,6 +285,8 @@ class Interner {
   };
   std::mutex mutex_;
   std::unordered_multimap<size_t, std::unique_ptr<Dim::Terms>> table_;
+  // Node-based: references to entries stay valid as the table grows.
+  std::unordered_map<std::string, FloorTerm> floors_;
   std::unordered_map<std::string, Dim, StringHash, std::equal_to<>> parsed_;
   std::unordered_map<std::string, Dim, StringHash, std::equal_to<>> named_;
 };
@@ -214,6 +295,30 @@ Interner& interner() {
   static Interner* table = new Interner();  // never destroyed: Dims may outlive static destruction
   return *table;
 }
+
+// floor(a/b) of integers, b > 0.
+int64_t floor_quotient(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if (a % b != 0 && a < 0) --q;
+  return q;
+}
+
+int64_t gcd(int64_t a, int64_t b) {
+  while (b != 0) a = std::exchange(b, a % b);
+  return a < 0 ? -a : a;
+}
+
+// The deepest floor nesting of a monomial map (0 without floors).
+int floor_depth(const Dim::TermMap& terms) {
+  int depth = 0;
+  for (const auto& [monomial, coefficient] : terms)
+    for (const auto& key : monomial)
+      if (is_floor_key(key)) depth = std::max(depth, interner().floor_term(key).depth);
+  return depth;
+}
+
+// ceil(a/b) for b > 0.
+int64_t ceil_quotient(int64_t a, int64_t b) { return -floor_quotient(-a, b); }
 
 }  // namespace
 
@@ -236,19 +341,9 @@ Dim Dim::symbol(std::string name) {
   return from_terms({{{std::move(name)}, 1}}, 0);
 }
 
-Dim Dim::opaque(std::string_view name) {
-  Dim d;
-  d.constant_ = 0;
-  d.terms_ = interner().intern({{{std::string(name)}, 1}}, [](TermMap map, size_t h) {
-    auto t = std::make_unique<Terms>();
-    t->text = map.begin()->first.front();
-    t->identifiers_only = is_identifier(t->text);
-    t->map = std::move(map);
-    t->hash = h;
-    return t;
-  });
-  return d;
-}
+Dim Dim::opaque(std::string_view name) { return from_terms({{{opaque_key(name)}, 1}}, 0, kMaxTermsCeiling); }
+
+Dim Dim::factor(const std::string& key) { return from_terms({{{key}, 1}}, 0, kMaxTermsCeiling); }
 
 Dim Dim::named(std::string_view dim_param) {
   if (dim_param.empty() || dim_param == "?") return unknown();
@@ -263,19 +358,13 @@ Dim Dim::parse(std::string_view dim_param) {
   if (dim_param.empty() || dim_param == "?") return unknown();
   if (auto known = interner().parsed(dim_param)) return *known;
   Dim result;
-  TermMap terms;
   bool done = false;
-  if (Parser(dim_param).parse(terms)) {
-    int64_t constant = 0;
-    if (auto it = terms.find({}); it != terms.end()) {
-      constant = it->second;
-      terms.erase(it);
-    }
-    Dim d = from_terms(std::move(terms), constant, kMaxTermsCeiling);
+  {
+    const MaxTerms widest(kMaxTermsCeiling);  // what any setting may have written
     // Only the text str() writes is read as an expression: a model's own dim_params
     // ("seq-len", "1+N", "3") stay the symbols they are, spelled as they were.
-    if (!d.is_unknown() && !d.is_constant() && d.str() == dim_param) {
-      result = d;
+    if (auto d = DimParser(dim_param).parse(); d && !d->is_unknown() && !d->is_constant() && d->str() == dim_param) {
+      result = *d;
       done = true;
     }
   }
@@ -303,7 +392,7 @@ Dim Dim::from_terms(TermMap terms, int64_t constant, size_t term_limit) {
   for (const auto& [monomial, coefficient] : terms) {
     if (monomial.size() > kMaxDegree) return unknown();
     bool alone = terms.size() == 1 && monomial.size() == 1 && coefficient == 1 && constant == 0;
-    if (!alone && !std::all_of(monomial.begin(), monomial.end(), [](const auto& s) { return is_identifier(s); }))
+    if (!alone && !std::all_of(monomial.begin(), monomial.end(), [](const auto& s) { return composable(s); }))
       return unknown();
   }
   Dim d;
@@ -312,7 +401,7 @@ Dim Dim::from_terms(TermMap terms, int64_t constant, size_t term_limit) {
     auto t = std::make_unique<Terms>();
     t->text = terms_text(map);
     for (const auto& term : map)
-      for (const auto& name : term.first) t->identifiers_only = t->identifiers_only && is_identifier(name);
+      for (const auto& key : term.first) t->composable = t->composable && composable(key);
     t->map = std::move(map);
     t->hash = h;
     return t;
@@ -322,23 +411,56 @@ Dim Dim::from_terms(TermMap terms, int64_t constant, size_t term_limit) {
 
 Dim Dim::with_constant(const Dim& d, int64_t constant) {
   if (d.is_constant()) return Dim::constant(constant);
-  if (constant != 0 && !d.terms_->identifiers_only) return unknown();
+  if (constant != 0 && !d.terms_->composable) return unknown();
   Dim r = d;
   r.constant_ = constant;
   return r;
 }
 
+bool Dim::is_fresh_symbol(std::string_view symbol) {
+  constexpr std::string_view prefix = "dyn__";
+  if (symbol.size() <= prefix.size() || symbol.substr(0, prefix.size()) != prefix) return false;
+  return std::all_of(symbol.begin() + prefix.size(), symbol.end(), [](char c) { return is_digit(c); });
+}
+
 std::optional<int64_t> Dim::min_value(int64_t symbol_min) const {
   if (is_unknown() || symbol_min < 0) return std::nullopt;
+  // The least value of one factor: a symbol's, or floor(least of p / c) (p's coefficients
+  // are non-negative, so p is at least 0).
+  auto least_factor = [symbol_min](const std::string& key) -> int64_t {
+    if (!is_floor_key(key)) return is_fresh_symbol(display(key)) ? 0 : symbol_min;
+    const FloorTerm& f = interner().floor_term(key);
+    const auto inner = f.inner.min_value(symbol_min);
+    return inner && *inner > 0 ? *inner / f.divisor : 0;
+  };
   int64_t total = constant_;
+  TermMap rest;  // the terms but the floor terms subtracted
+  std::vector<std::pair<const FloorTerm*, int64_t>> subtracted;
   for (const auto& [monomial, coefficient] : term_map()) {
-    if (coefficient < 0) return std::nullopt;
+    if (coefficient < 0) {
+      if (monomial.size() != 1 || !is_floor_key(monomial.front())) return std::nullopt;
+      subtracted.emplace_back(&interner().floor_term(monomial.front()), coefficient);
+      continue;
+    }
+    rest.emplace(monomial, coefficient);
     int64_t term = coefficient;
-    for (size_t k = 0; k < monomial.size(); ++k)
-      if (__builtin_mul_overflow(term, symbol_min, &term)) return std::nullopt;
+    for (const auto& key : monomial)
+      if (__builtin_mul_overflow(term, least_factor(key), &term)) return std::nullopt;
     if (__builtin_add_overflow(total, term, &total)) return std::nullopt;
   }
-  return total;
+  if (subtracted.empty()) return total;
+  // k*floor(p/c) with k < 0 is at least k*p/c: with L the divisors' least common
+  // multiple, L*this >= L*rest + sum of k*(L/c)*p, whose least value bounds this one.
+  int64_t lcm = 1;
+  for (const auto& [f, k] : subtracted) {
+    const int64_t g = gcd(lcm, f->divisor);
+    if (__builtin_mul_overflow(lcm / g, f->divisor, &lcm) || lcm > (int64_t{1} << 20)) return std::nullopt;
+  }
+  Dim bound = constant(lcm) * from_terms(std::move(rest), constant_, kMaxTermsCeiling);
+  for (const auto& [f, k] : subtracted) bound = bound + constant(k) * constant(lcm / f->divisor) * f->inner;
+  const auto least = bound.min_value(symbol_min);
+  if (!least) return std::nullopt;
+  return ceil_quotient(*least, lcm);
 }
 
 std::optional<int64_t> Dim::as_constant() const {
@@ -349,19 +471,47 @@ std::optional<int64_t> Dim::as_constant() const {
 bool Dim::is_symbol() const {
   if (is_unknown() || is_constant() || constant_ != 0) return false;
   const TermMap& terms = terms_->map;
-  return terms.size() == 1 && terms.begin()->first.size() == 1 && terms.begin()->second == 1;
+  return terms.size() == 1 && terms.begin()->first.size() == 1 && terms.begin()->second == 1 &&
+         !is_floor_key(terms.begin()->first.front());
 }
 
 std::optional<std::string> Dim::as_symbol() const {
   if (!is_symbol()) return std::nullopt;
-  return terms_->map.begin()->first.front();
+  return std::string(display(terms_->map.begin()->first.front()));
 }
 
 std::vector<std::string> Dim::symbols() const {
   std::vector<std::string> out;
+  auto add = [&out](std::string name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+  };
   for (const auto& [monomial, coefficient] : term_map())
-    for (const auto& name : monomial)
-      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    for (const auto& key : monomial) {
+      if (!is_floor_key(key)) {
+        add(std::string(display(key)));
+        continue;
+      }
+      for (auto& inner : interner().floor_term(key).inner.symbols()) add(std::move(inner));
+    }
+  return out;
+}
+
+Dim Dim::substitute(const SymbolMap& to) const {
+  if (is_unknown() || is_constant()) return *this;
+  Dim out = constant(constant_);
+  for (const auto& [monomial, coefficient] : term_map()) {
+    Dim term = constant(coefficient);
+    for (const auto& key : monomial) {
+      if (is_floor_key(key)) {
+        const FloorTerm& f = interner().floor_term(key);
+        term = term * floor_div(f.inner.substitute(to), constant(f.divisor));
+        continue;
+      }
+      const std::optional<Dim> replaced = to(std::string(display(key)));
+      term = term * (replaced ? *replaced : factor(key));
+    }
+    out = out + term;
+  }
   return out;
 }
 
@@ -438,19 +588,14 @@ Dim operator*(const Dim& a, const Dim& b) {
   return Dim::from_terms(std::move(terms), constant);
 }
 
-Dim Dim::divide(const Dim& a, const Dim& b, bool floor) {
+Dim Dim::exact_div(const Dim& a, const Dim& b) {
   if (a.is_unknown() || !b.is_constant() || b.constant_ == 0) return unknown();
   const int64_t c = b.constant_;
   // Dividing by -1 is negation, which reports INT64_MIN / -1 as overflow; it also keeps
   // INT64_MIN % -1 (undefined behaviour) out of the code below.
   if (c == -1) return -a;
-  if (a.is_constant()) {
-    int64_t q = a.constant_ / c;  // truncates
-    if (floor && a.constant_ % c != 0 && (a.constant_ < 0) != (c < 0)) --q;
-    return constant(q);
-  }
-  // Exact division only, where floor and truncation agree.
   if (a.constant_ % c != 0) return unknown();
+  if (a.is_constant()) return constant(a.constant_ / c);
   auto terms = a.term_map();
   for (auto& [monomial, coefficient] : terms) {
     if (coefficient % c != 0) return unknown();
@@ -459,22 +604,76 @@ Dim Dim::divide(const Dim& a, const Dim& b, bool floor) {
   return from_terms(std::move(terms), a.constant_ / c);
 }
 
-Dim Dim::floor_div(const Dim& a, const Dim& b) { return divide(a, b, true); }
-Dim Dim::trunc_div(const Dim& a, const Dim& b) { return divide(a, b, false); }
+Dim Dim::floor_term(const Dim& a, int64_t c, size_t term_limit) {
+  // a = c*q + r term by term, each coefficient of r in [0, c): floor(a/c) = q + floor(r/c),
+  // the symbols and floor terms being integers.
+  if (a.is_unknown()) return unknown();
+  if (a.is_constant()) return constant(floor_quotient(a.constant_, c));
+  // The remainder is computed in 128 bits: q*c may lie below INT64_MIN.
+  auto split = [c](int64_t k) { return std::make_pair(floor_quotient(k, c), static_cast<int64_t>(k - Wide{floor_quotient(k, c)} * c)); };
+  TermMap quotient, remainder;
+  for (const auto& [monomial, coefficient] : a.term_map()) {
+    const auto [q, r] = split(coefficient);
+    if (q != 0) quotient.emplace(monomial, q);
+    if (r != 0) remainder.emplace(monomial, r);
+  }
+  const auto [q0, low] = split(a.constant_);
+  int64_t r0 = low;
+  const Dim q = from_terms(std::move(quotient), q0, term_limit);
+  if (remainder.empty()) return q;  // floor(r0/c) = 0 for 0 <= r0 < c
+  // floor(r/c) = floor((r/g)/(c/g)) for g dividing r's coefficients and c.
+  int64_t g = gcd(c, r0);
+  for (const auto& [monomial, coefficient] : remainder) g = gcd(g, coefficient);
+  int64_t divisor = c / g;
+  for (auto& [monomial, coefficient] : remainder) coefficient /= g;
+  r0 /= g;
+  // floor((floor(x/d) + r0)/c) = floor((x + d*r0)/(d*c)): one floor instead of two.
+  if (remainder.size() == 1 && remainder.begin()->second == 1 && remainder.begin()->first.size() == 1 &&
+      is_floor_key(remainder.begin()->first.front())) {
+    const FloorTerm& f = interner().floor_term(remainder.begin()->first.front());
+    int64_t shift, wider;
+    if (!__builtin_mul_overflow(f.divisor, r0, &shift) && !__builtin_mul_overflow(f.divisor, divisor, &wider))
+      return q + floor_term(f.inner + constant(shift), wider, term_limit);
+  }
+  const int depth = floor_depth(remainder) + 1;
+  const Dim r = from_terms(std::move(remainder), r0, term_limit);
+  if (r.is_unknown() || r.is_constant() || !r.terms_->composable || depth > kMaxFloorDepth) return unknown();
+  return q + factor(interner().floor_key(r, divisor, depth));
+}
+
+Dim Dim::floor_div(const Dim& a, const Dim& b) {
+  if (a.is_unknown() || !b.is_constant() || b.constant_ == 0) return unknown();
+  const int64_t c = b.constant_;
+  if (c == -1) return -a;  // see exact_div
+  if (a.is_constant()) {
+    int64_t q = a.constant_ / c;  // truncates
+    if (a.constant_ % c != 0 && (a.constant_ < 0) != (c < 0)) --q;
+    return constant(q);
+  }
+  if (c == 1) return a;
+  // floor(a/c) = floor(-a/-c); -INT64_MIN does not fit.
+  if (c < 0) return c == std::numeric_limits<int64_t>::min() ? unknown() : floor_div(-a, constant(-c));
+  return floor_term(a, c, max_terms());
+}
+
+Dim Dim::trunc_div(const Dim& a, const Dim& b) {
+  if (a.is_constant() && b.is_constant() && b.constant_ != 0) {
+    if (b.constant_ == -1) return -a;
+    return constant(a.constant_ / b.constant_);
+  }
+  return exact_div(a, b);
+}
 
 Dim Dim::mod(const Dim& a, const Dim& b) {
   if (a.is_unknown() || !b.is_constant() || b.constant_ == 0) return unknown();
   const int64_t c = b.constant_;
-  if (c == -1) return constant(0);  // INT64_MIN % -1 is undefined behaviour
+  if (c == -1 || c == 1) return constant(0);  // INT64_MIN % -1 is undefined behaviour
   if (a.is_constant()) {
     int64_t r = a.constant_ % c;  // sign of the dividend; move it to the divisor's
     if (r != 0 && (r < 0) != (c < 0)) r += c;
     return constant(r);
   }
-  const auto& terms = a.term_map();
-  bool divisible = a.constant_ % c == 0 &&
-                   std::all_of(terms.begin(), terms.end(), [c](const auto& term) { return term.second % c == 0; });
-  return divisible ? constant(0) : unknown();
+  return a - b * floor_div(a, b);
 }
 
 // Both are decided exactly when the terms agree, i.e. when a-b is a constant. Interned

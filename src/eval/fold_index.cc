@@ -214,7 +214,15 @@ std::optional<std::vector<Dim>> split_sizes(const FoldInput& node, const Dim& d,
     sizes.back() = Dim::constant(last);
     return sizes;
   }
-  return std::vector<Dim>(parts, Dim::floor_div(d, Dim::constant(n)));  // exact or unknown
+  if (c || !attr_int(node, "num_outputs")) return std::vector<Dim>(parts, Dim::exact_div(d, Dim::constant(n)));
+  // A symbolic dim in num_outputs parts: ceil(d/n) each, the rest last, where that rest
+  // is never negative (always so for halves).
+  const Dim chunk = Dim::floor_div(d + Dim::constant(n - 1), Dim::constant(n));
+  const Dim last = d - Dim::constant(n - 1) * chunk;
+  if (!known_nonnegative(last)) return std::vector<Dim>(parts, Dim::unknown());
+  std::vector<Dim> sizes(parts, chunk);
+  sizes.back() = last;
+  return sizes;
 }
 
 // Sizes that can split dim d: none negative, and when all are known, adding up to d.

@@ -78,9 +78,7 @@ Dim inferred_dim(const std::vector<Dim>& in, const std::vector<Dim>& out, size_t
   for (const Dim& d : num) numerator = numerator * d;
   for (const Dim& d : den) denominator = denominator * d;
   if (denominator.as_constant().value_or(0) <= 0) return Dim::unknown();
-  // floor_div is exact for polynomials; for constants check the remainder.
-  if (numerator.is_constant() && Dim::mod(numerator, denominator).as_constant() != 0) return Dim::unknown();
-  return Dim::floor_div(numerator, denominator);
+  return Dim::exact_div(numerator, denominator);
 }
 
 // Range's length for floating inputs, as ONNX and the runtimes compute it: the
@@ -162,8 +160,8 @@ std::vector<Fact> fold_constant_of_shape(const FoldInput& node) {
 }
 
 // Range(start, limit, delta): length max(ceil((limit-start)/delta), 0). Integral: exact
-// for constants, and symbolic when limit-start is known non-negative and delta divides it
-// (Range(0, N, 1) has N elements); elements start + i*delta when the length is a small
+// for constants, and symbolic when limit-start is known non-negative (Range(0, N, 1) has
+// N elements, Range(0, N, 2) floor((N+1)/2)); elements start + i*delta when the length is a small
 // constant. Floating: the length only (floating_range); elements are left out, since
 // runtimes accumulate them differently.
 std::vector<Fact> fold_range(const FoldInput& node) {
@@ -181,7 +179,8 @@ std::vector<Fact> fold_range(const FoldInput& node) {
     // ONNX computes the length in double; beyond 2^53 it might round differently.
     if (*c < kExactInDouble && *c > -kExactInDouble) length = Dim::constant(ceil_div_nonneg(*c, magnitude));
   } else if (known_nonnegative(span) && magnitude <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    length = Dim::floor_div(span, Dim::constant(static_cast<int64_t>(magnitude)));  // exact or unknown
+    const auto step_size = static_cast<int64_t>(magnitude);  // ceil(span / step_size)
+    length = Dim::floor_div(span + Dim::constant(step_size - 1), Dim::constant(step_size));
   }
   auto n = length.as_constant();
   if (!n || static_cast<size_t>(*n) > Fact::kMaxIntElements) return {Fact::tensor(type, {length})};

@@ -59,18 +59,26 @@ std::set<std::string> listed(const onnx::ModelProto& model, const char* key, Kee
   return out;
 }
 
-// Replaces the entry under `key` by the texts of `present`, or removes it when empty.
+// Replaces the entry under `key` by the texts of `present` where it stands (a second run
+// then writes the same bytes), adds it at the end, or removes it when `present` is empty.
 void record_list(onnx::ModelProto& model, const char* key, const std::set<std::string>& present) {
   auto* props = model.mutable_metadata_props();
-  props->erase(std::remove_if(props->begin(), props->end(),
-                              [key](const onnx::StringStringEntryProto& kv) { return kv.key() == key; }),
-               props->end());
-  if (present.empty()) return;
+  auto is_key = [key](const onnx::StringStringEntryProto& kv) { return kv.key() == key; };
+  auto first = std::find_if(props->begin(), props->end(), is_key);
+  if (present.empty()) {
+    props->erase(std::remove_if(props->begin(), props->end(), is_key), props->end());
+    return;
+  }
   std::string list;
   for (const auto& text : present) list += (list.empty() ? "" : ",") + text;
-  auto* entry = props->Add();
-  entry->set_key(key);
-  entry->set_value(list);
+  if (first == props->end()) {
+    auto* entry = props->Add();
+    entry->set_key(key);
+    entry->set_value(std::move(list));
+    return;
+  }
+  first->set_value(std::move(list));
+  props->erase(std::remove_if(std::next(first), props->end(), is_key), props->end());
 }
 
 }  // namespace
@@ -80,13 +88,7 @@ std::set<std::string> listed_expressions(const onnx::ModelProto& model) {
 }
 
 std::set<std::string> listed_fresh_symbols(const onnx::ModelProto& model) {
-  return listed(model, kFreshSymbolsKey, is_fresh_symbol_name);
-}
-
-bool is_fresh_symbol_name(const std::string& name) {
-  constexpr std::string_view prefix = "dyn__";
-  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return false;
-  return std::all_of(name.begin() + prefix.size(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return listed(model, kFreshSymbolsKey, [](const std::string& text) { return Dim::is_fresh_symbol(text); });
 }
 
 Fact declared_fact(const onnx::TypeProto& type, const std::set<std::string>& ours, const std::set<std::string>& fresh) {
@@ -160,7 +162,7 @@ void DimTexts::record_in(onnx::ModelProto& model) const {
   std::set<std::string> expressions, fresh;
   for_each_dim_param(model, [&](const std::string& text) {
     if (written_.count(text) || ours_.count(text)) expressions.insert(text);
-    if (is_fresh_symbol_name(text) && !taken_.count(text)) fresh.insert(text);
+    if (Dim::is_fresh_symbol(text) && !taken_.count(text)) fresh.insert(text);
   });
   record_list(model, kDimExpressionsKey, expressions);
   record_list(model, kFreshSymbolsKey, fresh);

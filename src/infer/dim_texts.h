@@ -28,9 +28,6 @@ std::set<std::string> listed_expressions(const onnx::ModelProto& model);
 // The fresh symbols a model lists as shapeprop's.
 std::set<std::string> listed_fresh_symbols(const onnx::ModelProto& model);
 
-// Whether a name has the form of shapeprop's fresh symbols ("dyn__" and digits).
-bool is_fresh_symbol_name(const std::string& name);
-
 // Every identifier a dim_param of the model spells, alone or inside a longer text ("N"
 // and "M" for "2*N+M"), except the fresh symbols it lists as shapeprop's (unless the main
 // graph's inputs, which no run rewrites, spell them): the names a fresh symbol must not take.

@@ -185,21 +185,79 @@ TEST(Dim, DivisionOfConstants) {
 }
 
 TEST(Dim, DivisionOfPolynomials) {
-  for (auto div : {&Dim::floor_div, &Dim::trunc_div}) {
+  for (auto div : {&Dim::floor_div, &Dim::trunc_div, &Dim::exact_div}) {
     EXPECT_EQ(div(C(2) * N + C(4), C(2)), N + C(2));
     EXPECT_EQ(div(C(-2) * N, C(-2)), N);
     EXPECT_EQ(div(C(6) * N * M - C(3) * N, C(-3)), N - C(2) * N * M);
     EXPECT_EQ(div(N + M, C(1)), N + M);
     EXPECT_EQ(div(N + M, C(-1)), -N - M);
-    EXPECT_TRUE(div(C(2) * N + C(1), C(2)).is_unknown());
-    EXPECT_TRUE(div(C(2) * N + C(3) * M, C(2)).is_unknown());
-    EXPECT_TRUE(div(N, C(2)).is_unknown());
     EXPECT_TRUE(div(N, C(0)).is_unknown());
     EXPECT_TRUE(div(N, N).is_unknown());
     EXPECT_TRUE(div(C(2) * N, N).is_unknown());
     EXPECT_TRUE(div(C(0), N).is_unknown());
     EXPECT_TRUE(div(C(kMin) * N, C(-1)).is_unknown());
   }
+  // Division that does not come out even: unknown but for floor division.
+  for (auto div : {&Dim::trunc_div, &Dim::exact_div}) {
+    EXPECT_TRUE(div(C(2) * N + C(1), C(2)).is_unknown());
+    EXPECT_TRUE(div(C(2) * N + C(3) * M, C(2)).is_unknown());
+    EXPECT_TRUE(div(N, C(2)).is_unknown());
+  }
+  EXPECT_TRUE(Dim::exact_div(C(7), C(2)).is_unknown());
+  EXPECT_EQ(Dim::exact_div(C(-8), C(2)), C(-4));
+}
+
+// floor(p/c): the multiples of c taken out, the remainder's coefficients in [0, c) and
+// prime to c, one floor for a floor of a floor, and text that parses back.
+TEST(Dim, FloorTerms) {
+  const Dim half = Dim::floor_div(N, C(2));
+  EXPECT_EQ(half.str(), "floor(N/2)");
+  EXPECT_FALSE(half.is_symbol());
+  EXPECT_EQ(half.as_symbol(), std::nullopt);
+  EXPECT_EQ(Dim::floor_div(C(2) * N + C(1), C(2)), N);
+  EXPECT_EQ(Dim::floor_div(C(2) * N + C(3), C(2)), N + C(1));
+  EXPECT_EQ(Dim::floor_div(C(2) * N + C(3) * M, C(2)).str(), "floor(M/2)+M+N");
+  EXPECT_EQ(Dim::floor_div(N - C(1), C(2)).str(), "floor((N+1)/2)-1");
+  EXPECT_EQ(Dim::floor_div(C(2) * N + C(2), C(4)).str(), "floor((N+1)/2)");  // gcd 2 taken out
+  EXPECT_EQ(Dim::floor_div(-N, C(2)).str(), "floor(N/2)-N");  // floor(-N/2) = floor(N/2) - N
+  EXPECT_EQ(Dim::floor_div(N, C(-2)), Dim::floor_div(-N, C(2)));
+  // A stride-2 convolution (kernel 3, pads 1) and then a stride-2 pool: one floor.
+  const Dim conv = Dim::floor_div(N + C(2) - C(3), C(2)) + C(1);
+  EXPECT_EQ(conv.str(), "floor((N+1)/2)");
+  const Dim pool = Dim::floor_div(conv + C(2) - C(3), C(2)) + C(1);
+  EXPECT_EQ(pool.str(), "floor((N+3)/4)");
+  // Halves add up again, and equal floors cancel.
+  EXPECT_EQ(half + (N - half), N);
+  EXPECT_EQ(Dim::floor_div(N, C(2)) - half, C(0));
+  EXPECT_EQ((C(2) * half).str(), "2*floor(N/2)");
+  EXPECT_EQ((half * M).str(), "floor(N/2)*M");  // floor terms sort first
+  // Remainders: N - 2*floor(N/2).
+  EXPECT_EQ(Dim::mod(N, C(2)), N - C(2) * half);
+  // Text: str() parses back to the same Dim; a model's own "floor(N/2)" is a name.
+  for (const Dim& d : {half, conv, pool, N - half, half * M + C(3), Dim::floor_div(N * M + N, C(3))}) {
+    SCOPED_TRACE(d.str());
+    EXPECT_EQ(Dim::parse(d.str()), d);
+    EXPECT_EQ(Dim::parse(d.str()).hash(), d.hash());
+  }
+  EXPECT_TRUE(Dim::named("floor(N/2)").is_symbol());
+  EXPECT_NE(Dim::named("floor(N/2)"), half);
+  EXPECT_TRUE(Dim::parse("floor(N/2)+floor(N/2)").is_symbol());  // not canonical: a name
+  EXPECT_TRUE(Dim::parse("floor((2*N)/2)").is_symbol());
+  // Opaque symbols, and texts that begin like a floor term's key, stay apart.
+  EXPECT_TRUE(Dim::floor_div(Dim::named("batch size"), C(2)).is_unknown());
+  EXPECT_EQ(Dim::named("\x01floor(N/2)").str(), "\x01floor(N/2)");
+  EXPECT_NE(Dim::named("\x01floor(N/2)"), half);
+  // Symbols inside floors, and substitution through them.
+  EXPECT_EQ(pool.symbols(), std::vector<std::string>{"N"});
+  auto at = [](int64_t v) { return [v](const std::string&) -> std::optional<Dim> { return C(v); }; };
+  EXPECT_EQ(pool.substitute(at(9)), C(3));
+  EXPECT_EQ(pool.substitute(at(1)), C(1));
+  EXPECT_EQ((N - half).substitute(at(7)), C(4));
+  EXPECT_EQ(half.substitute([](const std::string&) -> std::optional<Dim> { return C(2) * M; }), M);
+  // Nesting beyond the bound is unknown; a floor beside other terms nests.
+  Dim nested = N;
+  for (int k = 0; k < 6; ++k) nested = Dim::floor_div(nested + M, C(2));
+  EXPECT_TRUE(nested.is_unknown());
 }
 
 TEST(Dim, Mod) {
@@ -216,8 +274,9 @@ TEST(Dim, Mod) {
   EXPECT_EQ(Dim::mod(C(4) * N + C(6), C(2)), C(0));
   EXPECT_EQ(Dim::mod(C(4) * N + C(6), C(-2)), C(0));
   EXPECT_EQ(Dim::mod(N * M, C(1)), C(0));
-  EXPECT_TRUE(Dim::mod(C(4) * N + C(6), C(4)).is_unknown());
-  EXPECT_TRUE(Dim::mod(C(4) * N + C(1), C(2)).is_unknown());
+  EXPECT_EQ(Dim::mod(C(4) * N + C(6), C(4)), C(2));
+  EXPECT_EQ(Dim::mod(C(4) * N + C(1), C(2)), C(1));
+  EXPECT_EQ(Dim::mod(C(4) * N + C(1), C(-2)), C(-1));
   EXPECT_TRUE(Dim::mod(N, C(0)).is_unknown());
   EXPECT_TRUE(Dim::mod(N, N).is_unknown());
   EXPECT_TRUE(Dim::mod(C(3), N).is_unknown());
@@ -274,6 +333,24 @@ TEST(Dim, MinValue) {
   EXPECT_EQ((N - C(1)).min_value(1), 0);
   EXPECT_EQ((N - M).min_value(1), std::nullopt);  // a negative coefficient: not monotone
   EXPECT_EQ(Dim().min_value(1), std::nullopt);
+  // Floor terms: floor(p/c) is at least floor(least p / c), and one subtracted counts as
+  // at most p/c (N - floor(N/2) >= ceil(N/2)).
+  const Dim half = Dim::floor_div(N, C(2));
+  EXPECT_EQ(half.min_value(1), 0);
+  EXPECT_EQ(Dim::floor_div(N + C(3), C(2)).min_value(1), 2);
+  EXPECT_EQ((N - half).min_value(1), 1);
+  EXPECT_EQ((N - half).min_value(0), 0);
+  EXPECT_EQ((N - C(2) * half).min_value(0), 0);
+  EXPECT_EQ((M - half).min_value(1), std::nullopt);  // M may be less than N/2
+  // Fresh symbols of data-dependent sizes may be 0 whatever the others are assumed to be.
+  EXPECT_TRUE(Dim::is_fresh_symbol("dyn__0"));
+  EXPECT_TRUE(Dim::is_fresh_symbol("dyn__12"));
+  EXPECT_FALSE(Dim::is_fresh_symbol("dyn__"));
+  EXPECT_FALSE(Dim::is_fresh_symbol("dyn__1a"));
+  EXPECT_FALSE(Dim::is_fresh_symbol("dyn_0"));
+  EXPECT_EQ(S("dyn__0").min_value(1), 0);
+  EXPECT_EQ((S("dyn__3") * N + N).min_value(1), 1);
+  EXPECT_EQ((S("dyn_0") * N).min_value(1), 1);
 }
 
 TEST(Dim, OtherTextIsKeptAsOneSymbol) {
@@ -404,6 +481,37 @@ TEST(Dim, StreamsItsText) {
 
 // The value of canonical text at `env`, read independently of Dim::parse: terms with an
 // optional '-' joined by '+'/'-', each a product of integers and names.
+// A factor "floor(p/c)" is floor(value of p / c).
+int64_t evaluate(const std::string& text, const std::map<std::string, int64_t>& env);
+
+int64_t floor_of(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if (a % b != 0 && (a < 0) != (b < 0)) --q;
+  return q;
+}
+
+// Where the term that starts at `pos` ends: the next '+' or '-' outside parentheses.
+size_t term_end(const std::string& text, size_t pos) {
+  int depth = 0;
+  for (; pos < text.size(); ++pos) {
+    if (text[pos] == '(') ++depth;
+    if (text[pos] == ')') --depth;
+    if (depth == 0 && (text[pos] == '+' || text[pos] == '-')) return pos;
+  }
+  return pos;
+}
+
+int64_t evaluate_factor(const std::string& factor, const std::map<std::string, int64_t>& env) {
+  if (std::isdigit(static_cast<unsigned char>(factor[0]))) return std::stoll(factor);
+  if (factor.rfind("floor(", 0) == 0) {
+    const size_t slash = factor.rfind('/');
+    std::string inner = factor.substr(6, slash - 6);
+    if (inner.front() == '(') inner = inner.substr(1, inner.size() - 2);
+    return floor_of(evaluate(inner, env), std::stoll(factor.substr(slash + 1, factor.size() - slash - 2)));
+  }
+  return env.at(factor);
+}
+
 int64_t evaluate(const std::string& text, const std::map<std::string, int64_t>& env) {
   if (auto it = env.find(text); it != env.end()) return it->second;  // an opaque symbol
   int64_t total = 0;
@@ -411,14 +519,17 @@ int64_t evaluate(const std::string& text, const std::map<std::string, int64_t>& 
   while (pos < text.size()) {
     int64_t sign = 1;
     if (text[pos] == '+' || text[pos] == '-') sign = text[pos++] == '-' ? -1 : 1;
-    size_t end = text.find_first_of("+-", pos);
-    if (end == std::string::npos) end = text.size();
+    const size_t end = term_end(text, pos);
     std::string term = text.substr(pos, end - pos);
     int64_t product = sign;
     for (size_t start = 0; start <= term.size();) {
-      size_t star = std::min(term.find('*', start), term.size());
-      std::string factor = term.substr(start, star - start);
-      product *= std::isdigit(static_cast<unsigned char>(factor[0])) ? std::stoll(factor) : env.at(factor);
+      // The next '*' outside parentheses.
+      size_t star = start;
+      for (int depth = 0; star < term.size() && (depth > 0 || term[star] != '*'); ++star) {
+        if (term[star] == '(') ++depth;
+        if (term[star] == ')') --depth;
+      }
+      product *= evaluate_factor(term.substr(start, star - start), env);
       start = star + 1;
     }
     total += product;

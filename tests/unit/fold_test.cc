@@ -699,14 +699,14 @@ TEST(FoldRange, ConstantAndSymbolic) {
   EXPECT_EQ(Node("Range", {i64(C(0)), i64(C(10)), i64(C(3))}).str(), "int64[4] {0,3,6,9}");
   EXPECT_EQ(Node("Range", {i64(C(5)), i64(C(0)), i64(C(-2))}).str(), "int64[3] {5,3,1}");
   EXPECT_EQ(Node("Range", {i64(C(5)), i64(C(0)), i64(C(1))}).str(), "int64[0] {}");
-  // limit - start known non-negative and divisible by delta: symbolic length.
+  // limit - start known non-negative: symbolic length.
   EXPECT_EQ(Node("Range", {i64(C(0)), i64(N), i64(C(1))}).str(), "int64[N]");
   EXPECT_EQ(Node("Range", {i64(N), i64(N + M), i64(C(1))}).str(), "int64[M]");
   EXPECT_EQ(Node("Range", {i64(C(0)), i64(C(2) * N), i64(C(2))}).str(), "int64[N]");
   EXPECT_EQ(Node("Range", {i64(N), i64(N + C(3)), i64(C(1))}).str(), "int64[3] {N,N+1,N+2}");
-  // N-1 may be negative (N = 0), and N/2 may not be exact: unknown.
+  // N-1 may be negative (N = 0): unknown.
   EXPECT_EQ(Node("Range", {i64(C(1)), i64(N), i64(C(1))}).str(), "int64[?]");
-  EXPECT_EQ(Node("Range", {i64(C(0)), i64(N), i64(C(2))}).str(), "int64[?]");
+  EXPECT_EQ(Node("Range", {i64(C(0)), i64(N), i64(C(2))}).str(), "int64[floor((N+1)/2)]");  // ceil(N/2)
   EXPECT_EQ(Node("Range", {i64(C(0)), i64(C(3)), i64(C(0))}).str(), "int64[?]");
   // Floating: the length only, as ONNX computes it.
   EXPECT_EQ(Node("Range", {f32(0), f32(1), f32(0.25)}).str(), "float[4]");

@@ -6,10 +6,12 @@
 //   - structure: + and * commute; equal Dims hash equal; equals() agrees with the
 //     difference when that is a constant;
 //   - meaning: evaluated at random values of its symbols (each at least 0, or 1 where
-//     min_value(1) is asked), a known result equals the operation on the evaluated
-//     operands (exact division, remainder, min, max included), and min_value bounds it.
+//     min_value(1) is asked, fresh symbols dyn__N at least 0 always), a known result
+//     equals the operation on the evaluated operands (floor, exact and truncating
+//     division, remainder, min, max included), and min_value bounds it.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -28,43 +30,99 @@ __extension__ typedef __int128 Wide;
 
 constexpr Wide kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
 
+Wide floor_div(Wide a, Wide b);
+
+// Reads canonical text (the grammar of dim.h, floor terms included) and evaluates it in
+// 128 bits; nullopt on overflow beyond four times int64's range.
+class TextValue {
+ public:
+  TextValue(const std::string& text, const std::function<Wide(const std::string&)>& value_of)
+      : text_(text), value_of_(value_of) {}
+
+  std::optional<Wide> sum() {
+    Wide total = 0;
+    Wide sign = 1;
+    if (eat('-')) sign = -1;
+    while (true) {
+      auto t = term();
+      if (!t) return std::nullopt;
+      total += sign * *t;
+      if (total > kMax * 4 || total < kMin * 4) return std::nullopt;
+      if (eat('+')) {
+        sign = 1;
+      } else if (eat('-')) {
+        sign = -1;
+      } else {
+        return total;
+      }
+    }
+  }
+  bool done() const { return pos_ == text_.size(); }
+
+ private:
+  std::optional<Wide> term() {
+    Wide product = 1;
+    do {
+      auto f = factor();
+      if (!f) return std::nullopt;
+      product *= *f;
+      if (product > kMax * 4 || product < kMin * 4) return std::nullopt;
+    } while (eat('*'));
+    return product;
+  }
+  std::optional<Wide> factor() {
+    if (text_.compare(pos_, 6, "floor(") == 0) {
+      pos_ += 6;
+      std::optional<Wide> inner;
+      if (eat('(')) {
+        inner = sum();
+        require(eat(')'), "unbalanced floor term in " + text_);
+      } else {
+        inner = factor();
+      }
+      require(eat('/'), "floor term without '/' in " + text_);
+      auto divisor = factor();
+      require(eat(')'), "unclosed floor term in " + text_);
+      if (!inner || !divisor) return std::nullopt;
+      return floor_div(*inner, *divisor);
+    }
+    const size_t start = pos_;
+    while (pos_ < text_.size() && text_[pos_] != '*' && text_[pos_] != '+' && text_[pos_] != '-' && text_[pos_] != '/' &&
+           text_[pos_] != ')')
+      ++pos_;
+    const std::string factor = text_.substr(start, pos_ - start);
+    require(!factor.empty(), "empty factor in a Dim: " + text_);
+    if (factor[0] >= '0' && factor[0] <= '9') return static_cast<Wide>(std::stoull(factor));
+    return value_of_(factor);
+  }
+  bool eat(char c) {
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+
+  const std::string& text_;
+  const std::function<Wide(const std::string&)>& value_of_;
+  size_t pos_ = 0;
+};
+
 // The value of `d` at `values` (symbols not listed take `others`), from its canonical
 // text; nullopt for an unknown Dim or when the evaluation overflows int64 somewhere.
 std::optional<Wide> evaluate(const Dim& d, const std::map<std::string, int64_t>& values, int64_t others = 0) {
   if (d.is_unknown()) return std::nullopt;
   if (auto c = d.as_constant()) return Wide{*c};
-  auto value_of = [&](const std::string& s) -> Wide {
+  const std::function<Wide(const std::string&)> value_of = [&](const std::string& s) -> Wide {
     auto it = values.find(s);
     return it == values.end() ? others : it->second;
   };
   if (auto s = d.as_symbol()) return value_of(*s);  // opaque symbols too
   const std::string text = d.str();
-  Wide total = 0;
-  size_t i = 0;
-  while (i < text.size()) {
-    Wide sign = 1;
-    if (text[i] == '+' || text[i] == '-') sign = text[i++] == '-' ? -1 : 1;
-    Wide term = 1;
-    bool first = true;
-    while (i < text.size() && text[i] != '+' && text[i] != '-') {
-      if (!first) {
-        require(text[i] == '*', "unexpected text in a Dim: " + text);
-        ++i;
-      }
-      first = false;
-      const size_t start = i;
-      while (i < text.size() && text[i] != '*' && text[i] != '+' && text[i] != '-') ++i;
-      const std::string factor = text.substr(start, i - start);
-      if (!factor.empty() && factor[0] >= '0' && factor[0] <= '9')
-        term *= static_cast<Wide>(std::stoull(factor));
-      else
-        term *= value_of(factor);
-      if (term > kMax * 4 || term < kMin * 4) return std::nullopt;
-    }
-    total += sign * term;
-    if (total > kMax * 4 || total < kMin * 4) return std::nullopt;
-  }
-  if (total > kMax || total < kMin) return std::nullopt;
+  TextValue reader(text, value_of);
+  const auto total = reader.sum();
+  require(!total || reader.done(), "unexpected text in a Dim: " + text);
+  if (!total || *total > kMax || *total < kMin) return std::nullopt;
   return total;
 }
 
@@ -79,7 +137,7 @@ Wide floor_mod(Wide a, Wide b) { return a - floor_div(a, b) * b; }
 class DimFuzzer {
  public:
   explicit DimFuzzer(shapeprop::fuzz::ByteReader& in) : in_(in) {
-    for (const char* s : {"N", "M", "K", "batch size"}) values_[s] = in_.number(0, 2000);
+    for (const char* s : {"N", "M", "K", "batch size", "dyn__0"}) values_[s] = in_.number(0, 2000);
   }
 
   void run() {
@@ -106,7 +164,9 @@ class DimFuzzer {
       case 0: return Dim::constant(in_.number(-3, 3));
       case 1: return Dim::constant(in_.number(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
       case 2: return Dim::symbol(in_.pick<std::string>({"N", "M", "K"}));
-      case 3: return Dim::parse(in_.pick<std::string>({"batch size", "2*N", "M*N+1", "N-1", "-N", "N*N", "3"}));
+      case 3:
+        return Dim::parse(in_.pick<std::string>(
+            {"batch size", "2*N", "M*N+1", "N-1", "-N", "N*N", "3", "floor(N/2)", "floor((M+1)/3)-N", "dyn__0"}));
       default: {
         const std::string text = in_.bytes(static_cast<size_t>(in_.number(0, 12)));
         const Dim d = Dim::parse(text);
@@ -123,7 +183,8 @@ class DimFuzzer {
     const int64_t least = in_.number(0, 1);
     if (auto m = d.min_value(least)) {
       std::map<std::string, int64_t> at = values_;
-      for (auto& [name, v] : at) v = std::max<int64_t>(v, least);
+      for (auto& [name, v] : at)
+        if (!Dim::is_fresh_symbol(name)) v = std::max<int64_t>(v, least);  // a fresh one may be 0 still
       if (auto v = evaluate(d, at, least)) require(*v >= *m, "min_value bound broken for " + d.str());
     }
   }
@@ -161,10 +222,26 @@ class DimFuzzer {
       }
       case 3:
       case 4: {
-        const bool floor = in_.flag();
-        const Dim r = floor ? Dim::floor_div(a, b) : Dim::trunc_div(a, b);
-        if (va && vb && *vb != 0) agrees(r, floor ? floor_div(*va, *vb) : *va / *vb, floor ? "floor_div" : "trunc_div");
-        return r;
+        switch (in_.number(0, 2)) {
+          case 0: {
+            const Dim r = Dim::floor_div(a, b);
+            if (va && vb && *vb != 0) agrees(r, floor_div(*va, *vb), "floor_div");
+            return r;
+          }
+          case 1: {
+            const Dim r = Dim::trunc_div(a, b);
+            if (va && vb && *vb != 0) agrees(r, *va / *vb, "trunc_div");
+            return r;
+          }
+          default: {
+            const Dim r = Dim::exact_div(a, b);
+            if (va && vb && *vb != 0 && !r.is_unknown())
+              require(*va % *vb == 0 || !evaluate(r, values_), "exact_div of values that do not divide: " + a.str() +
+                                                                   " / " + b.str() + " = " + r.str());
+            if (va && vb && *vb != 0) agrees(r, *va / *vb, "exact_div");
+            return r;
+          }
+        }
       }
       case 5: {
         const Dim r = Dim::mod(a, b);
