@@ -6,7 +6,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "check/declared_type.h"
+#include "infer/declared_type.h"
 #include "check/facts_view.h"
 #include "shapeprop/call_graph.h"
 #include "shapeprop/dim.h"
@@ -18,7 +18,7 @@ namespace shapeprop {
 
 namespace {
 
-using check::DimParams;
+using infer::DimParams;
 using check::FactsView;
 using onnx::FunctionProto;
 using onnx::GraphProto;
@@ -123,7 +123,7 @@ class Checker {
   }
 
   static std::string declared_as(const Declared& d) {
-    return "'" + d.entry->name() + "' is declared " + check::type_text(d.entry->type()) + " (" + d.source + ")";
+    return "'" + d.entry->name() + "' is declared " + infer::type_text(d.entry->type()) + " (" + d.source + ")";
   }
 
   // The first call path that reaches each live context, in the order of the nodes.
@@ -164,9 +164,9 @@ class Checker {
       if (init == initializers.end()) continue;
       ++graph_checked_;
       DimParams scratch;  // an initializer is a default value, not a binding of the graph's sizes
-      if (auto why = check::contradiction(in.type(), Fact::of_tensor(*init->second), scratch, "'" + in.name() + "'"))
-        error(path_of(in.name()), "graph input '" + in.name() + "' is declared " + check::type_text(in.type()) +
-                                      " but its initializer is " + check::fact_text(Fact::of_tensor(*init->second)) + ": " + *why);
+      if (auto why = infer::contradiction(in.type(), Fact::of_tensor(*init->second), scratch, "'" + in.name() + "'"))
+        error(path_of(in.name()), "graph input '" + in.name() + "' is declared " + infer::type_text(in.type()) +
+                                      " but its initializer is " + infer::fact_text(Fact::of_tensor(*init->second)) + ": " + *why);
     }
     for (const auto& vi : g.value_info()) {
       if (!has_type(vi)) continue;
@@ -189,8 +189,8 @@ class Checker {
   void check_graph_value(const Declared& d, const Fact* proven, const Path& path, DimParams& dim_params) {
     if (!proven) return;  // never computed (a branch not taken): nothing to contradict
     ++graph_checked_;
-    if (auto why = check::contradiction(d.entry->type(), *proven, dim_params, "'" + d.value + "'"))
-      error(path, declared_as(d) + " but proven " + check::fact_text(*proven) + ": " + *why);
+    if (auto why = infer::contradiction(d.entry->type(), *proven, dim_params, "'" + d.value + "'"))
+      error(path, declared_as(d) + " but proven " + infer::fact_text(*proven) + ": " + *why);
   }
 
   // Subgraphs of the main graph that run: value_info, inputs and outputs.
@@ -268,7 +268,7 @@ class Checker {
         Verdict& v = verdicts[i];
         ++v.computed_in;
         v.joined = v.joined ? join(*v.joined, *proven) : *proven;
-        auto why = check::contradiction(declared[i].entry->type(), *proven, dim_params, "'" + declared[i].value + "'");
+        auto why = infer::contradiction(declared[i].entry->type(), *proven, dim_params, "'" + declared[i].value + "'");
         if (!why) continue;
         if (v.false_in++ == 0) v.first_false = c, v.why = *why, v.proven = *proven;
       }
@@ -282,11 +282,11 @@ class Checker {
         path.insert(path.end(), it->second.begin(), it->second.end());
       else
         path.push_back("input '" + declared[i].value + "'");
-      std::string message = declared_as(declared[i]) + " but proven " + check::fact_text(v.proven) + " in the context " +
+      std::string message = declared_as(declared[i]) + " but proven " + infer::fact_text(v.proven) + " in the context " +
                             facts_.describe(*v.first_false) + ": " + v.why;
       if (v.computed_in > 1)
         message += "; false in " + std::to_string(v.false_in) + " of the " + std::to_string(v.computed_in) +
-                   " contexts that compute it, which all hold " + check::fact_text(*v.joined);
+                   " contexts that compute it, which all hold " + infer::fact_text(*v.joined);
       error(std::move(path), std::move(message));
     }
   }

@@ -7,8 +7,9 @@
 // an If whose condition is a known constant analyses only the taken branch; Loop and Scan
 // bodies are analysed with loop-carried facts generalised until stable. Other nodes get
 // ONNX's own inference function (through onnx_bridge), refined by the folding rules of
-// src/eval, and by declared value_info. Call paths for diagnostics are a chain of links on
-// the stack, spelled out only when something is reported.
+// src/eval; declared value_info is compared with the facts, never taken for one. Call
+// paths for diagnostics are a chain of links on the stack, spelled out only when
+// something is reported.
 #include "analyzer.h"
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 
 #include "eval/fold.h"
 #include "onnx/defs/function.h"
+#include "declared_type.h"
 #include "dim_texts.h"
 #include "onnx_bridge.h"
 #include "op_memo.h"
@@ -42,7 +44,8 @@ using onnx::GraphProto;
 using onnx::NodeProto;
 using OpsetMap = std::unordered_map<std::string, int>;
 using AttrMap = std::unordered_map<std::string, const AttributeProto*>;
-using FactMap = std::unordered_map<std::string, Fact>;
+// Declared types by value name (the model's value_info, outputs, subgraph inputs).
+using TypeMap = std::unordered_map<std::string, const onnx::TypeProto*>;
 
 // Loop and Scan: rounds of generalising loop-carried facts before giving up on shapes.
 constexpr int kMaxLoopRounds = 4;
@@ -97,7 +100,8 @@ struct Frame {
   const Frame* outer = nullptr;          // the frame of the enclosing body (subgraphs)
   const OpsetMap* opsets = nullptr;
   const AttrMap* attributes = nullptr;   // the function's attribute values; nullptr in the main graph
-  const FactMap* declared = nullptr;     // declared value_info for this body, by name
+  const TypeMap* declared = nullptr;     // declared value_info for this body, by name
+  DimParams* dim_params = nullptr;       // what the dim_params declared in this scope stand for
   const PathLink* path = nullptr;        // the call path to this body
   std::vector<const CallContext*>* callees = nullptr;
   std::unordered_set<const CallContext*>* callee_set = nullptr;
@@ -235,10 +239,14 @@ struct Analyzer::Impl {
   std::set<std::string> ours;
   OpsetMap model_opsets;
   std::unordered_map<const FunctionProto*, OpsetMap> function_opsets;
-  FactMap declared_graph;
-  std::unordered_map<const FunctionProto*, FactMap> declared_function;
-  // Declared facts per value of a body (from the body's FactMap), looked up once per body.
-  std::unordered_map<const ir::Body*, std::vector<const Fact*>> declared_by_value;
+  TypeMap declared_graph;
+  std::unordered_map<const FunctionProto*, TypeMap> declared_function;
+  // Declared types per value of a body (from the body's TypeMap), looked up once per body.
+  std::unordered_map<const ir::Body*, std::vector<const onnx::TypeProto*>> declared_by_value;
+  // The main graph's declared dim_params, and those of each function found naming
+  // different sizes in some call.
+  DimParams graph_dim_params;
+  std::unordered_map<const FunctionProto*, std::set<std::string>> false_function_dim_params;
 
   std::unordered_map<CallContext, std::unique_ptr<Summary>, CallContextHash> memo;
   std::unordered_map<const CallContext*, const FunctionProto*> function_of;
@@ -267,14 +275,15 @@ struct Analyzer::Impl {
       if (!options.use_declared_types) continue;
       auto& declared = declared_function[&f];
       for (const auto& vi : f.value_info())
-        if (vi.has_type()) declared[vi.name()] = function_local(vi.type());
+        if (vi.has_type()) declared[vi.name()] = &vi.type();
     }
     if (options.use_declared_types) collect_declared(model.graph());
   }
 
-  // Graph value_info, graph outputs and subgraph inputs/outputs are declared facts of the
-  // main graph. Exporters before IR 10 wrote function-internal types into the graph's
-  // value_info under qualified names, "domain::function/value"; those go to the function.
+  // Graph value_info, graph outputs and subgraph inputs/outputs are the main graph's
+  // declarations, compared with what is proven. Exporters before IR 10 wrote
+  // function-internal types into the graph's value_info under qualified names,
+  // "domain::function/value"; those go to the function.
   void collect_declared(const GraphProto& main) {
     std::vector<const GraphProto*> work{&main};
     while (!work.empty()) {
@@ -283,7 +292,7 @@ struct Analyzer::Impl {
       auto add = [&](const onnx::ValueInfoProto& vi) {
         if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
         if (g == &main && add_legacy(vi)) return;
-        declared_graph[vi.name()] = declared_fact(vi.type(), ours, listed_fresh);
+        declared_graph[vi.name()] = &vi.type();
       };
       for (const auto& vi : g->value_info()) add(vi);
       for (const auto& vi : g->output()) add(vi);
@@ -301,31 +310,18 @@ struct Analyzer::Impl {
     FunctionId id(name.substr(0, sep), name.substr(sep + 2, slash - sep - 2));
     const FunctionProto* f = calls.find(id);
     if (!f) return false;
-    declared_function[f][name.substr(slash + 1)] = function_local(vi.type());
+    declared_function[f][name.substr(slash + 1)] = &vi.type();
     return true;
   }
 
-  // What a function's declared type states in every call. A dim_param there names a size
-  // within one call (two values of one call share it), not across calls: taken as it is,
-  // the symbol would become a fact of the calling graph, where it would make the results
-  // of two calls equal in size. It is dropped (the dim is unknown); element types, ranks
-  // and constant dims hold in every call and stay.
-  static Fact function_local(onnx::TypeProto type) {
-    for_each_shape(type, [](onnx::TensorShapeProto& shape) {
-      for (auto& d : *shape.mutable_dim())
-        if (d.has_dim_param()) d.clear_dim_param();
-    });
-    return Fact::of_type(type);
-  }
-
-  const std::vector<const Fact*>* declared_for(const ir::Body& body, const FactMap* declared) {
+  const std::vector<const onnx::TypeProto*>* declared_for(const ir::Body& body, const TypeMap* declared) {
     if (!declared || declared->empty()) return nullptr;
     auto [it, fresh] = declared_by_value.try_emplace(&body);
     if (fresh) {
       it->second.resize(body.num_values(), nullptr);
       for (ir::ValueId v = 0; v < body.num_values(); ++v) {
         auto d = declared->find(std::string(body.name(v)));
-        if (d != declared->end()) it->second[v] = &d->second;
+        if (d != declared->end()) it->second[v] = d->second;
       }
     }
     return &it->second;
@@ -346,24 +342,21 @@ struct Analyzer::Impl {
 
   // ------------------------------------------------------------------ values
 
-  // Records the fact of a value, refined by what the model declares of it.
+  // Records the fact of a value. What the model declares of it is never a fact (exporters
+  // declare the example's sizes): it is compared with the fact, and a declaration some
+  // valid input makes false is reported (annotation then writes the fact instead).
   void define(ir::ValueId v, Fact fact, Frame& frame, const PathLink* path) {
     if (v == ir::kNoValue) return;
-    if (frame.declared) {
+    if (frame.declared && frame.dim_params && !frame.speculative) {
       const auto* declared = declared_for(*frame.body, frame.declared);
-      const Fact* d = declared ? (*declared)[v] : nullptr;
-      if (d) {
-        if (!fresh_names.empty()) yield_fresh_dims(fact, *d);
-        auto refined = Fact::refine(fact, *d);
-        if (refined.ok()) {
-          fact = std::move(*refined);
-        } else {
+      if (const onnx::TypeProto* d = declared ? (*declared)[v] : nullptr) {
+        const std::string name(frame.body->name(v));
+        if (auto why = contradiction(*d, fact, *frame.dim_params, "'" + name + "'")) {
           PathLink value = link(path, nullptr);
-          const std::string label = "value '" + std::string(frame.body->name(v)) + "'";
+          const std::string label = "value '" + name + "'";
           value.text = label.c_str();
           report_soft(frame, &value,
-                      "declared type " + d->str() + " conflicts with inferred " + fact.str() + ": " +
-                          refined.error().message);
+                      "declared type " + type_text(*d) + " conflicts with inferred " + fact_text(fact) + ": " + *why);
         }
       }
     }
@@ -568,12 +561,14 @@ struct Analyzer::Impl {
     if (opsets == function_opsets.end()) opsets = function_opsets.emplace(&f, opsets_of(f.opset_import())).first;
     const auto declared = declared_function.find(&f);
     std::unordered_set<const CallContext*> callee_set;
+    DimParams dim_params;  // one call's sizes
     Frame frame;
     frame.body = &body;
     frame.facts = &s.facts;
     frame.opsets = &opsets->second;
     frame.attributes = &attributes;
     frame.declared = declared == declared_function.end() ? nullptr : &declared->second;
+    frame.dim_params = &dim_params;
     frame.path = path;
     frame.callees = &s.callees;
     frame.callee_set = &callee_set;
@@ -587,6 +582,8 @@ struct Analyzer::Impl {
     }
     walk_nodes(frame);
     for (const auto& o : body.outputs()) s.outputs.push_back(result(o, frame));
+    if (!dim_params.contradicted().empty())
+      false_function_dim_params[&f].insert(dim_params.contradicted().begin(), dim_params.contradicted().end());
     return s;
   }
 
@@ -698,19 +695,6 @@ struct Analyzer::Impl {
         });
     }
     return out;
-  }
-
-  // Declared dims win over fresh symbols: a model annotated by an earlier run declares
-  // the symbols that run chose, and a later run keeps them.
-  void yield_fresh_dims(Fact& fact, const Fact& declared) const {
-    if (!fact.shape || !declared.shape || fact.shape->size() != declared.shape->size()) return;
-    for (size_t i = 0; i < fact.shape->size(); ++i) {
-      Dim& d = (*fact.shape)[i];
-      if (d.is_unknown() || d.is_constant() || (*declared.shape)[i].is_unknown()) continue;
-      const auto symbols = d.symbols();
-      if (std::any_of(symbols.begin(), symbols.end(), [this](const std::string& s) { return fresh_names.count(s) > 0; }))
-        d = Dim::unknown();
-    }
   }
 
   // ------------------------------------------------------------------ control flow
@@ -1135,13 +1119,18 @@ void Analyzer::run() {
   frame.facts = &m.root->facts;
   frame.opsets = &m.model_opsets;
   frame.declared = &m.declared_graph;
+  frame.dim_params = &m.graph_dim_params;
   frame.path = &graph_link;
   frame.callees = &m.root->callees;
   frame.callee_set = &m.root_callees;
   const auto inputs = body.inputs();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = g.input(static_cast<int>(i));
-    m.root->facts.define(inputs[i], in.has_type() ? declared_fact(in.type(), m.ours, m.listed_fresh) : Fact());
+    Fact fact = in.has_type() ? declared_fact(in.type(), m.ours, m.listed_fresh) : Fact();
+    // The inputs' dim_params name the sizes the caller gives: what the graph's other
+    // declarations are held to.
+    if (in.has_type()) m.graph_dim_params.bind_all(in.type(), fact, "input '" + in.name() + "'");
+    m.root->facts.define(inputs[i], std::move(fact));
   }
   // An initializer that is also a graph input is only a default: its value may be
   // overridden at run time, so only its type is a fact.
@@ -1212,6 +1201,13 @@ size_t Analyzer::live_call_sites() const {
 Diagnostics Analyzer::take_diagnostics() { return std::move(impl_->diagnostics); }
 
 const std::vector<AssumptionUse>& Analyzer::assumptions() const { return impl_->assumptions; }
+
+const std::set<std::string>& Analyzer::false_dim_params(const onnx::FunctionProto* f) const {
+  static const std::set<std::string> none;
+  if (!f) return impl_->graph_dim_params.contradicted();
+  auto it = impl_->false_function_dim_params.find(f);
+  return it == impl_->false_function_dim_params.end() ? none : it->second;
+}
 
 std::string Analyzer::dump() const {
   std::ostringstream os;

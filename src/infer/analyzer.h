@@ -11,6 +11,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -119,6 +120,9 @@ class Analyzer {
   Diagnostics take_diagnostics();
   // The decisions that relied on symbolic dims being at least 1, once per place.
   const std::vector<AssumptionUse>& assumptions() const;
+  // The dim_params declared in the main graph (for nullptr) or in function `f` that the
+  // analysis found naming different sizes (in some call of `f`): annotation keeps none.
+  const std::set<std::string>& false_dim_params(const onnx::FunctionProto* f) const;
   // Call graph and contexts, for the debug flag.
   std::string dump() const;
   // The Bodies the analysis indexed (for transforms that walk the same protos).

@@ -7,6 +7,8 @@
 // that differs leaves the shape out, an element type that differs leaves the entry out.
 #include "annotate.h"
 
+#include "declared_type.h"
+
 #include <range/v3/view/zip.hpp>
 
 #include "support/name_map.h"
@@ -38,10 +40,68 @@ void collect_dim_params(const onnx::TypeProto& t, std::set<std::string>& out) {
   });
 }
 
+// The dim_params of `type` in `names` cleared (the dims become unknown).
+void clear_dim_params(onnx::TypeProto& type, const std::set<std::string>& names) {
+  if (names.empty()) return;
+  for_each_shape(type, [&names](onnx::TensorShapeProto& shape) {
+    for (auto& d : *shape.mutable_dim())
+      if (d.has_dim_param() && names.count(d.dim_param())) d.clear_dim_param();
+  });
+}
+
+// What annotation writes for a value the analysis proves `proven` (`written`: the type
+// DimTexts gives for it) and the model declares `declared`. Declarations are never facts,
+// but what they say where nothing is proven cannot be contradicted: the proof, with the
+// declaration's element type, shape or dims where the proof has none. Never a declared
+// part beside a proven one that differs (a constant where the graph leaves a symbol: the
+// example's size), never a dim_param found naming different sizes (`false_names`), and
+// no dim_param inside a function (`in_function`: one names a size within one call). A
+// declared dim_param that reads as the very expression proven (torch's "batch*seq") is
+// kept as written.
+onnx::TypeProto with_declared(onnx::TypeProto written, const Fact& proven, const onnx::TypeProto& declared,
+                              const std::set<std::string>& false_names, bool in_function) {
+  if (!written.has_tensor_type() || !declared.has_tensor_type() || proven.other) return written;
+  auto& out = *written.mutable_tensor_type();
+  const auto& decl = declared.tensor_type();
+  if (out.elem_type() == 0) out.set_elem_type(decl.elem_type());
+  if (!decl.has_shape() || (decl.elem_type() != 0 && decl.elem_type() != out.elem_type())) return written;
+  auto stands = [&](const onnx::TensorShapeProto::Dimension& d) {
+    return d.has_dim_value() || (d.has_dim_param() && !in_function && !false_names.count(d.dim_param()));
+  };
+  auto declared_dim = [&](const onnx::TensorShapeProto::Dimension& d) {
+    onnx::TensorShapeProto::Dimension copy;
+    if (stands(d)) {
+      if (d.has_dim_value()) copy.set_dim_value(d.dim_value());
+      else copy.set_dim_param(d.dim_param());
+    }
+    return copy;
+  };
+  if (!proven.shape) {
+    auto* shape = out.mutable_shape();
+    shape->clear_dim();
+    for (const auto& d : decl.shape().dim()) *shape->add_dim() = declared_dim(d);
+    return written;
+  }
+  if (!out.has_shape() || out.shape().dim_size() != decl.shape().dim_size()) return written;
+  for (int i = 0; i < decl.shape().dim_size(); ++i) {
+    const Dim& p = (*proven.shape)[static_cast<size_t>(i)];
+    const auto& d = decl.shape().dim(i);
+    auto* w = out.mutable_shape()->mutable_dim(i);
+    if (p.is_unknown()) {
+      *w = declared_dim(d);
+    } else if (!in_function && !p.is_constant() && d.has_dim_param() && w->has_dim_param() &&
+               w->dim_param() != d.dim_param() && declared_expression(d.dim_param()) == p) {
+      w->set_dim_param(d.dim_param());
+    }
+  }
+  return written;
+}
+
 // Rebuilds a value_info list: entries for `names` (in that order) with facts, then the
-// existing entries for names not written, as they were.
+// existing entries for names not written, as they were but for `kept(entry)`.
 size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* list, const std::vector<std::string>& names,
-                          const std::function<std::optional<onnx::TypeProto>(const std::string&)>& type_of) {
+                          const std::function<std::optional<onnx::TypeProto>(const std::string&)>& type_of,
+                          const std::function<void(ValueInfoProto&)>& kept) {
   google::protobuf::RepeatedPtrField<ValueInfoProto> out;
   out.Reserve(static_cast<int>(names.size()));
   NameMap written(names.size());  // views of `names`
@@ -56,7 +116,10 @@ size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* li
   }
   const size_t count = written.size();
   for (auto& vi : *list)
-    if (!written.contains(vi.name())) *out.Add() = std::move(vi);
+    if (!written.contains(vi.name())) {
+      kept(vi);
+      *out.Add() = std::move(vi);
+    }
   list->Swap(&out);
   return count;
 }
@@ -89,11 +152,11 @@ void for_each_value(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& n
 
 class FunctionJoin {
  public:
-  FunctionJoin(std::set<std::string> taken, DimTexts& texts) : texts_(texts), taken_(std::move(taken)) {}
+  explicit FunctionJoin(std::set<std::string> taken) : taken_(std::move(taken)) {}
 
   // The join of one value's facts over the contexts that computed it; nullopt (with the
   // reason) when nothing can be written.
-  std::optional<onnx::TypeProto> join(const std::vector<const Fact*>& facts, std::string& why) {
+  std::optional<Fact> join(const std::vector<const Fact*>& facts, std::string& why) {
     const Fact& first = *facts.front();
     if (first.other) {
       Fact joined = first;
@@ -102,7 +165,7 @@ class FunctionJoin {
         why = "its type differs between contexts";
         return std::nullopt;
       }
-      return texts_.type_of(joined);
+      return joined;
     }
     for (const Fact* f : facts) {
       if (f->elem_type == 0 || f->other) {
@@ -139,11 +202,10 @@ class FunctionJoin {
       }
       joined.shape = std::move(dims);
     }
-    return texts_.type_of(joined);
+    return joined;
   }
 
  private:
-  DimTexts& texts_;
   std::set<std::string> taken_;
   std::map<std::vector<Dim>, std::string> symbols_;
   int next_ = 0;
@@ -198,6 +260,7 @@ std::unordered_map<std::string_view, Fact> facts_by_name(const BodyFacts& top) {
 
 size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimTexts& texts) {
   size_t written = 0;
+  const std::set<std::string>& false_names = analysis.false_dim_params(nullptr);
   const Summary& root = analysis.graph();
   // A graph, its Body, the facts of its walk (nullptr where the analysis did not enter
   // it) and the facts of the graphs around it (for outer values a subgraph returns).
@@ -241,21 +304,31 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
         work.push_back({&sg, &analysis.bodies().of(sg, body), item.facts ? item.facts->subgraph(sg) : nullptr, chain});
       });
     }
-    written += rewrite_value_info(g->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
-      const uint32_t k = index_of.find(name);
-      if (k == NameMap::kMissing || !writable(*facts[k])) return std::nullopt;
-      return texts.type_of(*facts[k]);
-    });
-    // Outputs (and subgraph inputs) keep their declared type unless ours says more, or
-    // contradicts it: the analysis already reported the contradiction, and leaving a
-    // false declaration next to the true facts written around it would make the model
-    // inconsistent.
+    std::unordered_map<std::string_view, const onnx::TypeProto*> declared;
+    for (const auto& vi : g->value_info())
+      if (vi.has_type()) declared.emplace(vi.name(), &vi.type());
+    written += rewrite_value_info(
+        g->mutable_value_info(), names,
+        [&](const std::string& name) -> std::optional<onnx::TypeProto> {
+          const uint32_t k = index_of.find(name);
+          if (k == NameMap::kMissing || !writable(*facts[k])) return std::nullopt;
+          auto d = declared.find(name);
+          onnx::TypeProto t = texts.type_of(*facts[k]);
+          return d == declared.end() ? t : with_declared(std::move(t), *facts[k], *d->second, false_names, false);
+        },
+        [&](ValueInfoProto& vi) { clear_dim_params(*vi.mutable_type(), false_names); });
+    // Outputs (and subgraph inputs) get the proof with what their declaration adds to it
+    // (the analysis reported a contradiction already: leaving a false declaration next
+    // to the true facts written around it would make the model inconsistent). A
+    // declaration that would stay as it is is not rewritten.
     auto update = [&](ValueInfoProto& vi, const Fact* fact) {
-      if (!fact || !writable(*fact)) return;
-      Fact declared = vi.has_type() ? texts.declared(vi.type()) : Fact();
-      auto refined = Fact::refine(*fact, declared);
-      const Fact& best = refined.ok() ? *refined : *fact;
-      if (best != declared) *vi.mutable_type() = texts.type_of(best);
+      if (!fact || !writable(*fact)) {
+        if (vi.has_type()) clear_dim_params(*vi.mutable_type(), false_names);
+        return;
+      }
+      onnx::TypeProto t = texts.type_of(*fact);
+      if (vi.has_type()) t = with_declared(std::move(t), *fact, vi.type(), false_names, false);
+      if (!vi.has_type() || t.SerializeAsString() != vi.type().SerializeAsString()) *vi.mutable_type() = std::move(t);
     };
     const auto results = body->outputs();
     for (int i = 0; i < g->output_size(); ++i) {
@@ -299,7 +372,7 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, Dim
   }
   remove_legacy_entries(model, reached);
 
-  FunctionJoin joiner(std::move(taken), texts);
+  FunctionJoin joiner(std::move(taken));
   size_t written = 0;
   for (const auto& entry : live) {
     const auto& contexts = entry.second;  // (not a structured binding: the lambda below captures it)
@@ -311,21 +384,33 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, Dim
     std::vector<std::string> names(f->input().begin(), f->input().end());
     for_each_value(f->node(), [&](const std::string& name) { names.push_back(name); });
     std::vector<std::string> dropped;
-    written += rewrite_value_info(f->mutable_value_info(), names, [&](const std::string& name) -> std::optional<onnx::TypeProto> {
-      std::vector<const Fact*> facts;
-      for (const auto& values : by_name) {
-        auto it = values.find(name);
-        if (it != values.end()) facts.push_back(&it->second);
-      }
-      std::string why;
-      std::optional<onnx::TypeProto> type;
-      if (facts.empty())
-        why = "not computed in any context (a branch never taken, or an omitted input)";
-      else
-        type = joiner.join(facts, why);
-      if (!type) dropped.push_back("    " + name + ": " + why);
-      return type;
-    });
+    const std::set<std::string>& false_names = analysis.false_dim_params(f);
+    std::unordered_map<std::string, onnx::TypeProto> declared;
+    for (const auto& vi : f->value_info())
+      if (vi.has_type()) declared.emplace(vi.name(), vi.type());
+    written += rewrite_value_info(
+        f->mutable_value_info(), names,
+        [&](const std::string& name) -> std::optional<onnx::TypeProto> {
+          std::vector<const Fact*> facts;
+          for (const auto& values : by_name) {
+            auto it = values.find(name);
+            if (it != values.end()) facts.push_back(&it->second);
+          }
+          std::string why;
+          std::optional<Fact> joined;
+          if (facts.empty())
+            why = "not computed in any context (a branch never taken, or an omitted input)";
+          else
+            joined = joiner.join(facts, why);
+          if (!joined) {
+            dropped.push_back("    " + name + ": " + why);
+            return std::nullopt;
+          }
+          onnx::TypeProto t = texts.type_of(*joined);
+          auto d = declared.find(name);
+          return d == declared.end() ? t : with_declared(std::move(t), *joined, d->second, false_names, true);
+        },
+        [&](ValueInfoProto& vi) { clear_dim_params(*vi.mutable_type(), false_names); });
     if (debug && !dropped.empty()) {
       *debug += "no value_info in " + FunctionId::of(*f).str() + " for:\n";
       for (const auto& line : dropped) *debug += line + "\n";

@@ -1,6 +1,9 @@
 #include "declared_type.h"
 
-namespace shapeprop::check {
+#include <algorithm>
+#include <vector>
+
+namespace shapeprop::infer {
 
 namespace {
 
@@ -39,8 +42,11 @@ std::optional<std::string> compare_tensor(int32_t elem_type, const onnx::TensorS
     if (p.is_unknown()) continue;
     const std::string dim = "dim " + std::to_string(i);
     if (d.has_dim_value()) {
-      if (p.equals(Dim::constant(d.dim_value())) == false)
-        return dim + " is " + std::to_string(d.dim_value()) + ", proven " + p.str();
+      const auto eq = p.equals(Dim::constant(d.dim_value()));
+      if (eq == false) return dim + " is " + std::to_string(d.dim_value()) + ", proven " + p.str();
+      // A size the graph leaves to its inputs (or to the data): the constant is true of
+      // some runs only.
+      if (!eq) return dim + " is " + std::to_string(d.dim_value()) + " where the graph leaves it " + p.str();
     } else if (d.has_dim_param() && !d.dim_param().empty()) {
       if (auto why = dim_params.bind(d.dim_param(), p, where + " (" + dim + ")")) return dim + " is " + *why;
     }
@@ -90,9 +96,137 @@ void DimParams::bind_all(const onnx::TypeProto& type, const Fact& proven, const 
 std::optional<std::string> DimParams::bind(const std::string& name, const Dim& proven, const std::string& where) {
   if (proven.is_unknown()) return std::nullopt;
   auto [it, fresh] = bound_.try_emplace(name, Binding{proven, where});
-  if (fresh || it->second.dim.equals(proven) != false) return std::nullopt;
-  return name + ", which is " + it->second.dim.str() + " at " + it->second.where + ", proven " + proven.str();
+  if (fresh) return std::nullopt;
+  const auto witness = sizes_where_they_differ(it->second.dim, proven);
+  if (!witness) return std::nullopt;
+  contradicted_.insert(name);
+  return name + ", which is " + it->second.dim.str() + " at " + it->second.where + ", proven " + proven.str() +
+         (witness->empty() ? "" : " (they differ where " + *witness + ")");
 }
+
+std::optional<std::string> sizes_where_they_differ(const Dim& a, const Dim& b) {
+  if (a.is_unknown() || b.is_unknown()) return std::nullopt;
+  if (auto eq = a.equals(b)) return *eq ? std::nullopt : std::optional<std::string>("");
+  std::vector<std::string> symbols = a.symbols();
+  for (auto& s : b.symbols())
+    if (std::find(symbols.begin(), symbols.end(), s) == symbols.end()) symbols.push_back(std::move(s));
+  std::sort(symbols.begin(), symbols.end());
+  // Every symbol at one size, then each at its own: enough to tell apart the dims of
+  // strided layers (floor((H+1)/2) and floor((H+3)/4) differ at H=5) and of two inputs.
+  static constexpr int64_t kSizes[] = {1, 2, 3, 5, 7, 8, 16, 31, 64, 224};
+  for (int64_t stagger : {0, 1}) {
+    for (int64_t size : kSizes) {
+      std::map<std::string, int64_t> at;
+      int64_t k = 0;
+      for (const auto& s : symbols) at[s] = size + stagger * k++;
+      const Dim::SymbolMap value = [&at](const std::string& s) -> std::optional<Dim> {
+        auto it = at.find(s);
+        return it == at.end() ? std::nullopt : std::optional<Dim>(Dim::constant(it->second));
+      };
+      const auto x = a.substitute(value).as_constant(), y = b.substitute(value).as_constant();
+      if (!x || !y || *x == *y) continue;
+      std::string text;
+      for (const auto& [s, v] : at) text += (text.empty() ? "" : ", ") + s + "=" + std::to_string(v);
+      return text;
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The lenient reader behind declared_expression(): sums, products, unary minus,
+// parentheses, integers, identifiers, "//" and floor()/ceiling() of a quotient by a
+// constant; spaces anywhere between tokens.
+class ExpressionReader {
+ public:
+  explicit ExpressionReader(std::string_view text) : text_(text) {}
+
+  Dim read() {
+    Dim d = sum();
+    skip();
+    return pos_ == text_.size() ? d : Dim::unknown();
+  }
+
+ private:
+  Dim sum() {
+    Dim total = term();
+    while (!total.is_unknown()) {
+      if (eat('+'))
+        total = total + term();
+      else if (eat('-'))
+        total = total - term();
+      else
+        break;
+    }
+    return total;
+  }
+  Dim term() {
+    Dim product = unary();
+    while (!product.is_unknown()) {
+      if (eat_text("//")) {
+        product = Dim::floor_div(product, unary());
+      } else if (eat('*')) {
+        product = product * unary();
+      } else {
+        break;
+      }
+    }
+    return product;
+  }
+  Dim unary() { return eat('-') ? -unary() : primary(); }
+  Dim primary() {
+    skip();
+    if (eat('(')) {
+      Dim d = sum();
+      return eat(')') ? d : Dim::unknown();
+    }
+    if (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
+      int64_t v = 0;
+      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9')
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, text_[pos_++] - '0', &v)) return Dim::unknown();
+      return Dim::constant(v);
+    }
+    const size_t start = pos_;
+    auto word = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; };
+    while (pos_ < text_.size() && word(text_[pos_])) ++pos_;
+    const std::string name(text_.substr(start, pos_ - start));
+    if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return Dim::unknown();
+    if ((name == "floor" || name == "ceiling") && eat('(')) {
+      const Dim numerator = sum();
+      if (!eat('/')) return Dim::unknown();
+      const Dim divisor = sum();
+      if (!eat(')') || !divisor.is_constant() || divisor.as_constant() <= 0) return Dim::unknown();
+      return Dim::floor_div(name == "floor" ? numerator : numerator + divisor - Dim::constant(1), divisor);
+    }
+    return Dim::symbol(name);
+  }
+
+  void skip() {
+    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+  }
+  bool eat(char c) {
+    skip();
+    if (pos_ < text_.size() && text_[pos_] == c && !(c == '/' && text_.substr(pos_, 2) == "//")) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  bool eat_text(std::string_view t) {
+    skip();
+    if (text_.substr(pos_, t.size()) != t) return false;
+    pos_ += t.size();
+    return true;
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+Dim declared_expression(std::string_view text) { return ExpressionReader(text).read(); }
 
 std::optional<std::string> contradiction(const onnx::TypeProto& declared, const Fact& proven, DimParams& dim_params,
                                          const std::string& where) {
@@ -118,4 +252,4 @@ std::string type_text(const onnx::TypeProto& type) {
 
 std::string fact_text(const Fact& fact) { return fact.other ? type_text(*fact.other) : fact.str(); }
 
-}  // namespace shapeprop::check
+}  // namespace shapeprop::infer

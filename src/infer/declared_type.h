@@ -1,19 +1,28 @@
 // Is a declared type false of a value, given what is proven of it in one context?
+//
+// Declarations are never facts here (DESIGN.md, guarantee 3): exporters declare the
+// example's sizes and reuse dim names for different sizes. A declaration is compared with
+// what the graph proves, and is false when some valid input makes it so: an element type,
+// rank or constant dim other than the proven one; a constant where the graph leaves a
+// symbol free (true only when the symbol takes that value); one dim_param naming two sizes
+// that differ for some values of the symbols.
 #pragma once
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/dim.h"
 #include "shapeprop/fact.h"
 
-namespace shapeprop::check {
+namespace shapeprop::infer {
 
 // The sizes the dim_params of one scope stand for: the main graph (its subgraphs
 // included), or one call of a function. A dim_param is bound to the first proven dim it
-// is declared for; a later one that is surely another size is a contradiction.
+// is declared for; a later one that surely differs from it for some sizes is a
+// contradiction.
 class DimParams {
  public:
   // The proven dims a dim_param of `type` stands for (graph inputs: the facts are their
@@ -21,6 +30,8 @@ class DimParams {
   void bind_all(const onnx::TypeProto& type, const Fact& proven, const std::string& where);
   // nullopt, or why `name` cannot stand for `proven` at `where`.
   std::optional<std::string> bind(const std::string& name, const Dim& proven, const std::string& where);
+  // The dim_params some bind() found naming different sizes.
+  const std::set<std::string>& contradicted() const { return contradicted_; }
 
  private:
   struct Binding {
@@ -28,18 +39,32 @@ class DimParams {
     std::string where;
   };
   std::map<std::string, Binding> bound_;
+  std::set<std::string> contradicted_;
 };
 
 // nullopt when `declared` may hold of a value proven to be `proven`; otherwise the first
 // contradiction: "dim 1 is 4, proven 3", "element type int64, proven float", "rank 1,
-// proven 2", "dim 0 is S, which is 7 at 'a' (dim 0), proven 9". `where` names the value
-// for later bindings ("'a'"). Unknown parts on either side contradict nothing.
+// proven 2", "dim 1 is 8 where the graph leaves it S", "dim 0 is S, which is 7 at 'a'
+// (dim 0), proven 9". `where` names the value for later bindings ("'a'"). Unknown parts
+// on either side contradict nothing.
 std::optional<std::string> contradiction(const onnx::TypeProto& declared, const Fact& proven, DimParams& dim_params,
                                          const std::string& where);
+
+// Sizes of the symbols (each at least 1) for which `a` and `b` differ, as "S=5, T=6";
+// nullopt when none is found (they may be equal for every size). Both are evaluated
+// exactly at a few sizes, so a text returned is a witness.
+std::optional<std::string> sizes_where_they_differ(const Dim& a, const Dim& b);
+
+// What a declared dim_param of a value inside a graph stands for, read the way exporters
+// write expressions of the graph's sizes ("batch*seq", "4*batch", "s0 + 1", "(s0//2)",
+// "floor(s0/2)", "ceiling(s0/2)", "2*s1 - 1"): the Dim when the text is such an
+// expression over identifiers, otherwise unknown. For comparing a declaration with a
+// proven dim only, never as a fact.
+Dim declared_expression(std::string_view text);
 
 // "float[4,?]", "seq(float[N])": a declared type as diagnostics write it.
 std::string type_text(const onnx::TypeProto& type);
 // A proven fact the same way ("int64[2] {N,3}" for a tensor whose elements are known).
 std::string fact_text(const Fact& fact);
 
-}  // namespace shapeprop::check
+}  // namespace shapeprop::infer

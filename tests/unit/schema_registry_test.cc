@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "check/declared_type.h"
+#include "infer/declared_type.h"
 #include "check/facts_view.h"
 #include "onnx/checker.h"
 #include "onnx/shape_inference/implementation.h"
@@ -35,7 +35,7 @@ main (float[7] v, float[3,4] w) => (float[7] v_t, float[4,3] w_t) {
 )" + testing::torchlib("aten_t") + testing::torchlib("Rank"));
 }
 
-std::string type_text(const onnx::ValueInfoProto& vi) { return check::type_text(vi.type()); }
+std::string type_text(const onnx::ValueInfoProto& vi) { return infer::type_text(vi.type()); }
 
 TEST(SchemaRegistry, StrictInferencePassesAtenTOnRank1) {
   const auto model = aten_t_model();
@@ -211,9 +211,9 @@ TEST(SchemaRegistry, AgreesWithAnnotationOnEveryCorpusModel) {
     for (const auto& [name, type] : ours) {
       auto it = theirs.find(name);
       if (it == theirs.end()) continue;
-      check::DimParams scratch;
-      EXPECT_FALSE(check::contradiction(*it->second, Fact::of_type(*type), scratch, name))
-          << name << ": " << check::type_text(*it->second) << " vs " << check::type_text(*type);
+      infer::DimParams scratch;
+      EXPECT_FALSE(infer::contradiction(*it->second, Fact::of_type(*type), scratch, name))
+          << name << ": " << infer::type_text(*it->second) << " vs " << infer::type_text(*type);
       if (same_type(*it->second, *type, symbols)) ++same;
     }
 
@@ -245,8 +245,8 @@ TEST(SchemaRegistry, AgreesWithAnnotationOnEveryCorpusModel) {
         if (b == ours.end()) continue;
         ASSERT_NE(a, theirs.end()) << out;
         EXPECT_TRUE(same_type(*a->second, *b->second, symbols))
-            << "node " << out << ": ONNX+registry " << check::type_text(*a->second) << ", annotate "
-            << check::type_text(*b->second);
+            << "node " << out << ": ONNX+registry " << infer::type_text(*a->second) << ", annotate "
+            << infer::type_text(*b->second);
       }
     }
     std::cout << "[          ] " << path.filename().string() << ": " << same << " of " << ours.size()
