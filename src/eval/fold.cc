@@ -1,5 +1,5 @@
 // The table of folding rules, from ONNX op type to rule. The rules themselves live in
-// fold_elementwise.cc, fold_shape.cc and fold_index.cc; fold_support.h says what they
+// fold_elementwise.cc, fold_shape.cc, fold_index.cc and fold_spatial.cc; fold_support.h says what they
 // share and the conventions they keep.
 #include "eval/fold.h"
 
@@ -44,6 +44,14 @@ const std::unordered_map<std::string_view, Rule>& rules() {
       {"ReduceMean", fold_reduce_mean},
       {"ReduceMax", fold_reduce_max},
       {"ReduceMin", fold_reduce_min},
+      // windows and resizing over spatial dims
+      {"Conv", fold_conv},
+      {"ConvTranspose", fold_conv_transpose},
+      {"MaxPool", fold_pool},
+      {"AveragePool", fold_pool},
+      {"LpPool", fold_pool},
+      {"Resize", fold_resize},
+      {"Upsample", fold_resize},
       // elementwise
       {"Identity", fold_identity},
       {"Cast", fold_cast},

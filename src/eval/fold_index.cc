@@ -61,20 +61,64 @@ AxisSlice slice_constant(int64_t d, int64_t start, int64_t end, int64_t step) {
   return {Dim::constant(n), start, step};
 }
 
-// A symbolic (or unknown) dim: only the whole-axis forms are decided, x[0:INT64_MAX] or
-// x[0:d] forward and x[-1:INT64_MIN:-1] (or from INT64_MAX) backward, which torch
-// exports for x[:] and flip. Other bounds depend on d's value.
-AxisSlice slice_symbolic(const Dim& d, const Dim& start, const Dim& end, int64_t step) {
+// Signs of dims for the symbolic slices: decided with every symbol at least
+// `symbol_min`, and noted when that took the assumption that symbols are at least 1.
+class Signs {
+ public:
+  explicit Signs(int64_t symbol_min) : symbol_min_(symbol_min) {}
+  bool nonnegative(const Dim& x) {
+    const auto m = x.min_value(symbol_min_);
+    if (!m || *m < 0) return false;
+    if (symbol_min_ > 0 && !known_nonnegative(x)) relied_ = true;
+    return true;
+  }
+  bool relied() const { return relied_; }
+
+ private:
+  int64_t symbol_min_;
+  bool relied_ = false;
+};
+
+// A bound of a forward slice over d where ONNX's rules are decided: a negative constant
+// counts from the back, INT64_MAX is the end, then the bound is clamped to [0, d].
+// nullopt where that depends on d's value.
+std::optional<Dim> forward_bound(const Dim& d, const Dim& b, Signs& signs) {
+  if (b.as_constant() == kInt64Max) return d;
+  Dim at = b;
+  if (auto c = b.as_constant(); c && *c < 0) {
+    at = d + b;
+    if (!at.is_unknown() && signs.nonnegative(-at)) return Dim::constant(0);
+  }
+  if (at.is_unknown() || !signs.nonnegative(at)) return std::nullopt;
+  if (signs.nonnegative(d - at)) return at;
+  if (signs.nonnegative(at - d)) return d;
+  return std::nullopt;
+}
+
+// A symbolic (or unknown) dim. Forward: the length of [start, end) by step where both
+// bounds are decided (forward_bound): x[:N//2] is floor(N/2) long and x[N//2:] the rest,
+// x[1:] N-1 when N is at least 1. Backward, only the whole-axis form x[-1:INT64_MIN:-1]
+// (or from INT64_MAX), which torch exports for flip.
+AxisSlice slice_symbolic(const Dim& d, const Dim& start, const Dim& end, int64_t step, Signs& signs) {
   auto s = start.as_constant(), e = end.as_constant();
-  if (step == 1 && s == 0 && (e == kInt64Max || end.equals(d) == true)) return {d, std::nullopt, step};
   if (step == -1 && (s == -1 || s == kInt64Max) && e == kInt64Min) return {d, std::nullopt, step};
+  if (step <= 0 || d.is_unknown()) return {Dim::unknown(), std::nullopt, step};
+  const auto from = forward_bound(d, start, signs), to = forward_bound(d, end, signs);
+  if (!from || !to) return {Dim::unknown(), std::nullopt, step};
+  const Dim span = *to - *from;
+  if (!span.is_unknown() && signs.nonnegative(span))
+    return {Dim::floor_div(span + Dim::constant(step - 1), Dim::constant(step)), std::nullopt, step};
+  if (!span.is_unknown() && signs.nonnegative(-span)) return {Dim::constant(0), std::nullopt, step};
   return {Dim::unknown(), std::nullopt, step};
 }
 
-AxisSlice slice_axis(const Dim& d, const Dim& start, const Dim& end, int64_t step) {
+AxisSlice slice_axis(const Dim& d, const Dim& start, const Dim& end, int64_t step, Signs& signs) {
   auto dc = d.as_constant(), s = start.as_constant(), e = end.as_constant();
   if (dc && s && e) return *dc >= 0 ? slice_constant(*dc, *s, *e, step) : AxisSlice{Dim::unknown(), std::nullopt, step};
-  return slice_symbolic(d, start, end, step);
+  Signs here = signs;
+  AxisSlice sliced = slice_symbolic(d, start, end, step, here);
+  if (!sliced.length.is_unknown() && here.relied()) signs = here;  // the assumption counts where it decided
+  return sliced;
 }
 
 struct SliceArgs {
@@ -324,8 +368,8 @@ std::vector<Fact> fold_gather(const FoldInput& node) {
 }
 
 // Slice(data, starts, ends[, axes, steps]): per ONNX's clamping rules on constant dims
-// (INT64_MAX ends, negative starts/ends, negative steps); whole-axis slices of symbolic
-// dims (slice_symbolic). Unsliced axes keep their dims; elements when every axis's
+// (INT64_MAX ends, negative starts/ends, negative steps); symbolic dims where the bounds
+// are decided (slice_symbolic). Unsliced axes keep their dims; elements when every axis's
 // indices are known.
 std::vector<Fact> fold_slice(const FoldInput& node) {
   const Fact* data = node.input(0);
@@ -352,13 +396,15 @@ std::vector<Fact> fold_slice(const FoldInput& node) {
     return {Fact::tensor(type, std::move(out))};
   }
   std::vector<std::optional<AxisSlice>> sliced(ds.size());
+  Signs signs(node.symbol_min);
   for (size_t i = 0; i < n; ++i) {
     const int64_t step = args.steps ? (*args.steps)[i] : 1;
     if (step == 0) return {typed(type, std::nullopt)};  // invalid
     const auto k = static_cast<size_t>((*axes)[i]);
-    sliced[k] = slice_axis(ds[k], (*args.starts)[i], (*args.ends)[i], step);
+    sliced[k] = slice_axis(ds[k], (*args.starts)[i], (*args.ends)[i], step, signs);
     out[k] = sliced[k]->length;
   }
+  if (signs.relied() && node.relied_on_symbol_min) *node.relied_on_symbol_min = true;
   auto in = shape_with_elements(data);
   auto out_static = static_dims(out);
   const int64_t count = static_count(out_static);

@@ -183,4 +183,10 @@ std::vector<Fact> fold_reduce_mean(const FoldInput&);
 std::vector<Fact> fold_reduce_max(const FoldInput&);
 std::vector<Fact> fold_reduce_min(const FoldInput&);
 
+// fold_spatial.cc
+std::vector<Fact> fold_conv(const FoldInput&);
+std::vector<Fact> fold_conv_transpose(const FoldInput&);
+std::vector<Fact> fold_pool(const FoldInput&);
+std::vector<Fact> fold_resize(const FoldInput&);
+
 }  // namespace shapeprop::eval::detail

@@ -67,15 +67,43 @@ TEST(CheckModel, FunctionEntryFalseInOneContextNamesThatCall) {
 }
 
 TEST(CheckModel, DeclarationsVouchForNothing) {
-  // NonZero's count is unknown: neither declaration is proven false, and the first one
-  // does not make the second one false either (they are not used as facts).
+  // NonZero's count is left to the data: a constant declared for it is false for other
+  // data, each on its own account; the first one does not make the second one false
+  // ("6, proven 5"): declarations are not facts.
   auto m = testing::parse_or_fail(R"(<ir_version: 10, opset_import: ["" : 18]>
 main (float[4] x) => (int64[1,6] u) <int64[1,5] t> {
    t = NonZero (x)
    u = Identity (t)
 }
 )");
-  EXPECT_TRUE(errors_of(check_model(m)).empty());
+  const auto errors = errors_of(check_model(m));
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_THAT(errors[0].message, HasSubstr("dim 1 is 5 where the graph leaves it dyn__0"));
+  EXPECT_THAT(errors[1].message, HasSubstr("dim 1 is 6 where the graph leaves it dyn__0"));
+  // A name for it says nothing false.
+  auto named = testing::parse_or_fail(R"(<ir_version: 10, opset_import: ["" : 18]>
+main (float[4] x) => (int64[1,K] u) <int64[1,K] t> {
+   t = NonZero (x)
+   u = Identity (t)
+}
+)");
+  EXPECT_TRUE(errors_of(check_model(named)).empty());
+}
+
+TEST(CheckModel, OneDimParamForSizesThatDiffer) {
+  // TorchScript's exporter reuses one dim_param for the sizes of two strided layers:
+  // floor((H+1)/2) and floor((H+3)/4), equal at H=1 but not at H=3.
+  auto m = testing::parse_or_fail(R"(<ir_version: 10, opset_import: ["" : 18]>
+main (float[1,1,H] x) => (float[1,1,D] b) <float[1,1,D] a> {
+   a = MaxPool <kernel_shape = [3], strides = [2], pads = [1, 1]> (x)
+   b = MaxPool <kernel_shape = [3], strides = [2], pads = [1, 1]> (a)
+}
+)");
+  const auto errors = errors_of(check_model(m));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0].message, HasSubstr("'b' is declared float[1,1,D] (graph output) but proven float[1,1,floor((H+3)/4)]: "
+                                           "dim 2 is D, which is floor((H+1)/2) at 'a' (dim 2), proven floor((H+3)/4) "
+                                           "(they differ where H=3)"));
 }
 
 TEST(CheckModel, DimParamOfAFunctionIsOneSizePerCall) {

@@ -158,10 +158,11 @@ TEST(Fold, TableCoversTheIssueOps) {
   for (const char* op : {"Shape", "Size", "Constant", "ConstantOfShape", "Cast", "CastLike", "Identity", "Equal", "Less",
                          "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Where", "Add", "Sub", "Mul", "Div",
                          "Mod", "Neg", "Abs", "Min", "Max", "Concat", "Gather", "Slice", "Squeeze", "Unsqueeze", "Reshape",
-                         "Expand", "Range", "ReduceProd", "ReduceSum", "Split"})
+                         "Expand", "Range", "ReduceProd", "ReduceSum", "Split", "Conv", "ConvTranspose", "MaxPool",
+                         "AveragePool", "LpPool", "Resize", "Upsample"})
     EXPECT_TRUE(eval::has_rule(op)) << op;
-  EXPECT_FALSE(eval::has_rule("Conv"));
-  EXPECT_TRUE(Node("Conv", {kX}).all().empty());
+  EXPECT_FALSE(eval::has_rule("Softmax"));
+  EXPECT_TRUE(Node("Softmax", {kX}).all().empty());
 }
 
 TEST(Fold, OneFactPerOutput) {
@@ -571,6 +572,35 @@ TEST(FoldSlice, Tensors) {
   EXPECT_EQ(Node("Slice", {f32({1, 2, 3}), i64s({C(1)}), i64s({C(3)})}).str(), "float[2] {2,3}");
 }
 
+TEST(FoldSlice, SymbolicBounds) {
+  Fact x = floats({N, C(4)});
+  const Dim half = Dim::floor_div(N, C(2));
+  // Halves, as torch slices x[:N//2] and x[N//2:], and their lengths add up to N.
+  EXPECT_EQ(Node("Slice", {x, i64s({C(0)}), i64s({half})}).str(), "float[floor(N/2),4]");
+  EXPECT_EQ(Node("Slice", {x, i64s({half}), i64s({C(kMax)})}).str(), "float[-floor(N/2)+N,4]");
+  const Fact second = Node("Slice", {x, i64s({half}), i64s({C(kMax)})}).out();
+  ASSERT_TRUE(second.shape);
+  EXPECT_EQ((*second.shape)[0] + half, N);
+  // A step: ceil of the span.
+  EXPECT_EQ(Node("Slice", {x, i64s({C(0)}), i64s({C(kMax)}), i64s({C(0)}), i64s({C(2)})}).str(), "float[floor((N+1)/2),4]");
+  // x[1:] and x[:-1] are N-1 long only when N is at least 1 (else empty), x[-1:] is 1 long.
+  EXPECT_EQ(Node("Slice", {x, i64s({C(1)}), i64s({C(kMax)})}).str(), "float[?,4]");
+  Node tail("Slice", {x, i64s({C(1)}), i64s({C(kMax)})});
+  tail.positive_dims();
+  EXPECT_EQ(tail.str(), "float[N-1,4]");
+  EXPECT_TRUE(tail.relied());
+  Node last("Slice", {x, i64s({C(-1)}), i64s({C(kMax)})});
+  last.positive_dims();
+  EXPECT_EQ(last.str(), "float[1,4]");
+  Node front("Slice", {x, i64s({C(0)}), i64s({C(-1)})});
+  front.positive_dims();
+  EXPECT_EQ(front.str(), "float[N-1,4]");
+  // A bound whose place is not decided: unknown (N - M may be either sign).
+  EXPECT_EQ(Node("Slice", {x, i64s({C(0)}), i64s({M})}).str(), "float[?,4]");
+  // Past the end: clamped.
+  EXPECT_EQ(Node("Slice", {x, i64s({C(0)}), i64s({N + C(3)})}).str(), "float[N,4]");
+}
+
 TEST(FoldSlice, AttributesBeforeOpset10) {
   Fact dims = shape_of(kX);
   EXPECT_EQ(Node("Slice", {dims}).opset(9).attr(attr_is("starts", {1})).attr(attr_is("ends", {kMax})).str(),
@@ -604,6 +634,79 @@ TEST(FoldSplit, PartsAndOpsets) {
   // Uneven without num_outputs (opset 13): invalid, the axis unknown.
   out = Node("Split", {x}).opset(13).outputs(2).all();
   EXPECT_EQ(out[0].str(), "int64[?]");
+  // A symbolic dim in halves (num_outputs): ceil(N/2) and the rest, adding up to N; in
+  // three parts the last one could be negative (N = 1), so nothing; equal parts before
+  // opset 18 only where they come out even.
+  out = Node("Split", {floats({N})}).attr(attr_i("num_outputs", 2)).outputs(2).all();
+  EXPECT_EQ(out[0].str(), "float[floor((N+1)/2)]");
+  ASSERT_TRUE(out[0].shape && out[1].shape);
+  EXPECT_EQ((*out[0].shape)[0] + (*out[1].shape)[0], N);
+  out = Node("Split", {floats({N})}).attr(attr_i("num_outputs", 3)).outputs(3).all();
+  EXPECT_EQ(out[2].str(), "float[?]");
+  out = Node("Split", {floats({N})}).opset(13).outputs(2).all();
+  EXPECT_EQ(out[0].str(), "float[?]");
+}
+
+// ---- Conv, pools, Resize ------------------------------------------------------------------
+
+TEST(FoldSpatial, ConvolutionsOverSymbolicDims) {
+  const Dim H = Dim::symbol("H"), W = Dim::symbol("W");
+  Fact x = floats({N, C(3), H, W});
+  Fact w = floats({C(16), C(3), C(3), C(3)});
+  // A stride-1 "same" convolution keeps the dims; stride 2 halves them, rounding up.
+  EXPECT_EQ(Node("Conv", {x, w}).attr(attr_is("pads", {1, 1, 1, 1})).str(), "float[N,16,H,W]");
+  EXPECT_EQ(Node("Conv", {x, w}).attr(attr_is("pads", {1, 1, 1, 1})).attr(attr_is("strides", {2, 2})).str(),
+            "float[N,16,floor((H+1)/2),floor((W+1)/2)]");
+  EXPECT_EQ(Node("Conv", {x, w}).str(), "float[N,16,H-2,W-2]");
+  EXPECT_EQ(Node("Conv", {x, w}).attr(attr_is("dilations", {2, 1})).str(), "float[N,16,H-4,W-2]");
+  // auto_pad: SAME is ceil(D / stride), VALID no pads.
+  AttributeProto same;
+  same.set_name("auto_pad");
+  same.set_type(AttributeProto::STRING);
+  same.set_s("SAME_UPPER");
+  EXPECT_EQ(Node("Conv", {x, w}).attr(same).attr(attr_is("strides", {2, 2})).str(),
+            "float[N,16,floor((H+1)/2),floor((W+1)/2)]");
+  // ResNet's stem: conv 7x7 stride 2 pad 3, then a 3x3 stride-2 pool: one floor.
+  Fact stem = Node("Conv", {floats({N, C(3), H, H}), floats({C(64), C(3), C(7), C(7)})})
+                  .attr(attr_is("pads", {3, 3, 3, 3}))
+                  .attr(attr_is("strides", {2, 2}))
+                  .out();
+  EXPECT_EQ(stem.str(), "float[N,64,floor((H+1)/2),floor((H+1)/2)]");
+  auto pooled = Node("MaxPool", {stem})
+                    .attr(attr_is("kernel_shape", {3, 3}))
+                    .attr(attr_is("strides", {2, 2}))
+                    .attr(attr_is("pads", {1, 1, 1, 1}))
+                    .outputs(2)
+                    .all();
+  EXPECT_EQ(pooled[0].str(), "float[N,64,floor((H+3)/4),floor((H+3)/4)]");
+  EXPECT_EQ(pooled[1].str(), "int64[N,64,floor((H+3)/4),floor((H+3)/4)]");
+  // Constant dims agree with ONNX's own arithmetic.
+  EXPECT_EQ(Node("AveragePool", {floats({C(1), C(2), C(7)})}).attr(attr_is("kernel_shape", {2})).attr(attr_is("strides", {2})).str(),
+            "float[1,2,3]");
+  // ceil_mode: not over symbols (nor over constants, which ONNX's inference sizes).
+  EXPECT_EQ(Node("MaxPool", {floats({N, C(2), H})}).attr(attr_is("kernel_shape", {2})).attr(attr_i("ceil_mode", 1)).str(),
+            "float[N,2,?]");
+  // A kernel that is not known: nothing.
+  EXPECT_EQ(Node("Conv", {x, floats({C(16), C(3), N, C(3)})}).str(), "?");
+  // ConvTranspose: stride*(D-1) + dilation*(k-1) + 1 - pads (+ output_padding).
+  EXPECT_EQ(Node("ConvTranspose", {floats({N, C(16), H}), floats({C(16), C(8), C(4)})})
+                .attr(attr_is("strides", {2}))
+                .attr(attr_is("pads", {1, 1}))
+                .str(),
+            "float[N,8,2*H]");
+}
+
+TEST(FoldSpatial, ResizeByScalesAndSizes) {
+  const Dim H = Dim::symbol("H");
+  Fact x = floats({N, C(3), H, H});
+  Fact roi = floats({C(0)});
+  // Scales: floor(D * scale) for dyadic scales; 1/3 is not exact in floating point.
+  EXPECT_EQ(Node("Resize", {x, roi, f32({1, 1, 2, 0.5})}).str(), "float[N,3,2*H,floor(H/2)]");
+  EXPECT_EQ(Node("Resize", {x, roi, f32({1, 1, 1.5, 1.0 / 3})}).str(), "float[N,3,floor(H/2)+H,?]");
+  // Sizes, symbolic ones included.
+  EXPECT_EQ(Node("Resize", {x, roi}).omitted().input(i64s({N, C(3), M, C(8)})).str(), "float[N,3,M,8]");
+  // Upsample-9: scales as the second input.
+  EXPECT_EQ(Node("Upsample", {x, f32({1, 1, 2, 2})}).opset(9).str(), "float[N,3,2*H,2*H]");
 }
 
 // ---- Squeeze, Unsqueeze ----------------------------------------------------------------
