@@ -32,7 +32,6 @@ namespace shapeprop {
 
 struct CheckOptions {
   std::string origin;                // names the model in diagnostics (its file), may be empty
-  std::filesystem::path model_dir;   // where external data would be (checked to exist, never read)
   // As InferOptions::assume_positive_dims: symbolic dims are at least 1.
   bool assume_positive_dims = true;
   // How deep the model may nest and how much inference may build (limits.h).

@@ -36,10 +36,8 @@ struct OverrideResult {
 };
 
 // Replaces `model`'s functions by those of `library` with the same id. `origin` names
-// the library in diagnostics; `model_dir` is the model file's folder (for the checker's
-// look at external data). On error the model is unchanged.
+// the library in diagnostics. On error the model is unchanged.
 Result<OverrideResult> apply_overrides(onnx::ModelProto& model, const std::vector<onnx::FunctionProto>& library,
-                                       const std::string& origin, const std::filesystem::path& model_dir = {},
-                                       const InferOptions& options = {});
+                                       const std::string& origin, const InferOptions& options = {});
 
 }  // namespace shapeprop

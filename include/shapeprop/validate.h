@@ -26,12 +26,14 @@ enum class CheckerMode { onnx, as_inference };
 // rejects some valid models (it infers both branches of every If); unlike ONNX's own
 // full check, each model-local function body is inferred once per distinct call
 // signature, not once per call path (which grows exponentially with call depth).
-// External data is looked up in `model_dir` (the model file's folder). An op with a rule
-// in `rules` (the built-in rules when null) passes as ONNX's checker lets an op of a
-// custom domain pass, also in the default domain, where ONNX Runtime registers some.
+// External data is never looked for: a graph whose weights are in files that are absent
+// (large models are shared that way) is checked from the tensors' dims, as ONNX's
+// inference types it (check_external_data, at load, keeps every location inside the
+// model's folder). An op with a rule in `rules` (the built-in rules when null) passes as
+// ONNX's checker lets an op of a custom domain pass, also in the default domain, where
+// ONNX Runtime registers some.
 Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin,
-                             const std::filesystem::path& model_dir, const OpRules* rules = nullptr,
-                             CheckerMode mode = CheckerMode::as_inference);
+                             const OpRules* rules = nullptr, CheckerMode mode = CheckerMode::as_inference);
 
 // Rules every model must keep for shapeprop to analyse it:
 //  - subgraphs and calls nest no deeper than `limits` allow (checked first; see
@@ -45,8 +47,7 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
 Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin, const Limits& limits = {});
 
 // Both of the above, ours first (its messages name the place more precisely).
-Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
-                           const std::filesystem::path& model_dir, const OpRules* rules = nullptr,
+Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin, const OpRules* rules = nullptr,
                            CheckerMode mode = CheckerMode::as_inference, const Limits& limits = {});
 
 }  // namespace shapeprop

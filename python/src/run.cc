@@ -90,7 +90,7 @@ class Run {
 
   bool validate() {
     PhaseClock clock(report_.phases, "validation");
-    return keep(validate_model(model_, q_.origin, model_dir_, options_.infer.op_rules.get()));
+    return keep(validate_model(model_, q_.origin, options_.infer.op_rules.get()));
   }
 
   bool process() {
@@ -113,7 +113,6 @@ class Run {
   bool check() {
     CheckOptions options;
     options.origin = q_.origin;
-    options.model_dir = model_dir_;
     options.assume_positive_dims = options_.infer.assume_positive_dims;
     PhaseClock clock(report_.phases, "check");
     auto found = check_model(model_, options);

@@ -325,7 +325,7 @@ Diagnostics check_model(const onnx::ModelProto& model, const CheckOptions& optio
   // ONNX's structural checker, after ours (its messages name the place less precisely).
   Diagnostics all = validate_structure(model, options.origin, options.limits);
   if (!has_errors(all))
-    for (auto& d : run_onnx_checker(model, /*full_check=*/false, options.origin, options.model_dir, nullptr, CheckerMode::onnx))
+    for (auto& d : run_onnx_checker(model, /*full_check=*/false, options.origin, nullptr, CheckerMode::onnx))
       all.push_back(std::move(d));
   if (has_errors(all)) return all;
 

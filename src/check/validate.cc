@@ -169,7 +169,7 @@ class StructureValidator {
 }  // namespace
 
 Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std::string_view origin,
-                             const std::filesystem::path& model_dir, const OpRules* rules, CheckerMode mode) {
+                             const OpRules* rules, CheckerMode mode) {
   const bool as_inference = mode == CheckerMode::as_inference;
   try {
     // ONNX's checker requires a type on every output and value_info entry of the main
@@ -192,19 +192,20 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
       drop(typed_only.mutable_graph()->mutable_value_info());
       checked = &typed_only;
     }
-    // As check_model(path) does, but with the folder we were given: external data is
-    // looked up there (its existence only; the data is not read).
+    // ONNX's checker stats each external data file, and skips a location that begins
+    // with '#' (where the data is not a file): in the folder "#" every location does, so
+    // that absent weights are no error (see the header). Its other checks of locations
+    // stay, beside ours at load.
     const auto builtin = rules ? nullptr : builtin_op_rules();
     schemas::CheckerRegistry registry(rules ? *rules : *builtin, /*accept_unknown_default_ops=*/as_inference);
 #if SHAPEPROP_HAVE_CHECK_MODEL_WITH_CONTEXT
     onnx::checker::CheckerContext ctx;
-    if (!model_dir.empty()) ctx.set_model_dir(model_dir.string() + "/");
+    ctx.set_model_dir("#");
     ctx.set_schema_registry(&registry);
     ctx.set_skip_opset_compatibility_check(as_inference);
     onnx::checker::check_model(*checked, ctx);
 #else  // external data is then looked up relative to the working folder, and ops with a
        // rule in the default domain are rejected
-    (void)model_dir;
     onnx::checker::check_model(*checked, /*full_check=*/false, /*skip_opset_compatibility_check=*/as_inference);
 #endif
     // What check_model(model, full_check=true) adds: ONNX's strict inference, with each
@@ -232,12 +233,11 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
   return found;
 }
 
-Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin,
-                           const std::filesystem::path& model_dir, const OpRules* rules, CheckerMode mode,
-                           const Limits& limits) {
+Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin, const OpRules* rules,
+                           CheckerMode mode, const Limits& limits) {
   Diagnostics all = validate_structure(model, origin, limits);
   if (has_errors(all)) return all;
-  for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, model_dir, rules, mode)) all.push_back(std::move(d));
+  for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, rules, mode)) all.push_back(std::move(d));
   return all;
 }
 

@@ -910,7 +910,14 @@ struct Analyzer::Impl {
     // fail again ("Input 0 expected to have type but instead is null") down the line.
     const bool input_unknown = std::any_of(inputs.begin(), inputs.end(),
                                            [](const Fact* f) { return f && f->elem_type == 0 && !f->other; });
-    if (input_unknown) return outputs;
+    if (input_unknown) {
+      // What Shape and Size give does not depend on the input's type: a 1-D and a 0-D
+      // int64 tensor of any tensor (as ONNX's own inference types them).
+      if (default_domain && n.op_type() == "Shape" && !outputs.empty())
+        outputs[0] = Fact::tensor(onnx::TensorProto::INT64, {Dim::unknown()});
+      if (default_domain && n.op_type() == "Size" && !outputs.empty()) outputs[0] = Fact::tensor(onnx::TensorProto::INT64, {});
+      return outputs;
+    }
     if (default_domain && n.op_type() == "Transpose")
       if (auto wrong = transpose_perm_mismatch(attrs, inputs)) {
         report_soft(frame, path, std::move(*wrong));

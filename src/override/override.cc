@@ -125,8 +125,7 @@ Result<std::vector<FunctionProto>> load_function_library(const std::filesystem::
 }
 
 Result<OverrideResult> apply_overrides(onnx::ModelProto& model, const std::vector<FunctionProto>& library,
-                                       const std::string& origin, const std::filesystem::path& model_dir,
-                                       const InferOptions& options) {
+                                       const std::string& origin, const InferOptions& options) {
   const Dim::MaxTerms terms(options.limits.max_dim_terms);
   OverrideResult result;
   std::map<FunctionId, const FunctionProto*> offered;
@@ -175,8 +174,7 @@ Result<OverrideResult> apply_overrides(onnx::ModelProto& model, const std::vecto
   // ONNX's checker on the result, as ONNX runs it: among others, a library function
   // importing an opset version other than the model's must use ops defined alike at both
   // (shapeprop reads such a model, but ONNX Runtime refuses it: an override never makes one).
-  for (auto& d : validate_model(candidate, origin, model_dir, options.op_rules.get(), CheckerMode::onnx,
-                                options.limits))
+  for (auto& d : validate_model(candidate, origin, options.op_rules.get(), CheckerMode::onnx, options.limits))
     if (d.severity == Severity::Error) {
       d.message = "after the override: " + d.message;
       d.file = origin;

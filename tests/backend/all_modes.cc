@@ -51,9 +51,8 @@ int main(int argc, char** argv) {
     for (const auto& path : models_under(argv[i])) {
       ++models;
       auto model = shapeprop::load_model(path);
-      const fs::path dir = path.parent_path();
-      if (!model || shapeprop::has_errors(shapeprop::validate_model(*model, path.string(), dir)) ||
-          shapeprop::has_errors(shapeprop::run_onnx_checker(*model, /*full_check=*/true, path.string(), dir))) {
+      if (!model || shapeprop::has_errors(shapeprop::validate_model(*model, path.string())) ||
+          shapeprop::has_errors(shapeprop::run_onnx_checker(*model, /*full_check=*/true, path.string()))) {
         ++skipped;
         continue;
       }
@@ -70,7 +69,7 @@ int main(int argc, char** argv) {
           if (!r) why = r.error().message;
           else if (shapeprop::has_errors(r->diagnostics)) why = first_error(r->diagnostics);
         }
-        if (why.empty()) why = first_error(shapeprop::run_onnx_checker(out, /*full_check=*/true, "<output>", dir));
+        if (why.empty()) why = first_error(shapeprop::run_onnx_checker(out, /*full_check=*/true, "<output>"));
         if (why.empty()) {
           ++passed;
         } else {

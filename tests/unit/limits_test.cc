@@ -266,7 +266,7 @@ TEST(FullCheck, EachBodyOncePerSignature) {
   // 30 functions that each call the next twice: 2^30 - 1 calls, 30 signatures.
   auto m = testing::parse_or_fail(call_chain(30, 2));
   Limits limits;
-  ASSERT_FALSE(has_errors(validate_model(m, "m", "", nullptr, CheckerMode::as_inference, limits)));
+  ASSERT_FALSE(has_errors(validate_model(m, "m", nullptr, CheckerMode::as_inference, limits)));
   EXPECT_EQ(strict_infer_shapes(m), 30u);
   EXPECT_EQ(m.graph().output(0).type().tensor_type().shape().dim(0).dim_value(), 2);
 }

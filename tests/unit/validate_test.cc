@@ -20,7 +20,7 @@ f (x) => (y) {
    y = Abs (x)
 }
 )ONNX");
-  EXPECT_FALSE(has_errors(validate_model(m, "m", "")));
+  EXPECT_FALSE(has_errors(validate_model(m, "m")));
 }
 
 TEST(ValidateStructure, OverloadsAreDistinctFunctions) {
@@ -39,7 +39,7 @@ f (x) => (y) {
    y = Neg (x)
 }
 )ONNX");
-  EXPECT_FALSE(has_errors(validate_model(m, "m", "")));
+  EXPECT_FALSE(has_errors(validate_model(m, "m")));
   m.mutable_graph()->mutable_node(1)->set_overload("sqrt");
   auto d = validate_structure(m, "m");
   ASSERT_EQ(d.size(), 1u);
@@ -91,7 +91,7 @@ g (float[2] x) => (y) {
    y = Abs (x)
 }
 )ONNX");
-  auto d = validate_model(m, "m", "");
+  auto d = validate_model(m, "m");
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].severity, Severity::Note);
   // ...and the checker did run: a real problem is still found.
@@ -99,7 +99,7 @@ g (float[2] x) => (y) {
   alpha->set_name("alpha");
   alpha->set_type(onnx::AttributeProto::FLOAT);
   alpha->set_f(1.0f);
-  EXPECT_TRUE(has_errors(validate_model(m, "m", "")));
+  EXPECT_TRUE(has_errors(validate_model(m, "m")));
 }
 
 TEST(ValidateModel, UnknownDefaultDomainOpPassesAsInferenceNotAsOnnx) {
@@ -109,8 +109,8 @@ g (float[2] x) => (float[2] y) {
    y = NoSuchOp <alpha: float = 1.0> (x)
 }
 )ONNX");
-  EXPECT_FALSE(has_errors(validate_model(m, "m", "")));
-  EXPECT_TRUE(has_errors(validate_model(m, "m", "", nullptr, CheckerMode::onnx)));
+  EXPECT_FALSE(has_errors(validate_model(m, "m")));
+  EXPECT_TRUE(has_errors(validate_model(m, "m", nullptr, CheckerMode::onnx)));
 }
 
 TEST(RunOnnxChecker, OneLineWithoutOnnxContext) {
@@ -120,7 +120,7 @@ g (float[2] x) => (float[2] y) {
    y = NoSuchOp (x)
 }
 )ONNX");
-  auto d = run_onnx_checker(m, false, "m.onnx", "", nullptr, CheckerMode::onnx);
+  auto d = run_onnx_checker(m, false, "m.onnx", nullptr, CheckerMode::onnx);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_THAT(d[0].str(), ::testing::StartsWith("m.onnx: error: ONNX checker: No Op registered for NoSuchOp"));
   EXPECT_EQ(d[0].str().find('\n'), std::string::npos);
@@ -143,8 +143,8 @@ g (float[7] x) => (float[7] y) {
    }>
 }
 )ONNX");
-  EXPECT_TRUE(run_onnx_checker(m, false, "m", "").empty());
-  EXPECT_FALSE(run_onnx_checker(m, true, "m", "").empty());
+  EXPECT_TRUE(run_onnx_checker(m, false, "m").empty());
+  EXPECT_FALSE(run_onnx_checker(m, true, "m").empty());
 }
 
 }  // namespace

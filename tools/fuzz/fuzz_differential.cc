@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text = fuzz::generate_model(in);
   auto model = parse_model_text(text, "<generated>", fuzz::fuzz_limits());
   require(model.ok(), "the generator wrote text that does not parse: " + (model.ok() ? "" : model.error().str()));
-  if (has_errors(validate_model(*model, "<generated>", "", nullptr, CheckerMode::as_inference, fuzz::fuzz_limits())))
+  if (has_errors(validate_model(*model, "<generated>", nullptr, CheckerMode::as_inference, fuzz::fuzz_limits())))
     return 0;
   auto theirs = onnx_types(*model);
   if (!theirs) return 0;

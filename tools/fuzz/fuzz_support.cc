@@ -50,7 +50,7 @@ void check_diagnostics(const Diagnostics& diagnostics) {
 
 void run_pipeline(const onnx::ModelProto& model, const Invariants& invariants) {
   const Limits limits = fuzz_limits();
-  const Diagnostics problems = validate_model(model, "<fuzz>", "", nullptr, CheckerMode::as_inference, limits);
+  const Diagnostics problems = validate_model(model, "<fuzz>", nullptr, CheckerMode::as_inference, limits);
   check_diagnostics(problems);
   if (has_errors(problems)) return;
 

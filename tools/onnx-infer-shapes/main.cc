@@ -200,14 +200,14 @@ shapeprop::Status write_stdout(const Options& o, const onnx::ModelProto& model) 
 
 // --override LIB: LIB's functions replace the model's, checked (shapeprop/override.h).
 // Its note goes to `notes`, printed with the summary once the output is written.
-std::optional<int> override_functions(const Options& o, const std::string& library, const std::filesystem::path& model_dir,
-                                      onnx::ModelProto& model, std::string& notes) {
+std::optional<int> override_functions(const Options& o, const std::string& library, onnx::ModelProto& model,
+                                      std::string& notes) {
   auto functions = shapeprop::load_function_library(library, o.limits());
   if (!functions) {
     report_errors({functions.error()});
     return kBadInput;
   }
-  auto done = shapeprop::apply_overrides(model, *functions, library, model_dir, o.infer_options);
+  auto done = shapeprop::apply_overrides(model, *functions, library, o.infer_options);
   if (!done) {
     report_errors({done.error()});
     return kBadInput;
@@ -239,7 +239,6 @@ int run_check(const Options& o) {
   }
   shapeprop::CheckOptions options;
   options.origin = o.input;
-  options.model_dir = std::filesystem::path(o.input).parent_path();
   options.assume_positive_dims = o.infer_options.assume_positive_dims;
   options.limits = o.limits();
   if (counts_wanted(o)) run_report.count_before(*model);
@@ -278,10 +277,8 @@ int run(const Options& o) {
   loading.stop();
   if (counts_wanted(o)) run_report.count_before(*model);
   shapeprop::PhaseClock validating(phases, "validation", on_phase);
-  const auto input_dir = std::filesystem::path(o.input).parent_path();
   const shapeprop::OpRules* rules = o.infer_options.op_rules.get();
-  auto problems =
-      shapeprop::validate_model(*model, o.input, input_dir, rules, shapeprop::CheckerMode::as_inference, o.limits());
+  auto problems = shapeprop::validate_model(*model, o.input, rules, shapeprop::CheckerMode::as_inference, o.limits());
   record(problems);
   if (shapeprop::has_errors(problems)) {
     print_errors(problems);
@@ -293,7 +290,7 @@ int run(const Options& o) {
   if (!o.overrides.empty()) {
     shapeprop::PhaseClock overriding(phases, "override", on_phase);
     for (const auto& library : o.overrides)
-      if (auto stop = override_functions(o, library, input_dir, *model, notes)) return *stop;
+      if (auto stop = override_functions(o, library, *model, notes)) return *stop;
   }
 
   // Printed last, once the output is written: a failure leaves one line on stderr.
@@ -312,7 +309,7 @@ int run(const Options& o) {
   if (o.verify_roundtrip)
     if (auto rt = shapeprop::verify_text_roundtrip(*model, o.limits()); !rt) checks.push_back(rt.error());
   if (o.verify_full_check)
-    for (auto& d : shapeprop::run_onnx_checker(*model, /*full_check=*/true, "<output>", input_dir, rules))
+    for (auto& d : shapeprop::run_onnx_checker(*model, /*full_check=*/true, "<output>", rules))
       checks.push_back(d);
   if (!checks.empty()) {
     report_errors(checks);

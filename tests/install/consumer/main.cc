@@ -14,7 +14,7 @@ g (float[2] 'x.1') => (float[2] y) {
     std::cerr << model.error().str() << '\n';
     return 1;
   }
-  if (shapeprop::has_errors(shapeprop::validate_model(*model, "<text>", ""))) return 1;
+  if (shapeprop::has_errors(shapeprop::validate_model(*model, "<text>"))) return 1;
   std::cout << shapeprop::print_model(*model);
   return 0;
 }
