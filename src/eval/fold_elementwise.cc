@@ -314,11 +314,17 @@ std::vector<Fact> fold_mul(const FoldInput& node) {
   })};
 }
 
-// Integer Div truncates toward zero (ONNX, like C); a zero divisor gives unknown. Floating
+// Integer Div truncates toward zero (ONNX, like C); a zero divisor gives unknown. For a
+// dividend never negative (a size: symbols are) and a positive divisor, truncation is
+// floor division, which Dim computes for any polynomial (B/2 is floor(B/2)). Floating
 // Div is IEEE (x/0 is inf or NaN).
 std::vector<Fact> fold_div(const FoldInput& node) {
   return {arithmetic(node, 2, [](const std::vector<Elem>& v) {
-    return on_pair(v[0], v[1], [](const Dim& a, const Dim& b) { return known(Dim::trunc_div(a, b)); },
+    auto dims = [](const Dim& a, const Dim& b) {
+      if (b.as_constant().value_or(0) > 0 && known_nonnegative(a)) return known(Dim::floor_div(a, b));
+      return known(Dim::trunc_div(a, b));
+    };
+    return on_pair(v[0], v[1], dims,
                    [](double a, double b) { return std::optional<Elem>(a / b); });
   })};
 }

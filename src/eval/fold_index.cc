@@ -322,6 +322,14 @@ std::vector<Fact> fold_concat(const FoldInput& node) {
   std::vector<int64_t> blocks;
   for (const Fact* f : node.inputs) {
     auto s = shape_with_elements(f);
+    // An integral part whose elements are not known (Unsqueeze of a computed scalar)
+    // leaves its places unknown and keeps the others' (a shape value {B, ?, 4, 16}).
+    if (!s && f && !f->has_elements() && is_integral_type(type))
+      if (auto unknown = static_shape(f)) {
+        parts.emplace_back(static_cast<size_t>(static_count(unknown)), Elem{Dim::unknown()});
+        blocks.push_back(product(*unknown, ax, unknown->size()));
+        continue;
+      }
     if (!s) return {Fact::tensor(type, std::move(out))};
     parts.push_back(*elems_of(*f));
     blocks.push_back(product(*s, ax, s->size()));

@@ -439,7 +439,11 @@ TEST(FoldArithmetic, SymbolicShapeArithmetic) {
   EXPECT_EQ(Node("Mul", {i64(N), i64(M)}).str(), "int64 {M*N}");
   EXPECT_EQ(Node("Mul", {i64(C(2)), i64(M)}).str(), "int64 {2*M}");
   EXPECT_EQ(Node("Div", {i64(C(2) * M), i64(C(2))}).str(), "int64 {M}");
-  EXPECT_EQ(Node("Div", {i64(M), i64(C(2))}).str(), "int64");
+  // A size divided by a positive constant: truncation is floor division.
+  EXPECT_EQ(Node("Div", {i64(M), i64(C(2))}).str(), "int64 {floor(M/2)}");
+  // A dividend that may be negative (M - N) or a negative divisor: exact division only.
+  EXPECT_EQ(Node("Div", {i64(M - N), i64(C(2))}).str(), "int64");
+  EXPECT_EQ(Node("Div", {i64(M), i64(C(-2))}).str(), "int64");
 }
 
 TEST(FoldArithmetic, DivTruncatesTowardZero) {
@@ -517,6 +521,20 @@ TEST(FoldConcat, ShapeValues) {
                 .attr(attr_i("axis", 1))
                 .str(),
             "int64[2,3] {1,3,4,2,5,6}");
+  // A part whose elements are not known leaves only its places unknown: the shape value
+  // of a Reshape to [batch, ?, 4, 16] keeps batch, 4 and 16.
+  EXPECT_EQ(Node("Concat", {i64s({N}), tensor(TensorProto::INT64, {C(1)}), i64s({C(4), C(16)})}).attr(attr_i("axis", 0)).str(),
+            "int64[4] {N,?,4,16}");
+  EXPECT_EQ(Node("Reshape", {floats({N, M, C(64)}), Node("Concat", {i64s({N}), tensor(TensorProto::INT64, {C(1)}),
+                                                                    i64s({C(4), C(16)})})
+                                                         .attr(attr_i("axis", 0))
+                                                         .out()})
+                .str(),
+            "float[N,?,4,16]");
+  // Nothing is kept of floating parts, nor of a bool one with a place unknown.
+  EXPECT_EQ(Node("Concat", {f32(std::vector<double>{1}), floats({C(1)})}).attr(attr_i("axis", 0)).str(), "float[2]");
+  EXPECT_EQ(Node("Concat", {bools({C(1)}, {C(1)}), tensor(TensorProto::BOOL, {C(1)})}).attr(attr_i("axis", 0)).str(),
+            "bool[2]");
 }
 
 TEST(FoldGather, ShapeValueWithNegativeIndex) {
