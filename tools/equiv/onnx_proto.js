@@ -230,6 +230,7 @@ function decodeValueInfo(buf, start, end) {
     if (w !== LEN) return false;
     if (f === 1) vi.name = str(buf, r.bytes());
     else if (f === 2) vi.type = decodeType(buf, ...r.bytes());
+    else if (f === 3) vi.doc = str(buf, r.bytes());
     else return false;
     return true;
   });
