@@ -34,10 +34,10 @@ function describeDims(dims) {
 }
 
 // What the model says of one value, in the baselines' terms: [elemType, dims] with a dim a
-// number, 's' for a symbol, null for unknown (dims null: rank unknown); null if untyped.
+// number, a symbol's text, or null for unknown (dims null: rank unknown); null if untyped.
 function ours(type) {
   if (!type || type.kind !== 'tensor') return null;
-  const dims = type.shape ? type.shape.map((d) => (d.value !== undefined ? d.value : d.param !== undefined ? 's' : null)) : null;
+  const dims = type.shape ? type.shape.map((d) => (d.value !== undefined ? d.value : d.param !== undefined ? d.param : null)) : null;
   return [type.elemType, dims];
 }
 
@@ -58,7 +58,8 @@ function onnxKnowsMore(name, theirs, mine) {
     const d = dims[i];
     const m = mine[1][i];
     if (d === null) continue;
-    if (d === 's' ? m === null : m !== d) return `${name}: ${said}, the model says ${describeDims(mine[1])} (dim ${i})`;
+    // A symbol of theirs needs a number or a symbol (any: symbols are named per tool).
+    if (typeof d === 'string' ? m === null : m !== d) return `${name}: ${said}, the model says ${describeDims(mine[1])} (dim ${i})`;
   }
   return '';
 }
@@ -84,8 +85,9 @@ function compareCoverage(modelFile, baselinesFile, key) {
   const values = g.nodeOutputs.filter((n) => n !== '');
   const mine = new Map(values.map((v) => [v, ours(types.get(v))]));
   const problems = [];
-  for (const [v, theirs] of Object.entries(entry.onnx.typed)) {
-    if (!mine.has(v)) continue; // a value the model no longer computes (not in annotate mode)
+  for (const v of values) {
+    const theirs = entry.onnx.typed[v];
+    if (!theirs) continue;
     const p = onnxKnowsMore(v, theirs, mine.get(v));
     if (p) problems.push(p);
   }

@@ -21,7 +21,7 @@
 // load or run.
 
 const fs = require('node:fs');
-const { decodeModel, Reader, lengthDelimited } = require('./onnx_proto');
+const { decodeModel, copyFields, payload, lengthDelimited } = require('./onnx_proto');
 const {
   randomTensor,
   mulberry32,
@@ -172,23 +172,6 @@ function scopedDim(param, sizes) {
 // outputs (so that ONNX Runtime infers and computes on its own, rather than check or
 // take what is declared), and with every value of `names` as an untyped output.
 function observable(bytes, names) {
-  const copyFields = (buf, start, end, rewrite) => {
-    const parts = [];
-    const r = new Reader(buf, start, end);
-    while (!r.done()) {
-      const from = r.pos;
-      const [field, wire] = r.key();
-      r.skip(field, wire);
-      const replaced = rewrite(field, wire, from, r.pos);
-      parts.push(replaced === undefined ? buf.subarray(from, r.pos) : replaced);
-    }
-    return Buffer.concat(parts);
-  };
-  const payload = (buf, from, to) => {
-    const r = new Reader(buf, from, to);
-    r.key();
-    return r.bytes();
-  };
   const nameOnly = (name) => lengthDelimited(12, lengthDelimited(1, Buffer.from(name, 'utf8')));
   const graphOf = (buf, from, to) => {
     const [s, e] = payload(buf, from, to);
@@ -323,9 +306,12 @@ async function checkTypes(file, options = {}) {
   const declared = [...g.outputs, ...g.valueInfo].filter((vi) => vi.type.kind !== 'none');
   const declaredNames = new Set(declared.map((vi) => vi.name));
   const outputNames = new Set(g.outputs.map((vi) => vi.name));
+  // Only tensors: onnxruntime-node returns no sequence, map or optional (their declared
+  // types go unchecked, and are counted in `unobservable`).
   const exposed = g.valueInfo.filter(
-    (vi) => vi.type.kind !== 'none' && !outputNames.has(vi.name) && !inputNames.has(vi.name) && !initializerNames.has(vi.name),
+    (vi) => vi.type.kind === 'tensor' && !outputNames.has(vi.name) && !inputNames.has(vi.name) && !initializerNames.has(vi.name),
   );
+  const unobservable = g.valueInfo.filter((vi) => vi.type.kind !== 'tensor' && vi.type.kind !== 'none').map((vi) => vi.name);
   const computed = g.nodeOutputs.filter((n) => n !== '');
   const untyped = computed.filter((n) => !declaredNames.has(n));
 
@@ -343,7 +329,7 @@ async function checkTypes(file, options = {}) {
   } catch (e) {
     throw new EquivError(String(e.message).replace(/\s+/g, ' ').trim(), file);
   }
-  const result = { ok: true, runs: [], untyped, partial: new Set(), checked: 0 };
+  const result = { ok: true, runs: [], untyped, partial: new Set(), checked: 0, unobservable };
   try {
     for (const binding of expandBindings(opts.bind)) {
       const { sizes, shapes } = inputShapes(model, binding, opts.defaultDim);

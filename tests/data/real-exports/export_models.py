@@ -400,6 +400,11 @@ def versions():
     for key, env in (("onnxscript_commit", "ONNXSCRIPT_COMMIT"), ("onnx_ir_commit", "ONNX_IR_COMMIT")):
         if os.environ.get(env):
             v[key] = os.environ[env]
+    import subprocess
+
+    debs = ["python3-torch", "python3-transformers", "python3-torchvision", "python3-onnx", "python3-onnxruntime"]
+    listed = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n", *debs], capture_output=True, text=True)
+    v["debian"] = dict(line.split(" ", 1) for line in listed.stdout.splitlines() if " " in line)
     return v
 
 
