@@ -55,7 +55,8 @@ class CallCopies {
       }
       onnx::FunctionProto copy = it->second;
       const std::string id = "@@" + std::to_string(++calls_);
-      const std::string call = where + " > " + (node.name().empty() ? node.op_type() : node.name());
+      const std::string op = node.domain().empty() ? node.op_type() : node.domain() + "." + node.op_type();
+      const std::string call = where + " > " + (node.name().empty() ? op : node.name());
       for (auto& vi : *copy.mutable_value_info()) {
         vi.set_doc_string(copy.domain() + "::" + copy.name() + ": " + vi.name() + " (call " + call + ")");
         tag_dims(*vi.mutable_type(), id);

@@ -198,9 +198,12 @@ function observable(bytes, names) {
 // ---------------------------------------------------------------------------------------
 // Checking.
 
+// A dim as the model spells it (without the call scope realexports-flatten adds).
+const spelled = (param) => param.replace(/@@\d+$/, '');
+
 function describeDeclared(type) {
   if (type.kind !== 'tensor') return type.kind;
-  const dims = type.shape ? `[${type.shape.map((d) => (d.value !== undefined ? d.value : d.param !== undefined ? d.param : '?')).join(',')}]` : '';
+  const dims = type.shape ? `[${type.shape.map((d) => (d.value !== undefined ? d.value : d.param !== undefined ? spelled(d.param) : '?')).join(',')}]` : '';
   return `${type.dtype}${dims}`;
 }
 
@@ -225,7 +228,7 @@ function compareValue(name, type, tensor, sizes, where = '') {
       const dim = scopedDim(d.param, sizes);
       const v = evaluateDim(dim, sizes);
       if (v !== undefined) {
-        if (v !== dims[i]) return { problem: problem(`dim ${i}: ${d.param} is ${v} here`) };
+        if (v !== dims[i]) return { problem: problem(`dim ${i}: ${spelled(d.param)} is ${v} here`) };
         continue;
       }
       const single = singleSymbol(dim);
@@ -237,7 +240,7 @@ function compareValue(name, type, tensor, sizes, where = '') {
       unknownDims++;
       const key = `\u0000${d.param}`;
       if (sizes[key] !== undefined && sizes[key] !== dims[i]) {
-        return { problem: problem(`dim ${i}: ${d.param} is ${sizes[key]} elsewhere in this run`) };
+        return { problem: problem(`dim ${i}: ${spelled(d.param)} is ${sizes[key]} elsewhere in this run`) };
       }
       sizes[key] = dims[i];
     } else {
