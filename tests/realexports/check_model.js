@@ -169,12 +169,4 @@ async function main(argv) {
   return failed ? 1 : 0;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (e) => {
-    process.stderr.write(`check_model: internal error: ${e && e.stack ? e.stack : e}\n`);
-    process.exitCode = 2;
-  },
-);
+equiv.runMain('check_model', main);

@@ -24,10 +24,6 @@ before(() => {
 });
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-function valueInfo(name, elemType, dims) {
-  return pb.bytes(13, Buffer.concat([pb.string(1, name), pb.bytes(2, onnx.tensorType(elemType, dims))]));
-}
-
 // Y = Relu(Concat(X, X)): X [N,3]; t declared `tDims` (none when null).
 function model(tDims) {
   const base = onnx.model({
@@ -36,7 +32,7 @@ function model(tDims) {
     outputs: [['Y', DT.FLOAT, [null, 3]]],
   });
   const file = path.join(tmp, `m${fs.readdirSync(tmp).length}.onnx`);
-  fs.writeFileSync(file, tDims ? Buffer.concat([base, pb.message(7, [valueInfo('t', DT.FLOAT, tDims)])]) : base);
+  fs.writeFileSync(file, tDims ? Buffer.concat([base, pb.message(7, [pb.bytes(13, onnx.valueInfo('t', DT.FLOAT, tDims))])]) : base);
   return file;
 }
 

@@ -22,7 +22,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { decodeModel } = require('./onnx_proto');
-const { parseCommandLine, forEachArgument, EquivError } = require('./equiv');
+const { parseCommandLine, forEachArgument, runMain, EquivError } = require('./equiv');
 
 const USAGE = `usage: node coverage.js MODEL.onnx BASELINES.json [options]
   --key NAME   the model's entry in BASELINES.json (default: MODEL's file name)
@@ -153,14 +153,4 @@ async function main(argv, out = process.stdout, err = process.stderr) {
 
 module.exports = { compareCoverage, onnxKnowsMore, main };
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (e) => {
-      process.stderr.write(`coverage: internal error: ${e && e.stack ? e.stack : e}\n`);
-      process.exitCode = 2;
-    },
-  );
-}
+if (require.main === module) runMain('coverage', main);

@@ -29,6 +29,7 @@ const {
   expandBindings,
   parseCommandLine,
   forEachArgument,
+  runMain,
   EquivError,
   DEFAULTS,
 } = require('./equiv');
@@ -475,14 +476,4 @@ async function main(argv, out = process.stdout, err = process.stderr) {
 
 module.exports = { checkTypes, parseDim, evaluateDim, scopedDim, compareValue, main };
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (e) => {
-      process.stderr.write(`ort_types: internal error: ${e && e.stack ? e.stack : e}\n`);
-      process.exitCode = 2;
-    },
-  );
-}
+if (require.main === module) runMain('ort_types', main);
