@@ -48,6 +48,27 @@ test('parses the dims shapeprop writes, and evaluates them', () => {
   assert.equal(types.evaluateDim(types.parseDim('K'), sizes), undefined);
 });
 
+test('evaluates floor, ceil, min, max and division as other tools write them', () => {
+  const sizes = { height: 37, batch: 3, seq: 5 };
+  assert.equal(types.evaluateDim(types.parseDim('floor(height/2 - 1/2) + 1'), sizes), 19);
+  assert.equal(types.evaluateDim(types.parseDim('ceiling(height/4)'), sizes), 10);
+  assert.equal(types.evaluateDim(types.parseDim('height//2'), sizes), 18);
+  assert.equal(types.evaluateDim(types.parseDim('batch - floor(batch/2)'), sizes), 2);
+  assert.equal(types.evaluateDim(types.parseDim('Max(batch, seq)*2'), sizes), 10);
+  // Not an integer, or not an expression: nothing to compare with.
+  assert.equal(types.evaluateDim(types.parseDim('height/2'), sizes), undefined);
+  assert.deepEqual(types.parseDim('/model/Shape_output_0_dim_2'), { opaque: '/model/Shape_output_0_dim_2' });
+  assert.deepEqual(types.parseDim('unknown(batch)'), { opaque: 'unknown(batch)' });
+});
+
+test('a dim scoped to one call is its input symbol or expression, or a symbol of that call', () => {
+  const sizes = { batch: 3, seq: 5 };
+  assert.equal(types.evaluateDim(types.scopedDim('batch@@4', sizes), sizes), 3);
+  assert.equal(types.evaluateDim(types.scopedDim('batch*seq@@4', sizes), sizes), 15);
+  assert.deepEqual(types.scopedDim('unk__0@@4', sizes), { opaque: 'unk__0@@4' });
+  assert.deepEqual(types.scopedDim('2*unk__0@@4', sizes), { opaque: '2*unk__0@@4' });
+});
+
 test('declared types that hold agree at every binding, symbolic expressions included', async () => {
   const r = await types.checkTypes(model(['2*N', 3]), { bind: { N: [1, 4] } });
   assert.equal(r.ok, true);

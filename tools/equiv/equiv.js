@@ -704,7 +704,22 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   return 1;
 }
 
+// Runs a tool's `main(argv)` as the process: its result is the exit status, and an
+// exception that escapes is an internal error (exit 2), printed with its stack.
+function runMain(name, main) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e) => {
+      process.stderr.write(`${name}: internal error: ${e && e.stack ? e.stack : e}\n`);
+      process.exitCode = 2;
+    },
+  );
+}
+
 module.exports = {
+  runMain,
   parseCommandLine,
   forEachArgument,
   compareModels,

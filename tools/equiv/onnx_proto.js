@@ -230,6 +230,7 @@ function decodeValueInfo(buf, start, end) {
     if (w !== LEN) return false;
     if (f === 1) vi.name = str(buf, r.bytes());
     else if (f === 2) vi.type = decodeType(buf, ...r.bytes());
+    else if (f === 3) vi.doc = str(buf, r.bytes());
     else return false;
     return true;
   });
@@ -345,4 +346,62 @@ function lengthDelimited(field, bytes) {
   return Buffer.concat([varintBytes((field << 3) | LEN), varintBytes(bytes.length), bytes]);
 }
 
-module.exports = { decodeModel, decodeType, decodeShape, ELEM_TYPES, Reader, forEachField, varintBytes, lengthDelimited };
+// ---------------------------------------------------------------------------------------
+// Rewriting: a message copied field by field, some fields replaced.
+
+// The fields of the message in buf[start, end), each as it is, or as `rewrite(field, wire,
+// from, to)` gives it (bytes of whole fields, key included; an empty buffer drops it)
+// when that returns something; [from, to) spans the field, key included.
+function copyFields(buf, start, end, rewrite) {
+  const parts = [];
+  const r = new Reader(buf, start, end);
+  while (!r.done()) {
+    const from = r.pos;
+    const [field, wire] = r.key();
+    r.skip(field, wire);
+    const replaced = rewrite(field, wire, from, r.pos);
+    parts.push(replaced === undefined ? buf.subarray(from, r.pos) : replaced);
+  }
+  return Buffer.concat(parts);
+}
+
+// The [start, end) of the payload of the length-delimited field at buf[from, to).
+function payload(buf, from, to) {
+  const r = new Reader(buf, from, to);
+  r.key();
+  return r.bytes();
+}
+
+// The model without what it declares about the values inside it: the graph's value_info
+// (GraphProto field 13) and its functions' (FunctionProto field 12). The graph's inputs
+// and outputs keep their types; subgraphs are left as they are.
+function withoutValueInfo(bytes) {
+  const drop = (fieldToDrop) => (buf, from, to) => {
+    const [s, e] = payload(buf, from, to);
+    const kept = copyFields(buf, s, e, (f, w) => (f === fieldToDrop && w === LEN ? Buffer.alloc(0) : undefined));
+    const r = new Reader(buf, from, to);
+    return lengthDelimited(r.key()[0], kept);
+  };
+  const graph = drop(13);
+  const fn = drop(12);
+  return copyFields(bytes, 0, bytes.length, (field, wire, from, to) => {
+    if (wire !== LEN) return undefined;
+    if (field === 7) return graph(bytes, from, to);
+    if (field === 25) return fn(bytes, from, to);
+    return undefined;
+  });
+}
+
+module.exports = {
+  decodeModel,
+  decodeType,
+  decodeShape,
+  ELEM_TYPES,
+  Reader,
+  forEachField,
+  varintBytes,
+  lengthDelimited,
+  copyFields,
+  payload,
+  withoutValueInfo,
+};

@@ -21,7 +21,7 @@
 // load or run.
 
 const fs = require('node:fs');
-const { decodeModel, Reader, lengthDelimited } = require('./onnx_proto');
+const { decodeModel, copyFields, payload, lengthDelimited } = require('./onnx_proto');
 const {
   randomTensor,
   mulberry32,
@@ -29,6 +29,7 @@ const {
   expandBindings,
   parseCommandLine,
   forEachArgument,
+  runMain,
   EquivError,
   DEFAULTS,
 } = require('./equiv');
@@ -38,55 +39,131 @@ const USAGE = `usage: node ort_types.js MODEL.onnx [options]
   --fill NAME=EXPR      fill integer input NAME with EXPR at each binding (e.g. S-1)
   --default-dim N       size for symbolic dims no --bind names (default 2)
   --seed N              seed for the random inputs (default 1)
+  --int-range LO,HI     integer inputs uniform in [LO, HI) (default 0,4, as equiv.js)
   --require-full        also fail unless every value of the main graph is fully typed
   --quiet               print only the final line
 exit status: 0 agree, 1 a type differs or is missing, 2 usage error or a failed run`;
 
 // ---------------------------------------------------------------------------------------
-// Dim expressions, as shapeprop's Dim::str() writes them: terms joined by '+' or '-', a
-// term an integer or an optional "integer*" then symbols joined by '*'. Anything else is
-// one opaque symbol, spelled as it is.
+// Dim expressions, as shapeprop's Dim::str() writes them ("2*B*S+3"), and as other tools
+// and exporters do ("floor(height/2 - 1/2) + 1", "batch*seq", "s0//2"): integers,
+// symbols, + - * / // %, parentheses, and floor, ceil(ing), min, max, mod calls; `/` is
+// exact division (floor and ceil take it to an integer). Anything else is one opaque
+// symbol, spelled as it is.
+
+const DIM_FUNCTIONS = {
+  floor: (a) => Math.floor(a),
+  ceil: (a) => Math.ceil(a),
+  ceiling: (a) => Math.ceil(a),
+  min: (...a) => Math.min(...a),
+  max: (...a) => Math.max(...a),
+  mod: (a, b) => a - b * Math.floor(a / b),
+};
+for (const [k, f] of Object.entries(DIM_FUNCTIONS)) DIM_FUNCTIONS[k[0].toUpperCase() + k.slice(1)] = f;
+
+function parseExpression(text) {
+  const tokens = text.match(/\s+|\d+|[A-Za-z_][A-Za-z0-9_]*|\/\/|[-+*/%(),]|./g) || [];
+  const toks = tokens.filter((t) => !/^\s+$/.test(t));
+  let i = 0;
+  const peek = () => toks[i];
+  const fail = () => {
+    throw new Error('not an expression');
+  };
+  const expr = () => {
+    let node = term();
+    while (peek() === '+' || peek() === '-') node = { op: toks[i++], args: [node, term()] };
+    return node;
+  };
+  const term = () => {
+    let node = unary();
+    while (['*', '/', '//', '%'].includes(peek())) node = { op: toks[i++], args: [node, unary()] };
+    return node;
+  };
+  const unary = () => {
+    if (peek() === '-') {
+      i++;
+      return { op: 'neg', args: [unary()] };
+    }
+    if (peek() === '+') {
+      i++;
+      return unary();
+    }
+    return atom();
+  };
+  const atom = () => {
+    const t = toks[i++];
+    if (t === undefined) fail();
+    if (/^\d+$/.test(t)) return { num: Number(t) };
+    if (t === '(') {
+      const node = expr();
+      if (toks[i++] !== ')') fail();
+      return node;
+    }
+    if (!/^[A-Za-z_]/.test(t)) fail();
+    if (peek() !== '(') return { sym: t };
+    if (!DIM_FUNCTIONS[t]) fail();
+    i++;
+    const args = [expr()];
+    while (peek() === ',') {
+      i++;
+      args.push(expr());
+    }
+    if (toks[i++] !== ')') fail();
+    return { call: t, args };
+  };
+  const node = expr();
+  if (i !== toks.length) fail();
+  return node;
+}
 
 function parseDim(text) {
-  const terms = [];
-  const re = /([+-]?)([^+-]+)/gy;
-  let m;
-  let consumed = 0;
-  while ((m = re.exec(text)) !== null) {
-    if (m[0] === '') break;
-    consumed = re.lastIndex;
-    const sign = m[1] === '-' ? -1 : 1;
-    const factors = m[2].split('*');
-    let coef = sign;
-    const symbols = [];
-    for (const f of factors) {
-      if (/^[0-9]+$/.test(f)) coef *= Number(f);
-      else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(f)) symbols.push(f);
-      else return { opaque: text };
-    }
-    terms.push({ coef, symbols });
+  try {
+    return { expr: parseExpression(text), text };
+  } catch {
+    return { opaque: text };
   }
-  if (consumed !== text.length || terms.length === 0) return { opaque: text };
-  return { terms };
 }
 
-function symbolsOf(dim) {
-  return dim.opaque !== undefined ? [dim.opaque] : dim.terms.flatMap((t) => t.symbols);
+// A dim that is one symbol (an opaque name or a bare identifier): its name, or undefined.
+function singleSymbol(dim) {
+  if (dim.opaque !== undefined) return dim.opaque;
+  return dim.expr.sym;
 }
 
-// The value at `sizes`, or undefined when a symbol has no size.
+function evaluateNode(n, sizes) {
+  if (n.num !== undefined) return n.num;
+  if (n.sym !== undefined) return sizes[n.sym];
+  const args = n.args.map((a) => evaluateNode(a, sizes));
+  if (args.some((a) => a === undefined || Number.isNaN(a))) return undefined;
+  const [a, b] = args;
+  switch (n.op) {
+    case '+': return a + b;
+    case '-': return a - b;
+    case '*': return a * b;
+    case '/': return b === 0 ? undefined : a / b;
+    case '//': return b === 0 ? undefined : Math.floor(a / b);
+    case '%': return b === 0 ? undefined : a - b * Math.floor(a / b);
+    case 'neg': return -a;
+    default: return DIM_FUNCTIONS[n.call](...args);
+  }
+}
+
+// The value at `sizes`, or undefined when a symbol has no size (or it is not an integer).
 function evaluateDim(dim, sizes) {
   if (dim.opaque !== undefined) return sizes[dim.opaque];
-  let v = 0;
-  for (const t of dim.terms) {
-    let p = t.coef;
-    for (const s of t.symbols) {
-      if (sizes[s] === undefined) return undefined;
-      p *= sizes[s];
-    }
-    v += p;
-  }
-  return v;
+  const v = evaluateNode(dim.expr, sizes);
+  return Number.isInteger(v) ? v : undefined;
+}
+
+// A dim_param written inside a function and scoped to one call by realexports-flatten
+// ("sym@@N", see tests/realexports/flatten.cc): `sym` itself when that is an input's
+// symbol or an expression over them, otherwise a symbol of that call alone.
+function scopedDim(param, sizes) {
+  const m = /^(.*)@@(\d+)$/s.exec(param);
+  if (!m) return parseDim(param);
+  const base = parseDim(m[1]);
+  if (evaluateDim(base, sizes) !== undefined) return base;
+  return { opaque: param };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -96,23 +173,6 @@ function evaluateDim(dim, sizes) {
 // outputs (so that ONNX Runtime infers and computes on its own, rather than check or
 // take what is declared), and with every value of `names` as an untyped output.
 function observable(bytes, names) {
-  const copyFields = (buf, start, end, rewrite) => {
-    const parts = [];
-    const r = new Reader(buf, start, end);
-    while (!r.done()) {
-      const from = r.pos;
-      const [field, wire] = r.key();
-      r.skip(field, wire);
-      const replaced = rewrite(field, wire, from, r.pos);
-      parts.push(replaced === undefined ? buf.subarray(from, r.pos) : replaced);
-    }
-    return Buffer.concat(parts);
-  };
-  const payload = (buf, from, to) => {
-    const r = new Reader(buf, from, to);
-    r.key();
-    return r.bytes();
-  };
   const nameOnly = (name) => lengthDelimited(12, lengthDelimited(1, Buffer.from(name, 'utf8')));
   const graphOf = (buf, from, to) => {
     const [s, e] = payload(buf, from, to);
@@ -139,17 +199,22 @@ function observable(bytes, names) {
 // ---------------------------------------------------------------------------------------
 // Checking.
 
+// A dim as the model spells it (without the call scope realexports-flatten adds).
+const spelled = (param) => param.replace(/@@\d+$/, '');
+
 function describeDeclared(type) {
   if (type.kind !== 'tensor') return type.kind;
-  const dims = type.shape ? `[${type.shape.map((d) => (d.value !== undefined ? d.value : d.param !== undefined ? d.param : '?')).join(',')}]` : '';
+  const dims = type.shape ? `[${type.shape.map((d) => (d.value !== undefined ? d.value : d.param !== undefined ? spelled(d.param) : '?')).join(',')}]` : '';
   return `${type.dtype}${dims}`;
 }
 
 // Compares one value's declared type with what ORT produced. `sizes` holds the size of
-// every symbol known so far in this run, and learns those only outputs name.
-function compareValue(name, type, tensor, sizes) {
+// every symbol known so far in this run, and learns those only outputs name; `where`
+// says where a value inside a function came from.
+function compareValue(name, type, tensor, sizes, where = '') {
   const got = `${tensor.type}[${Array.from(tensor.dims, Number)}]`;
-  const problem = (why) => `${name}: declared ${describeDeclared(type)}, ONNX Runtime gives ${got} (${why})`;
+  const problem = (why) =>
+    `${name}${where ? ` (${where})` : ''}: declared ${describeDeclared(type)}, ONNX Runtime gives ${got} (${why})`;
   if (type.kind !== 'tensor') return { problem: problem('not a tensor type') };
   if (type.dtype !== tensor.type) return { problem: problem('element type') };
   if (!type.shape) return { unknownRank: true };
@@ -161,18 +226,24 @@ function compareValue(name, type, tensor, sizes) {
     if (d.value !== undefined) {
       if (d.value !== dims[i]) return { problem: problem(`dim ${i}`) };
     } else if (d.param !== undefined) {
-      const dim = parseDim(d.param);
+      const dim = scopedDim(d.param, sizes);
       const v = evaluateDim(dim, sizes);
       if (v !== undefined) {
-        if (v !== dims[i]) return { problem: problem(`dim ${i}: ${d.param} is ${v} here`) };
+        if (v !== dims[i]) return { problem: problem(`dim ${i}: ${spelled(d.param)} is ${v} here`) };
         continue;
       }
-      const unbound = symbolsOf(dim).filter((s) => sizes[s] === undefined);
-      if (dim.opaque !== undefined || (dim.terms.length === 1 && dim.terms[0].coef === 1 && dim.terms[0].symbols.length === 1)) {
-        sizes[unbound[0]] = dims[i]; // a symbol only outputs name: it takes this size in the whole run
-      } else {
-        unknownDims++; // an expression over symbols no input binds: nothing to compare
+      const single = singleSymbol(dim);
+      if (single !== undefined) {
+        sizes[single] = dims[i]; // a symbol only outputs name: it takes this size in the whole run
+        continue;
       }
+      // An expression over symbols no input binds: the same text is the same size.
+      unknownDims++;
+      const key = `\u0000${d.param}`;
+      if (sizes[key] !== undefined && sizes[key] !== dims[i]) {
+        return { problem: problem(`dim ${i}: ${spelled(d.param)} is ${sizes[key]} elsewhere in this run`) };
+      }
+      sizes[key] = dims[i];
     } else {
       unknownDims++;
     }
@@ -187,12 +258,8 @@ function inputShapes(model, binding, defaultDim) {
     if (vi.type.kind !== 'tensor' || !vi.type.shape) throw new EquivError(`input ${vi.name} has no tensor shape`);
     for (const d of vi.type.shape) {
       if (d.param === undefined) continue;
-      const dim = parseDim(d.param);
-      const single = dim.opaque !== undefined || (dim.terms.length === 1 && dim.terms[0].symbols.length === 1 && dim.terms[0].coef === 1);
-      if (single) {
-        const s = symbolsOf(dim)[0];
-        if (sizes[s] === undefined) sizes[s] = binding[s] !== undefined ? binding[s] : defaultDim;
-      }
+      const s = singleSymbol(parseDim(d.param));
+      if (s !== undefined && sizes[s] === undefined) sizes[s] = binding[s] !== undefined ? binding[s] : defaultDim;
     }
   }
   for (const [s, v] of Object.entries(binding)) if (sizes[s] === undefined) sizes[s] = v;
@@ -240,14 +307,17 @@ async function checkTypes(file, options = {}) {
   const g = model.graph;
   const inputNames = new Set(g.inputs.map((vi) => vi.name));
   const initializerNames = new Set(g.initializers.map((t) => t.name));
-  const declared = new Map(); // name -> type
-  for (const vi of [...g.outputs, ...g.valueInfo]) if (vi.type.kind !== 'none') declared.set(vi.name, vi.type);
+  const declared = [...g.outputs, ...g.valueInfo].filter((vi) => vi.type.kind !== 'none');
+  const declaredNames = new Set(declared.map((vi) => vi.name));
   const outputNames = new Set(g.outputs.map((vi) => vi.name));
+  // Only tensors: onnxruntime-node returns no sequence, map or optional (their declared
+  // types go unchecked, and are counted in `unobservable`).
   const exposed = g.valueInfo.filter(
-    (vi) => vi.type.kind !== 'none' && !outputNames.has(vi.name) && !inputNames.has(vi.name) && !initializerNames.has(vi.name),
+    (vi) => vi.type.kind === 'tensor' && !outputNames.has(vi.name) && !inputNames.has(vi.name) && !initializerNames.has(vi.name),
   );
+  const unobservable = g.valueInfo.filter((vi) => vi.type.kind !== 'tensor' && vi.type.kind !== 'none').map((vi) => vi.name);
   const computed = g.nodeOutputs.filter((n) => n !== '');
-  const untyped = computed.filter((n) => !declared.has(n));
+  const untyped = computed.filter((n) => !declaredNames.has(n));
 
   let session;
   try {
@@ -256,11 +326,14 @@ async function checkTypes(file, options = {}) {
       interOpNumThreads: 1,
       executionMode: 'sequential',
       logSeverityLevel: 4,
+      // What every value is, as the graph says, not what a fusion keeps of it (with all
+      // values as outputs, ORT's optimizers have lost a constant-folded one's producer).
+      graphOptimizationLevel: 'disabled',
     });
   } catch (e) {
     throw new EquivError(String(e.message).replace(/\s+/g, ' ').trim(), file);
   }
-  const result = { ok: true, runs: [], untyped, partial: new Set(), checked: 0 };
+  const result = { ok: true, runs: [], untyped, partial: new Set(), checked: 0, unobservable };
   try {
     for (const binding of expandBindings(opts.bind)) {
       const { sizes, shapes } = inputShapes(model, binding, opts.defaultDim);
@@ -285,9 +358,9 @@ async function checkTypes(file, options = {}) {
         throw new EquivError(`run failed (${label}): ${String(e.message).replace(/\s+/g, ' ').trim()}`, file);
       }
       const run = { label, problems: [] };
-      for (const [name, type] of declared) {
+      for (const { name, type, doc } of declared) {
         if (!out[name]) continue; // an input or initializer: nothing computed
-        const c = compareValue(name, type, out[name], sizes);
+        const c = compareValue(name, type, out[name], sizes, doc);
         result.checked++;
         if (c.problem) run.problems.push(c.problem);
         else if (c.unknownRank || c.unknownDims) result.partial.add(name);
@@ -300,7 +373,7 @@ async function checkTypes(file, options = {}) {
     await session.release();
   }
   result.fullyTyped = untyped.length === 0 && result.partial.size === 0;
-  result.values = declared.size;
+  result.values = declaredNames.size;
   return result;
 }
 
@@ -338,6 +411,12 @@ function parseArgs(argv) {
       case '--fill': {
         const [name, expr] = pair();
         options.fill[name] = expr;
+        break;
+      }
+      case '--int-range': {
+        const r = take().split(',').map(Number);
+        if (r.length !== 2 || !r.every(Number.isInteger) || r[1] <= r[0]) throw new EquivError('--int-range takes LO,HI integers with LO < HI');
+        options.intRange = r;
         break;
       }
       case '--default-dim':
@@ -395,16 +474,6 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   return 0;
 }
 
-module.exports = { checkTypes, parseDim, evaluateDim, compareValue, main };
+module.exports = { checkTypes, parseDim, evaluateDim, scopedDim, compareValue, main };
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (e) => {
-      process.stderr.write(`ort_types: internal error: ${e && e.stack ? e.stack : e}\n`);
-      process.exitCode = 2;
-    },
-  );
-}
+if (require.main === module) runMain('ort_types', main);

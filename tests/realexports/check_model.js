@@ -1,0 +1,173 @@
+#!/usr/bin/env node
+'use strict';
+// One model of the real-export corpus (tests/data/real-exports) through every mode of
+// onnx-infer-shapes, as ctest realexports.<model> runs it:
+//
+//   node check_model.js TOOL FLATTEN MODEL.onnx
+//
+// TOOL is onnx-infer-shapes, FLATTEN realexports-flatten (flatten.cc beside this file).
+// The model's folder holds runs.json (two bindings of every symbolic input dim, the range
+// of integer inputs) and baselines.json (what ONNX's InferShapes and ORT's symbolic
+// inference truly determine). First a note: whether the exporter's own declarations hold
+// against ORT's runtime shapes (what the check mode must find). Then the checks, each
+// reported on a line of its own:
+//   check             --mode check exits 0 when every declaration holds, and 1 when the
+//                     exporter declared a false one;
+//   M exit            for M in annotate, specialize, inline: `--mode M` exits 0;
+//   M full-check      its output passes ONNX's full checker (--verify-full-check);
+//   M equal           its output computes what the model does on ONNX Runtime, at both
+//                     bindings (tools/equiv/equiv.js);
+//   M types           no declared or annotated type of its output (graph values and,
+//                     through FLATTEN, those inside functions) disagrees with ORT's
+//                     runtime shapes at either binding (tools/equiv/ort_types.js);
+//   coverage          the annotation covers the baselines (tools/equiv/coverage.js), both
+//                     of the model as exported and of the model without its value_info
+//                     (as the baselines see it: what each tool derives from the graph).
+// Values inside subgraphs (If/Loop bodies) are not reached: ORT cannot output them.
+// Prints "FAIL NAME: first line of the error" or "PASS NAME" per check and a last line
+// "N passed, M failed"; exits 1 when any check fails, 2 on a usage error.
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const equiv = require('../../tools/equiv/equiv');
+const { decodeModel, withoutValueInfo } = require('../../tools/equiv/onnx_proto');
+const types = require('../../tools/equiv/ort_types');
+const coverage = require('../../tools/equiv/coverage');
+
+const MODES = ['annotate', 'specialize', 'inline'];
+
+function firstLine(text) {
+  return (
+    String(text)
+      .split('\n')
+      .map((l) => l.trim())
+      .find((l) => l !== '') || '(no message)'
+  );
+}
+
+function runOptions(dir, file) {
+  const runs = JSON.parse(fs.readFileSync(path.join(dir, 'runs.json'), 'utf8'));
+  const origin = JSON.parse(fs.readFileSync(path.join(dir, 'origin.json'), 'utf8'));
+  const entry = origin.files[file];
+  if (!entry) throw new Error(`${file} is not in origin.json`);
+  const spec = { ...runs.default, ...(runs.models[entry.model] || {}) };
+  // Only the symbols the model's inputs carry, so that the runs are labelled by them.
+  const carried = new Set();
+  for (const vi of decodeModel(fs.readFileSync(path.join(dir, file))).feedInputs) {
+    for (const d of (vi.type.shape || [])) if (d.param !== undefined) carried.add(d.param);
+  }
+  const bind = Object.fromEntries(Object.entries(spec.bind).filter(([k]) => carried.has(k)));
+  return { bind, intRange: spec.int_range };
+}
+
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 120000, maxBuffer: 64 << 20 });
+  if (r.error) return { status: -1, stderr: String(r.error.message) };
+  return { status: r.status === null ? `signal ${r.signal}` : r.status, stderr: r.stderr || '' };
+}
+
+async function main(argv) {
+  if (argv.length !== 3) {
+    process.stderr.write('usage: node check_model.js TOOL FLATTEN MODEL.onnx\n');
+    return 2;
+  }
+  const [tool, flatten, model] = argv;
+  const dir = path.dirname(path.resolve(model));
+  const file = path.basename(model);
+  const opts = runOptions(dir, file);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'shapeprop-realexports-'));
+  const results = [];
+  const report = (name, problem) => {
+    results.push({ name, problem });
+    process.stdout.write(problem ? `FAIL ${name}: ${problem}\n` : `PASS ${name}\n`);
+  };
+
+  // The types a model declares (graph values, and inside functions once flattened),
+  // against ORT's runtime shapes: '' when they hold, else the first false one.
+  const falseTypes = async (onnxFile, tag) => {
+    const flat = path.join(work, `${tag}.flat.onnx`);
+    const f = run(flatten, [onnxFile, flat]);
+    if (f.status !== 0) return `flattening failed: ${firstLine(f.stderr)}`;
+    try {
+      const r = await types.checkTypes(flat, { bind: opts.bind, intRange: opts.intRange, seed: 1 });
+      if (r.ok) return '';
+      const problems = r.runs.flatMap((x) => x.problems.map((p) => `${x.label}: ${p}`));
+      return `${problems.length} false: ${problems[0]}`;
+    } catch (e) {
+      return `the type oracle failed: ${firstLine(e.message)}`;
+    }
+  };
+
+  // The annotation against the baselines, as the model is (`annotated`) and from the graph
+  // alone, as the baselines were made (the model without its value_info, annotated).
+  const coverageProblems = (annotated) => {
+    const baselines = path.join(dir, 'baselines.json');
+    const bare = path.join(work, 'bare.onnx');
+    fs.writeFileSync(bare, withoutValueInfo(fs.readFileSync(model)));
+    const bareAnnotated = path.join(work, 'bare.annotated.onnx');
+    const r = run(tool, [bare, '-o', bareAnnotated, '-q']);
+    if (r.status !== 0) return `annotating the model without its value_info failed: ${firstLine(r.stderr)}`;
+    try {
+      const problems = [
+        ...coverage.compareCoverage(bareAnnotated, baselines, file).problems.map((p) => `from the graph alone: ${p}`),
+        ...coverage.compareCoverage(annotated, baselines, file).problems.map((p) => `as exported: ${p}`),
+      ];
+      return problems.length ? `${problems.length} problems; first: ${problems[0]}` : '';
+    } catch (err) {
+      return firstLine(err.message);
+    }
+  };
+
+  try {
+    // What the exporter declared is not ours to fix: a note, and what check must find.
+    const declared = await falseTypes(model, 'declared');
+    process.stdout.write(declared ? `NOTE the exporter's declarations: ${declared}\n` : "NOTE the exporter's declarations hold\n");
+
+    const check = run(tool, ['--mode', 'check', '-q', model]);
+    if (declared === '' || declared.startsWith('flattening') || declared.startsWith('the type oracle')) {
+      report('check', check.status === 0 ? '' : `exit ${check.status}: ${firstLine(check.stderr)}`);
+    } else {
+      report('check', check.status === 1 ? '' : `exit ${check.status}, but the model declares a false type (${declared})`);
+    }
+
+    for (const mode of MODES) {
+      const out = path.join(work, `${mode}.onnx`);
+      const r = run(tool, ['--mode', mode, model, '-o', out, '--verify-full-check', '-q']);
+      if (r.status !== 0) {
+        // Was it the run, or the full check of what it would write?
+        const plain = run(tool, ['--mode', mode, model, '-o', out, '-q']);
+        if (plain.status !== 0) {
+          report(`${mode} exit`, `exit ${plain.status}: ${firstLine(plain.stderr)}`);
+          const none = `no output: --mode ${mode} failed`;
+          for (const check of ['full-check', 'equal', 'types']) report(`${mode} ${check}`, none);
+          if (mode === 'annotate') report('coverage', none);
+          continue;
+        }
+        report(`${mode} exit`, '');
+        report(`${mode} full-check`, firstLine(r.stderr));
+      } else {
+        report(`${mode} exit`, '');
+        report(`${mode} full-check`, '');
+      }
+      try {
+        const e = await equiv.compareModels(model, out, { bind: opts.bind, seeds: [1], intRange: opts.intRange });
+        const bad = e.runs.find((x) => !x.ok);
+        report(`${mode} equal`, e.ok ? '' : bad ? `${bad.label}: ${bad.detail}` : e.signatureDiffs.join('; '));
+      } catch (err) {
+        report(`${mode} equal`, `${err.file === out ? 'the output' : 'the model'} does not run: ${firstLine(err.message)}`);
+      }
+      report(`${mode} types`, await falseTypes(out, mode));
+      if (mode === 'annotate') report('coverage', coverageProblems(out));
+    }
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  const failed = results.filter((r) => r.problem).length;
+  process.stdout.write(`${results.length - failed} passed, ${failed} failed\n`);
+  return failed ? 1 : 0;
+}
+
+equiv.runMain('check_model', main);

@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+'use strict';
+// Coverage oracle: compares the types a model declares for its graph values (the outputs
+// of the main graph's nodes; graph value_info and outputs, as onnx-infer-shapes writes
+// them) with a baseline of what ONNX's InferShapes and ONNX Runtime's symbolic shape
+// inference determine of the same model, each counting only its answers that are true
+// against the shapes ONNX Runtime computes (tests/data/real-exports/baselines.py makes
+// such a file; its format is in that script's header).
+//
+//   node tools/equiv/coverage.js MODEL.onnx BASELINES.json [--key NAME] [--quiet]
+//
+// Two checks: no value where ONNX's InferShapes knows more (an element type, a rank, a
+// dim's number, or that a dim is a symbol, where the model has less), and, when ORT's
+// tool ran on the model, at least as many values fully determined (element type, rank
+// and every dim a number or a symbol) as it truly determines. Whether the model's own
+// types are true is ort_types.js's question, not this one's.
+//
+// --key names the model's entry in the baselines (default: MODEL's file name; a model
+// written by onnx-infer-shapes keeps the name of what it came from through --key).
+// Exit status: 0 both hold, 1 one does not, 2 usage error or unreadable input.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { decodeModel } = require('./onnx_proto');
+const { parseCommandLine, forEachArgument, runMain, EquivError } = require('./equiv');
+
+const USAGE = `usage: node coverage.js MODEL.onnx BASELINES.json [options]
+  --key NAME   the model's entry in BASELINES.json (default: MODEL's file name)
+  --quiet      print only the final line
+exit status: 0 covers the baselines, 1 does not, 2 usage error or unreadable input`;
+
+function describeDims(dims) {
+  return dims === null ? '(rank unknown)' : `[${dims.map((d) => (d === null ? '?' : d)).join(',')}]`;
+}
+
+// What the model says of one value, in the baselines' terms: [elemType, dims] with a dim a
+// number, a symbol's text, or null for unknown (dims null: rank unknown); null if untyped.
+function ours(type) {
+  if (!type || type.kind !== 'tensor') return null;
+  const dims = type.shape ? type.shape.map((d) => (d.value !== undefined ? d.value : d.param !== undefined ? d.param : null)) : null;
+  return [type.elemType, dims];
+}
+
+function determined(t) {
+  return t !== null && t[0] !== 0 && t[1] !== null && t[1].every((d) => d !== null);
+}
+
+// Where ONNX's typing of a value says more than ours: a message, or '' when it does not.
+function onnxKnowsMore(name, theirs, mine) {
+  const [elem, dims] = theirs;
+  const said = `ONNX's InferShapes types it elem ${elem} ${describeDims(dims)}`;
+  if (mine === null) return `${name}: ${said}, the model leaves it untyped`;
+  if (elem !== 0 && mine[0] !== elem) return `${name}: ${said}, the model says elem ${mine[0]}`;
+  if (dims === null) return '';
+  if (mine[1] === null) return `${name}: ${said}, the model has no rank`;
+  if (mine[1].length !== dims.length) return `${name}: ${said}, the model says ${describeDims(mine[1])}`;
+  for (let i = 0; i < dims.length; i++) {
+    const d = dims[i];
+    const m = mine[1][i];
+    if (d === null) continue;
+    // A symbol of theirs needs a number or a symbol (any: symbols are named per tool).
+    if (typeof d === 'string' ? m === null : m !== d) return `${name}: ${said}, the model says ${describeDims(mine[1])} (dim ${i})`;
+  }
+  return '';
+}
+
+function compareCoverage(modelFile, baselinesFile, key) {
+  let model;
+  let baselines;
+  try {
+    model = decodeModel(fs.readFileSync(modelFile));
+  } catch (e) {
+    throw new EquivError(`cannot read the model: ${e.message}`, modelFile);
+  }
+  try {
+    baselines = JSON.parse(fs.readFileSync(baselinesFile, 'utf8'));
+  } catch (e) {
+    throw new EquivError(`cannot read the baselines: ${e.message}`, baselinesFile);
+  }
+  const entry = baselines.models && baselines.models[key];
+  if (!entry) throw new EquivError(`no baseline for '${key}'`, baselinesFile);
+  const g = model.graph;
+  const types = new Map();
+  for (const vi of [...g.valueInfo, ...g.outputs]) if (vi.type.kind !== 'none' && !types.has(vi.name)) types.set(vi.name, vi.type);
+  const values = g.nodeOutputs.filter((n) => n !== '');
+  const mine = new Map(values.map((v) => [v, ours(types.get(v))]));
+  const problems = [];
+  for (const v of values) {
+    const theirs = entry.onnx.typed[v];
+    if (!theirs) continue;
+    const p = onnxKnowsMore(v, theirs, mine.get(v));
+    if (p) problems.push(p);
+  }
+  const count = values.filter((v) => determined(mine.get(v))).length;
+  const ort = entry.ort;
+  if (ort.ran && count < ort.determined) {
+    const missing = ort.determined_values.filter((v) => mine.has(v) && !determined(mine.get(v)));
+    problems.push(
+      `${count} values fully determined, fewer than ONNX Runtime's symbolic inference's ${ort.determined}` +
+        (missing.length ? ` (it determines ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''})` : ''),
+    );
+  }
+  return { ok: problems.length === 0, problems, values: values.length, determined: count, onnx: entry.onnx.determined, ort };
+}
+
+function parseArgs(argv) {
+  const files = [];
+  const options = {};
+  const help = forEachArgument(argv, (arg, take) => {
+    switch (arg) {
+      case '-h':
+      case '--help':
+        return true;
+      case '-q':
+      case '--quiet':
+        options.quiet = true;
+        break;
+      case '--key':
+        options.key = take();
+        break;
+      default:
+        if (arg.startsWith('-')) throw new EquivError(`unknown option ${arg}`);
+        files.push(arg);
+    }
+    return false;
+  });
+  if (help) return { help: true };
+  if (files.length !== 2) throw new EquivError('expected a model and a baselines file');
+  return { files, options };
+}
+
+function summary(r) {
+  const ort = r.ort.ran ? `ONNX Runtime's symbolic inference ${r.ort.determined}` : "ONNX Runtime's symbolic inference did not run";
+  return `${r.determined} of ${r.values} values fully determined (ONNX's InferShapes ${r.onnx}, ${ort})`;
+}
+
+async function main(argv, out = process.stdout, err = process.stderr) {
+  const { args, exit } = parseCommandLine('coverage', USAGE, parseArgs, argv, out, err);
+  if (!args) return exit;
+  const [modelFile, baselinesFile] = args.files;
+  let r;
+  try {
+    r = compareCoverage(modelFile, baselinesFile, args.options.key || path.basename(modelFile));
+  } catch (e) {
+    if (!(e instanceof EquivError)) throw e;
+    err.write(`coverage: error: ${e.file ? `${e.file}: ` : ''}${e.message}\n`);
+    return 2;
+  }
+  if (!args.options.quiet) for (const p of r.problems) out.write(`${p}\n`);
+  out.write(`coverage: ${r.ok ? 'OK' : `LESS (${r.problems.length} problems; first: ${r.problems[0]})`} ${modelFile}: ${summary(r)}\n`);
+  return r.ok ? 0 : 1;
+}
+
+module.exports = { compareCoverage, onnxKnowsMore, main };
+
+if (require.main === module) runMain('coverage', main);
