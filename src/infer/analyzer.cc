@@ -49,6 +49,9 @@ using TypeMap = std::unordered_map<std::string, const onnx::TypeProto*>;
 
 // Loop and Scan: rounds of generalising loop-carried facts before giving up on shapes.
 constexpr int kMaxLoopRounds = 4;
+// Unknown dims get fresh symbols up to this rank (a shape input far longer than any real
+// rank would otherwise name thousands).
+constexpr size_t kMaxNamedRank = 32;
 
 OpsetMap opsets_of(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports) {
   OpsetMap m;
@@ -264,6 +267,7 @@ struct Analyzer::Impl {
   std::set<std::string> listed_fresh;   // fresh symbols of an earlier run: read as unknown
   std::unordered_set<std::string> fresh_names;
   size_t next_fresh = 0;
+  std::vector<std::string> placeholders;  // of contexts' fresh symbols (rename_fresh)
 
   Impl(const onnx::ModelProto& m, const CallGraph& c, const InferOptions& o)
       : model(m), calls(c), options(o), bodies(c), ours(listed_expressions(m)),
@@ -457,6 +461,7 @@ struct Analyzer::Impl {
         break;
     }
     outputs.resize(static_cast<size_t>(n.output_size()));
+    name_unknown_dims(outputs, frame);
     for (auto&& [v, fact] : views::zip(frame.body->outputs_of(node), outputs)) define(v, std::move(fact), frame, &here);
   }
 
@@ -480,8 +485,84 @@ struct Analyzer::Impl {
     return sig;
   }
 
+  // The fresh symbols of a context's inputs, renamed: each placeholder (the k-th one to
+  // appear is placeholder(k)) and the caller's symbol it stands for.
+  using Renaming = std::vector<std::pair<std::string, Dim>>;
+
+  const std::string& placeholder(size_t k) {
+    while (placeholders.size() <= k) placeholders.push_back(*fresh_symbol().as_symbol());
+    return placeholders[k];
+  }
+
+  // A context names the fresh symbols of its inputs (data-dependent and unknown sizes, each
+  // the caller's own) by their order of appearance, and each unknown dim of an input's
+  // shape as another one, so that calls whose inputs differ only in which such sizes they
+  // carry share one analysis, and the body sees which of its values keep an input's size;
+  // instantiate() maps them back (an unknown dim to unknown).
+  Renaming rename_fresh(std::vector<Fact>& inputs) {
+    Renaming renaming;
+    std::unordered_map<std::string, std::string> to_placeholder;
+    auto note = [&](const std::string& symbol) {
+      if (!fresh_names.count(symbol) || to_placeholder.count(symbol)) return;
+      const std::string& name = placeholder(renaming.size());
+      to_placeholder.emplace(symbol, name);
+      renaming.emplace_back(name, Dim::symbol(symbol));
+    };
+    bool unknown_dims = false;
+    for (const Fact& f : inputs) {
+      if (f.shape) unknown_dims = unknown_dims || std::any_of(f.shape->begin(), f.shape->end(), [](const Dim& d) { return d.is_unknown(); });
+      for (const std::vector<Dim>* dims : {f.shape ? &*f.shape : nullptr, f.ints ? &*f.ints : nullptr})
+        if (dims)
+          for (const Dim& d : *dims)
+            for (const auto& symbol : d.symbols()) note(symbol);
+      if (f.other)
+        for_each_shape(*f.other, [&](const onnx::TensorShapeProto& shape) {
+          for (const auto& d : shape.dim()) note(d.dim_param());
+        });
+    }
+    if (!renaming.empty()) {
+      const Dim::SymbolMap to = [&](const std::string& symbol) -> std::optional<Dim> {
+        auto it = to_placeholder.find(symbol);
+        return it == to_placeholder.end() ? std::nullopt : std::optional<Dim>(Dim::symbol(it->second));
+      };
+      for (Fact& f : inputs) rename_symbols(f, to);
+    }
+    // After the renaming: the placeholders that follow are then apart from every symbol.
+    if (unknown_dims)
+      for (Fact& f : inputs) {
+        if (!f.shape || f.other || f.shape->size() > kMaxNamedRank) continue;
+        for (Dim& d : *f.shape) {
+          if (!d.is_unknown()) continue;
+          const std::string& name = placeholder(renaming.size());
+          renaming.emplace_back(name, Dim::unknown());
+          d = Dim::symbol(name);
+        }
+      }
+    return renaming;
+  }
+
+  // `f` with each symbol `to` maps replaced, in its dims, elements and other types.
+  static void rename_symbols(Fact& f, const Dim::SymbolMap& to) {
+    if (f.shape)
+      for (Dim& d : *f.shape) d = d.substitute(to);
+    if (f.ints)
+      for (Dim& d : *f.ints) d = d.substitute(to);
+    if (f.other)
+      for_each_shape(*f.other, [&](onnx::TensorShapeProto& shape) {
+        for (auto& d : *shape.mutable_dim()) {
+          if (!d.has_dim_param()) continue;
+          const auto r = to(d.dim_param());
+          if (!r) continue;
+          if (auto name = r->as_symbol())
+            d.set_dim_param(*name);
+          else
+            d.clear_dim_param();
+        }
+      });
+  }
+
   CallContext make_context(const FunctionId& id, const Signature& sig, const std::vector<const Fact*>& inputs,
-                           const std::vector<bool>& present, const ResolvedAttributes& attrs) {
+                           const std::vector<bool>& present, const ResolvedAttributes& attrs, Renaming& renaming) {
     CallContext ctx;
     ctx.function = id;
     for (int i = 0; i < sig.num_inputs; ++i) {
@@ -490,6 +571,7 @@ struct Analyzer::Impl {
       ctx.present.push_back(given);
       ctx.inputs.push_back(given && inputs[k] ? *inputs[k] : Fact());
     }
+    renaming = rename_fresh(ctx.inputs);
     std::map<std::string, AttributeProto> chosen;
     for (const auto& a : sig.defaults) chosen[a.name()] = a;
     for (const auto* a : attrs.list)
@@ -528,7 +610,8 @@ struct Analyzer::Impl {
                                      [&](const AttributeProto& d) { return d.name() == a->name(); });
       if (!known) report_soft(frame, path, "attribute '" + a->name() + "' is not an attribute of function " + id.str());
     }
-    const CallContext ctx = make_context(id, signature_of(f), inputs, present, attrs);
+    Renaming renaming;
+    const CallContext ctx = make_context(id, signature_of(f), inputs, present, attrs, renaming);
     const CallContext* key = nullptr;
     PathLink entered;
     entered.parent = path;
@@ -537,7 +620,7 @@ struct Analyzer::Impl {
     const Summary& s = analyze(ctx, f, &entered, &key);
     frame.facts->set_call(index, key);
     if (frame.callee_set->insert(key).second) frame.callees->push_back(key);
-    return instantiate(s.outputs, *key, frame);
+    return instantiate(s.outputs, *key, renaming, frame);
   }
 
   // The summary of `f` in `ctx`, analysing the body on the first request.
@@ -650,11 +733,13 @@ struct Analyzer::Impl {
       if (d->is_unknown()) *d = size;
   }
 
-  // A callee's outputs at one call site. A fresh symbol of the callee that its inputs do
-  // not hold names a size found within one call: each call site takes a fresh symbol of
-  // its own for it (unknown in a body run once per iteration), since two calls in one
-  // context find their own sizes. The inputs' symbols stay.
-  std::vector<Fact> instantiate(const std::vector<Fact>& outputs, const CallContext& ctx, const Frame& frame) {
+  // A callee's outputs at one call site. The placeholders of the context's inputs are the
+  // caller's symbols again (`renaming`); another fresh symbol of the callee names a size
+  // found within one call: each call site takes a fresh symbol of its own for it (unknown
+  // in a body run once per iteration), since two calls in one context find their own
+  // sizes. The inputs' other symbols stay.
+  std::vector<Fact> instantiate(const std::vector<Fact>& outputs, const CallContext& ctx, const Renaming& renaming,
+                                const Frame& frame) {
     if (fresh_names.empty()) return outputs;
     std::unordered_set<std::string> bound;
     auto bind = [&bound](const Dim& d) {
@@ -668,33 +753,31 @@ struct Analyzer::Impl {
           for (const auto& d : shape.dim()) bound.insert(d.dim_param());
         });
     }
-    std::unordered_map<std::string, Dim> renamed;
-    auto to = [&](const std::string& symbol) -> std::optional<Dim> {
+    std::unordered_map<std::string, Dim> renamed(renaming.begin(), renaming.end());
+    const Dim::SymbolMap to = [&](const std::string& symbol) -> std::optional<Dim> {
+      if (auto back = renamed.find(symbol); back != renamed.end()) return back->second;
       if (!fresh_names.count(symbol) || bound.count(symbol)) return std::nullopt;
       auto [it, first] = renamed.try_emplace(symbol);
       if (first) it->second = frame.iterating ? Dim::unknown() : fresh_symbol();
       return it->second;
     };
     std::vector<Fact> out = outputs;
-    for (Fact& f : out) {
-      if (f.shape)
-        for (Dim& d : *f.shape) d = d.substitute(to);
-      if (f.ints)
-        for (Dim& d : *f.ints) d = d.substitute(to);
-      if (f.other)
-        for_each_shape(*f.other, [&](onnx::TensorShapeProto& shape) {
-          for (auto& d : *shape.mutable_dim()) {
-            if (!d.has_dim_param()) continue;
-            const auto r = to(d.dim_param());
-            if (!r) continue;
-            if (auto name = r->as_symbol())
-              d.set_dim_param(*name);
-            else
-              d.clear_dim_param();
-          }
-        });
-    }
+    for (Fact& f : out) rename_symbols(f, to);
     return out;
+  }
+
+  // Every dim a node's output leaves unknown gets a fresh symbol of its own, as ONNX's
+  // inference writes unk__N: values computed from it then keep one dim that later code
+  // can compare (and a data-dependent size it may be, the symbol is taken to be possibly
+  // 0). Not in a body run once per iteration, where the size may differ between
+  // iterations.
+  void name_unknown_dims(std::vector<Fact>& outputs, const Frame& frame) {
+    if (frame.iterating) return;
+    for (Fact& f : outputs) {
+      if (f.other || !f.shape || f.shape->size() > kMaxNamedRank) continue;
+      for (Dim& d : *f.shape)
+        if (d.is_unknown()) d = fresh_symbol();
+    }
   }
 
   // ------------------------------------------------------------------ control flow
@@ -1076,7 +1159,8 @@ struct Analyzer::Impl {
   std::vector<Fact> call_body(const FunctionProto& body, const FunctionId& id, const Signature& sig,
                               const std::vector<const Fact*>& inputs, const std::vector<bool>& present,
                               const ResolvedAttributes& attrs, const Frame& frame, const PathLink* path) {
-    const CallContext ctx = make_context(id, sig, inputs, present, attrs);
+    Renaming renaming;
+    const CallContext ctx = make_context(id, sig, inputs, present, attrs, renaming);
     const CallContext* key = nullptr;
     PathLink entered;
     entered.parent = path;
@@ -1085,7 +1169,7 @@ struct Analyzer::Impl {
     const size_t before = diagnostics.size();
     const Summary& s = analyze(ctx, body, &entered, &key);
     diagnostics.resize(before);
-    return instantiate(s.outputs, *key, frame);
+    return instantiate(s.outputs, *key, renaming, frame);
   }
 
   // An op outside ONNX's registry with a rule in schemas/ (src/schemas does the work).

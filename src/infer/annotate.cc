@@ -57,16 +57,19 @@ void clear_dim_params(onnx::TypeProto& type, const std::set<std::string>& names)
 // example's size), never a dim_param found naming different sizes (`false_names`), and
 // no dim_param inside a function (`in_function`: one names a size within one call). A
 // declared dim_param that reads as the very expression proven (torch's "batch*seq") is
-// kept as written.
+// kept as written. A proven dim that mentions a fresh symbol is a size the analysis
+// names without knowing it: the declaration's dim stands there too, but for a fresh
+// symbol an earlier run wrote (`texts` lists them), which this run names again.
 onnx::TypeProto with_declared(onnx::TypeProto written, const Fact& proven, const onnx::TypeProto& declared,
-                              const std::set<std::string>& false_names, bool in_function) {
+                              const std::set<std::string>& false_names, bool in_function, const DimTexts& texts) {
   if (!written.has_tensor_type() || !declared.has_tensor_type() || proven.other) return written;
   auto& out = *written.mutable_tensor_type();
   const auto& decl = declared.tensor_type();
   if (out.elem_type() == 0) out.set_elem_type(decl.elem_type());
   if (!decl.has_shape() || (decl.elem_type() != 0 && decl.elem_type() != out.elem_type())) return written;
   auto stands = [&](const onnx::TensorShapeProto::Dimension& d) {
-    return d.has_dim_value() || (d.has_dim_param() && !in_function && !false_names.count(d.dim_param()));
+    return d.has_dim_value() || (d.has_dim_param() && !in_function && !false_names.count(d.dim_param()) &&
+                                 !texts.listed_fresh(d.dim_param()));
   };
   auto declared_dim = [&](const onnx::TensorShapeProto::Dimension& d) {
     onnx::TensorShapeProto::Dimension copy;
@@ -87,7 +90,7 @@ onnx::TypeProto with_declared(onnx::TypeProto written, const Fact& proven, const
     const Dim& p = (*proven.shape)[static_cast<size_t>(i)];
     const auto& d = decl.shape().dim(i);
     auto* w = out.mutable_shape()->mutable_dim(i);
-    if (p.is_unknown()) {
+    if (p.is_unknown() || (mentions_fresh(p) && stands(d))) {
       *w = declared_dim(d);
     } else if (!in_function && !p.is_constant() && d.has_dim_param() && w->has_dim_param() &&
                w->dim_param() != d.dim_param() && declared_expression(d.dim_param()) == p) {
@@ -314,7 +317,7 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
           if (k == NameMap::kMissing || !writable(*facts[k])) return std::nullopt;
           auto d = declared.find(name);
           onnx::TypeProto t = texts.type_of(*facts[k]);
-          return d == declared.end() ? t : with_declared(std::move(t), *facts[k], *d->second, false_names, false);
+          return d == declared.end() ? t : with_declared(std::move(t), *facts[k], *d->second, false_names, false, texts);
         },
         [&](ValueInfoProto& vi) { clear_dim_params(*vi.mutable_type(), false_names); });
     // Outputs (and subgraph inputs) get the proof with what their declaration adds to it
@@ -327,7 +330,7 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
         return;
       }
       onnx::TypeProto t = texts.type_of(*fact);
-      if (vi.has_type()) t = with_declared(std::move(t), *fact, vi.type(), false_names, false);
+      if (vi.has_type()) t = with_declared(std::move(t), *fact, vi.type(), false_names, false, texts);
       if (!vi.has_type() || t.SerializeAsString() != vi.type().SerializeAsString()) *vi.mutable_type() = std::move(t);
     };
     const auto results = body->outputs();
@@ -385,9 +388,9 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, Dim
     for_each_value(f->node(), [&](const std::string& name) { names.push_back(name); });
     std::vector<std::string> dropped;
     const std::set<std::string>& false_names = analysis.false_dim_params(f);
-    std::unordered_map<std::string, onnx::TypeProto> declared;
+    std::unordered_map<std::string_view, const onnx::TypeProto*> declared;  // read before any entry moves
     for (const auto& vi : f->value_info())
-      if (vi.has_type()) declared.emplace(vi.name(), vi.type());
+      if (vi.has_type()) declared.emplace(vi.name(), &vi.type());
     written += rewrite_value_info(
         f->mutable_value_info(), names,
         [&](const std::string& name) -> std::optional<onnx::TypeProto> {
@@ -408,7 +411,7 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, Dim
           }
           onnx::TypeProto t = texts.type_of(*joined);
           auto d = declared.find(name);
-          return d == declared.end() ? t : with_declared(std::move(t), *joined, d->second, false_names, true);
+          return d == declared.end() ? t : with_declared(std::move(t), *joined, *d->second, false_names, true, texts);
         },
         [&](ValueInfoProto& vi) { clear_dim_params(*vi.mutable_type(), false_names); });
     if (debug && !dropped.empty()) {

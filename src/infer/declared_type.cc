@@ -5,6 +5,11 @@
 
 namespace shapeprop::infer {
 
+bool mentions_fresh(const Dim& d) {
+  const auto symbols = d.symbols();
+  return std::any_of(symbols.begin(), symbols.end(), [](const std::string& s) { return Dim::is_fresh_symbol(s); });
+}
+
 namespace {
 
 using onnx::TypeProto;
@@ -39,7 +44,9 @@ std::optional<std::string> compare_tensor(int32_t elem_type, const onnx::TensorS
   for (int i = 0; i < shape->dim_size(); ++i) {
     const auto& d = shape->dim(i);
     const Dim& p = (*proven.shape)[static_cast<size_t>(i)];
-    if (p.is_unknown()) continue;
+    // A fresh symbol only names a size the analysis does not know (one the data or an op
+    // it cannot follow decides): nothing to compare.
+    if (p.is_unknown() || mentions_fresh(p)) continue;
     const std::string dim = "dim " + std::to_string(i);
     if (d.has_dim_value()) {
       const auto eq = p.equals(Dim::constant(d.dim_value()));
@@ -48,6 +55,14 @@ std::optional<std::string> compare_tensor(int32_t elem_type, const onnx::TensorS
       // some runs only.
       if (!eq) return dim + " is " + std::to_string(d.dim_value()) + " where the graph leaves it " + p.str();
     } else if (d.has_dim_param() && !d.dim_param().empty()) {
+      // A text that reads as an expression of the scope's sizes ('batch*seq', as torch
+      // writes it) means that expression, and is compared as one; any other is a name.
+      const Dim e = declared_expression(d.dim_param());
+      if (!e.is_unknown() && !e.is_symbol() && dim_params.sizes_of_scope(e.symbols())) {
+        if (auto witness = sizes_where_they_differ(e, p))
+          return dim + " is " + d.dim_param() + ", proven " + p.str() + (witness->empty() ? "" : " (they differ where " + *witness + ")");
+        continue;
+      }
       if (auto why = dim_params.bind(d.dim_param(), p, where + " (" + dim + ")")) return dim + " is " + *why;
     }
   }
@@ -89,12 +104,20 @@ void DimParams::bind_all(const onnx::TypeProto& type, const Fact& proven, const 
   if (type.value_case() != TypeProto::kTensorType || !type.tensor_type().has_shape() || !proven.shape) return;
   const auto& shape = type.tensor_type().shape();
   for (int i = 0; i < shape.dim_size() && static_cast<size_t>(i) < proven.shape->size(); ++i)
-    if (shape.dim(i).has_dim_param() && !shape.dim(i).dim_param().empty())
-      (void)bind(shape.dim(i).dim_param(), (*proven.shape)[static_cast<size_t>(i)], where + " (dim " + std::to_string(i) + ")");
+    if (shape.dim(i).has_dim_param() && !shape.dim(i).dim_param().empty()) {
+      const Dim& p = (*proven.shape)[static_cast<size_t>(i)];
+      (void)bind(shape.dim(i).dim_param(), p, where + " (dim " + std::to_string(i) + ")");
+      if (auto s = p.as_symbol()) inputs_.insert(*s);
+    }
+}
+
+bool DimParams::sizes_of_scope(const std::vector<std::string>& symbols) const {
+  return !symbols.empty() &&
+         std::all_of(symbols.begin(), symbols.end(), [this](const std::string& s) { return inputs_.count(s) > 0; });
 }
 
 std::optional<std::string> DimParams::bind(const std::string& name, const Dim& proven, const std::string& where) {
-  if (proven.is_unknown()) return std::nullopt;
+  if (proven.is_unknown() || mentions_fresh(proven)) return std::nullopt;
   auto [it, fresh] = bound_.try_emplace(name, Binding{proven, where});
   if (fresh) return std::nullopt;
   const auto witness = sizes_where_they_differ(it->second.dim, proven);
@@ -112,7 +135,7 @@ std::optional<std::string> sizes_where_they_differ(const Dim& a, const Dim& b) {
     if (std::find(symbols.begin(), symbols.end(), s) == symbols.end()) symbols.push_back(std::move(s));
   std::sort(symbols.begin(), symbols.end());
   // Every symbol at one size, then each at its own: enough to tell apart the dims of
-  // strided layers (floor((H+1)/2) and floor((H+3)/4) differ at H=5) and of two inputs.
+  // strided layers (floor((H+1)/2) and floor((H+3)/4) differ at H=3) and of two inputs.
   static constexpr int64_t kSizes[] = {1, 2, 3, 5, 7, 8, 16, 31, 64, 224};
   for (int64_t stagger : {0, 1}) {
     for (int64_t size : kSizes) {
@@ -123,8 +146,9 @@ std::optional<std::string> sizes_where_they_differ(const Dim& a, const Dim& b) {
         auto it = at.find(s);
         return it == at.end() ? std::nullopt : std::optional<Dim>(Dim::constant(it->second));
       };
+      // Both must be sizes a run can have (a kernel wider than the input is no run).
       const auto x = a.substitute(value).as_constant(), y = b.substitute(value).as_constant();
-      if (!x || !y || *x == *y) continue;
+      if (!x || !y || *x == *y || *x < 1 || *y < 1) continue;
       std::string text;
       for (const auto& [s, v] : at) text += (text.empty() ? "" : ", ") + s + "=" + std::to_string(v);
       return text;

@@ -30,6 +30,9 @@ class DimParams {
   void bind_all(const onnx::TypeProto& type, const Fact& proven, const std::string& where);
   // nullopt, or why `name` cannot stand for `proven` at `where`.
   std::optional<std::string> bind(const std::string& name, const Dim& proven, const std::string& where);
+  // Whether every symbol is one of the scope's own sizes (a dim_param of the graph's
+  // inputs, bound by bind_all): a declared text over them is an expression of them.
+  bool sizes_of_scope(const std::vector<std::string>& symbols) const;
   // The dim_params some bind() found naming different sizes.
   const std::set<std::string>& contradicted() const { return contradicted_; }
 
@@ -40,19 +43,25 @@ class DimParams {
   };
   std::map<std::string, Binding> bound_;
   std::set<std::string> contradicted_;
+  std::set<std::string> inputs_;  // the symbols of the graph's inputs (bind_all)
 };
 
 // nullopt when `declared` may hold of a value proven to be `proven`; otherwise the first
 // contradiction: "dim 1 is 4, proven 3", "element type int64, proven float", "rank 1,
 // proven 2", "dim 1 is 8 where the graph leaves it S", "dim 0 is S, which is 7 at 'a'
 // (dim 0), proven 9". `where` names the value for later bindings ("'a'"). Unknown parts
-// on either side contradict nothing.
+// on either side contradict nothing, nor do proven dims that mention a fresh symbol.
 std::optional<std::string> contradiction(const onnx::TypeProto& declared, const Fact& proven, DimParams& dim_params,
                                          const std::string& where);
 
-// Sizes of the symbols (each at least 1) for which `a` and `b` differ, as "S=5, T=6";
-// nullopt when none is found (they may be equal for every size). Both are evaluated
-// exactly at a few sizes, so a text returned is a witness.
+// Whether `d` mentions a fresh symbol (Dim::is_fresh_symbol): a size the analysis names
+// without knowing it, which no declaration can be compared with.
+bool mentions_fresh(const Dim& d);
+
+// Sizes of the symbols (each at least 1) for which `a` and `b` differ, both being sizes
+// (at least 1) there, as "S=5, T=6"; nullopt when none is found (they may be equal for
+// every size). Both are evaluated exactly at a few sizes, so a text returned is a
+// witness; "" when they differ by a constant.
 std::optional<std::string> sizes_where_they_differ(const Dim& a, const Dim& b);
 
 // What a declared dim_param of a value inside a graph stands for, read the way exporters

@@ -137,9 +137,15 @@ std::set<std::string> names_taken(const onnx::ModelProto& model) {
 
 DimTexts::DimTexts(const onnx::ModelProto& model)
     : ours_(listed_expressions(model)), fresh_(listed_fresh_symbols(model)), taken_(names_taken(model)) {
-  for_each_dim_param(model, [&](const std::string& text) {
-    if (!ours_.count(text) && reads_as_expression(text)) reserved_.insert(text);
-  });
+  // Only the graph's inputs' names are facts (a model's "2*N" there names some size);
+  // elsewhere a text like an expression is a declaration, which torch writes for the very
+  // expression ("batch*seq") and which annotation keeps only where it agrees with the proof.
+  for (const auto& in : model.graph().input())
+    for_each_shape(in.type(), [&](const onnx::TensorShapeProto& shape) {
+      for (const auto& d : shape.dim())
+        if (d.has_dim_param() && !ours_.count(d.dim_param()) && reads_as_expression(d.dim_param()))
+          reserved_.insert(d.dim_param());
+    });
 }
 
 onnx::TypeProto DimTexts::type_of(const Fact& f) {

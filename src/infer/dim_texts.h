@@ -4,8 +4,10 @@
 // twice N (Dim::named). The expressions shapeprop writes ("2*N" for twice N) are listed in
 // the model's metadata_props under kDimExpressionsKey, so that a later run reads exactly
 // those back as expressions (and so changes nothing on its own output); and an expression
-// is never written with a text the model uses as a name of its own (the dim is left
-// unknown there), so that no reader, a later run included, can take one for the other.
+// is never written with a text the graph's inputs use as a name of their own (the dim is
+// left unknown there), so that no reader, a later run included, can take one for the
+// other. Texts elsewhere in the model are declarations, compared with the proof
+// (infer/declared_type.h); torch writes "batch*seq" for the very expression.
 #pragma once
 
 #include <set>
@@ -41,12 +43,14 @@ class DimTexts {
  public:
   explicit DimTexts(const onnx::ModelProto& model);
 
-  // Fact::type(), but with an expression whose text the model uses as a name left unknown;
+  // Fact::type(), but with an expression whose text a graph input uses as a name left unknown;
   // the expression texts written are remembered.
   onnx::TypeProto type_of(const Fact& f);
 
   // A type the model declares, as a fact (declared_fact with the model's lists).
   Fact declared(const onnx::TypeProto& type) const { return declared_fact(type, ours_, fresh_); }
+  // Whether the model lists `dim_param` as a fresh symbol an earlier run wrote.
+  bool listed_fresh(const std::string& dim_param) const { return fresh_.count(dim_param) > 0; }
 
   // Lists in the model's metadata the expression texts and the fresh symbols its types now
   // hold that are shapeprop's (written now, or listed before); removes an entry when there
@@ -57,7 +61,7 @@ class DimTexts {
   std::set<std::string> ours_;      // listed by the model as shapeprop's
   std::set<std::string> fresh_;     // fresh symbols listed by the model as shapeprop's
   std::set<std::string> taken_;     // the model's own names (names_taken)
-  std::set<std::string> reserved_;  // the model's own names that read like expressions
+  std::set<std::string> reserved_;  // the graph inputs' own names that read like expressions
   std::set<std::string> written_;
 };
 

@@ -146,8 +146,13 @@ bool same_type(const onnx::TypeProto& onnx_type, const onnx::TypeProto& ours, co
       for (int i = 0; i < b.shape().dim_size(); ++i) {
         const auto& x = a.shape().dim(i);
         const auto& y = b.shape().dim(i);
-        const bool made_up = !x.has_dim_value() && (!x.has_dim_param() || (x.dim_param().rfind("unk__", 0) == 0 && !model_symbols.count(x.dim_param())));
-        const bool unknown = !y.has_dim_value() && !y.has_dim_param();
+        // A symbol made up for a size nobody knows (ONNX's unk__N, shapeprop's fresh dyn__N,
+        // each numbered its own way) says as much as no dim.
+        auto fresh = [&](const std::string& p) {
+          return (p.rfind("unk__", 0) == 0 || Dim::is_fresh_symbol(p)) && !model_symbols.count(p);
+        };
+        const bool made_up = !x.has_dim_value() && (!x.has_dim_param() || fresh(x.dim_param()));
+        const bool unknown = !y.has_dim_value() && (!y.has_dim_param() || fresh(y.dim_param()));
         if (made_up || unknown) {
           if (made_up != unknown) return false;
         } else if (x.SerializeAsString() != y.SerializeAsString()) {
