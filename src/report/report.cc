@@ -1,6 +1,8 @@
 // Filling the report and writing it as JSON (its schema: docs/report.schema.json).
 #include "shapeprop/report.h"
 
+#include "shapeprop/passes.h"
+
 #include <algorithm>
 #include <initializer_list>
 #include <set>
@@ -101,18 +103,18 @@ void write_transform(JsonWriter& w, const std::optional<TransformStats>& stats) 
   }
   const TransformStats& s = *stats;
   w.begin_object();
+  // Every counter of every pass, by the names passes.def gives them.
   w.key("rewrites").begin_object();
-  write_count_fields(w, {{"ifs_folded", s.ifs_folded},
-                         {"castlikes_folded", s.castlikes_folded},
-                         {"castlikes_to_cast", s.castlikes_to_cast},
-                         {"castlikes_removed", s.castlikes_removed},
-                         {"constants_folded", s.constants_folded},
-                         {"identities_folded", s.identities_folded},
-                         {"calls_inlined", s.calls_inlined}});
+  for (const PassInfo& p : all_passes()) {
+    const auto counters = all_counters();
+    if (std::none_of(counters.begin(), counters.end(), [&](const CounterInfo& c) { return c.pass == p.id; })) continue;
+    w.key(std::string(p.name)).begin_object();
+    for (const CounterInfo& c : counters)
+      if (c.pass == p.id) w.key(std::string(c.key)).count(s.counters[c.id]);
+    w.end();
+  }
   w.end();
   write_count_fields(w, {{"calls_kept", s.calls_kept},
-                         {"specializations", s.specializations},
-                         {"shared", s.shared},
                          {"nodes_before", s.nodes_before},
                          {"nodes_after", s.nodes_after},
                          {"functions_before", s.functions_before},

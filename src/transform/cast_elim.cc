@@ -6,6 +6,8 @@
 // flushes denormals, the round trip changes values.
 #include "rewrite_support.h"
 
+#include <optional>
+
 namespace shapeprop::transform {
 
 namespace {
@@ -41,41 +43,49 @@ bool widens(int64_t from, int64_t to) {
   return a.is_signed == b.is_signed ? b.bits >= a.bits : b.bits > a.bits;
 }
 
+// What a Cast's readers read instead: its input (the Cast changes nothing), or, for
+// the second of two integral Casts, the first one's input, read by the second Cast
+// (`keep_second`) unless the second casts back to that input's type.
+struct Bypass {
+  ValueId input;
+  bool keep_second;
+};
+
+std::optional<Bypass> match(const MutableBody& body, NodeId id) {
+  const onnx::NodeProto& n = body.node(id);
+  if (!is_op(n, "Cast") || body.num_inputs(id) != 1 || body.num_outputs(id) != 1 || body.input(id, 0) == ir::kNoValue)
+    return std::nullopt;
+  const auto to = int_attribute(n, "to");
+  if (!to) return std::nullopt;
+  const ValueId x = body.input(id, 0);
+  const Fact* in = body.fact(x);
+  if (in && in->is_tensor() && in->elem_type == *to)
+    return body.can_forward(id, x) ? std::optional<Bypass>(Bypass{x, false}) : std::nullopt;
+  const auto first = body.producer(x);
+  if (first == kNone) return std::nullopt;
+  const onnx::NodeProto& p = body.node(first);
+  if (!is_op(p, "Cast") || body.num_inputs(first) != 1 || body.input(first, 0) == ir::kNoValue) return std::nullopt;
+  const auto middle = int_attribute(p, "to");
+  const ValueId y = body.input(first, 0);
+  const Fact* source = body.fact(y);
+  if (!middle || !source || !source->is_tensor() || !widens(source->elem_type, *middle) || integral(*to).bits == 0)
+    return std::nullopt;
+  if (*to == source->elem_type) return body.can_forward(id, y) ? std::optional<Bypass>(Bypass{y, false}) : std::nullopt;
+  return Bypass{y, true};
+}
+
 }  // namespace
 
-bool remove_redundant_casts(BodyRewriter& body) {
-  bool changed = false;
-  for (auto id = body.first(); id != BodyRewriter::kEnd; id = body.next(id)) {
-    const onnx::NodeProto& n = body.node(id);
-    if (!is_op(n, "Cast") || n.input_size() != 1 || n.output_size() != 1 || n.input(0).empty()) continue;
-    const auto to = int_attribute(n, "to");
-    if (!to) continue;
-    const Fact* in = body.fact(n.input(0));
-    if (in && in->is_tensor() && in->elem_type == *to) {
-      if (body.dry()) return true;
-      const std::string input = n.input(0);
-      if (body.forward(id, input)) {
-        ++body.stats().casts_removed;
-        changed = true;
-      }
-      continue;
-    }
-    const auto first = body.producer(n.input(0));
-    if (first == BodyRewriter::kEnd) continue;
-    const onnx::NodeProto& p = body.node(first);
-    if (!is_op(p, "Cast") || p.input_size() != 1 || p.input(0).empty()) continue;
-    const auto middle = int_attribute(p, "to");
-    const Fact* source = body.fact(p.input(0));
-    if (!middle || !source || !source->is_tensor() || !widens(source->elem_type, *middle) || integral(*to).bits == 0)
-      continue;
-    if (body.dry()) return true;
-    const std::string input = p.input(0);
-    if (*to == source->elem_type ? body.forward(id, input) : (body.set_input(id, 0, input), true)) {
-      ++body.stats().casts_removed;
-      changed = true;
-    }
-  }
-  return changed;
+bool remove_redundant_casts(PassContext& ctx) {
+  MutableBody& body = ctx.body();
+  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id))
+    if (auto m = match(body, id))
+      ctx.apply(Counter::CastsRemoved, [&] {
+        if (!m->keep_second) return body.forward(id, m->input);
+        body.set_input(id, 0, m->input);
+        return true;
+      });
+  return ctx.changed();
 }
 
 }  // namespace shapeprop::transform

@@ -369,47 +369,43 @@ std::optional<Values> concat(const std::vector<Values>& parts, int64_t axis) {
 
 class ConstantFolder {
  public:
-  explicit ConstantFolder(BodyRewriter& body) : body_(body) {}
+  explicit ConstantFolder(const MutableBody& body) : body_(body) {}
 
-  bool run() {
-    return body_.rewrite_each([&](BodyRewriter::NodeId id) {
-      const NodeProto& n = body_.node(id);
-      if (!FunctionId::is_default_domain(n.domain()) || n.output_size() != 1 || n.output(0).empty() ||
-          n.input_size() == 0 || is_op(n, "Constant") || has_subgraph(n))
-        return false;
-      auto value = evaluate(n);
-      if (!value || static_cast<int64_t>(value->size()) > kMaxFoldedElements) return false;
-      if (body_.dry()) return true;
-      body_.make_constant(id, encode(*value));
-      ++body_.stats().constants_computed;
-      return true;
-    });
+  // The value the node computes, when it is one folded here.
+  std::optional<Values> match(NodeId id) const {
+    const NodeProto& n = body_.node(id);
+    if (!FunctionId::is_default_domain(n.domain()) || body_.num_outputs(id) != 1 || body_.output(id, 0) == ir::kNoValue ||
+        body_.num_inputs(id) == 0 || is_op(n, "Constant") || has_subgraph(n))
+      return std::nullopt;
+    auto value = evaluate(id);
+    if (!value || static_cast<int64_t>(value->size()) > kMaxFoldedElements) return std::nullopt;
+    return value;
   }
 
  private:
-  BodyRewriter& body_;
+  const MutableBody& body_;
 
   // A constant input, unless it is larger than any result folded here (every op here
   // gives at least as many elements as each of its inputs has).
-  std::optional<Values> input(const NodeProto& n, int k) const {
-    if (k >= n.input_size() || n.input(k).empty()) return std::nullopt;
-    if (const TensorProto* t = body_.stored_constant(n.input(k))) {
+  std::optional<Values> input(ValueId v) const {
+    if (v == ir::kNoValue) return std::nullopt;
+    if (const TensorProto* t = body_.stored_constant(v)) {
       const auto count = element_count(t->dims());
       return count && *count <= kMaxFoldedElements ? decode(*t) : std::nullopt;
     }
-    auto t = body_.constant(n.input(k));
+    auto t = body_.constant(v);
     return t ? decode(*t) : std::nullopt;
   }
 
-  bool is_constant(const std::string& name) const {
-    if (body_.stored_constant(name)) return true;
-    const Fact* f = body_.fact(name);
+  bool is_constant(ValueId v) const {
+    if (body_.stored_constant(v)) return true;
+    const Fact* f = body_.fact(v);
     return f && f->has_tensor();
   }
 
   // The shape the facts know of the node's output, every dim a constant.
-  std::optional<std::vector<int64_t>> output_dims(const NodeProto& n) const {
-    const std::vector<Dim>* dims = known_dims(body_.fact(n.output(0)));
+  std::optional<std::vector<int64_t>> output_dims(NodeId id) const {
+    const std::vector<Dim>* dims = known_dims(body_.fact(body_.output(id, 0)));
     if (!dims) return std::nullopt;
     std::vector<int64_t> out;
     for (const Dim& d : *dims) {
@@ -420,7 +416,8 @@ class ConstantFolder {
     return out;
   }
 
-  std::optional<Values> evaluate(const NodeProto& n) const {
+  std::optional<Values> evaluate(NodeId id) const {
+    const NodeProto& n = body_.node(id);
     static const std::unordered_set<std::string> unary_ops = {"Sqrt", "Reciprocal", "Neg",  "Abs",   "Exp",   "Log",
                                                               "Tanh", "Erf",        "Sigmoid", "Relu", "Floor", "Ceil"};
     static const std::unordered_set<std::string> binary_ops = {"Add", "Sub", "Mul", "Div", "Pow"};
@@ -429,14 +426,14 @@ class ConstantFolder {
     const bool known = unary_ops.count(op) || binary_ops.count(op) || reshaping_ops.count(op) || op == "Transpose" ||
                        op == "Cast" || op == "Concat";
     if (!known) return std::nullopt;
-    for (int k = 0; k < n.input_size(); ++k)
-      if (!n.input(k).empty() && !is_constant(n.input(k))) return std::nullopt;
+    for (size_t k = 0; k < body_.num_inputs(id); ++k)
+      if (body_.input(id, k) != ir::kNoValue && !is_constant(body_.input(id, k))) return std::nullopt;
     // Every input a constant (shape inputs of the reshaping ops too: the output's shape is
     // then a fact).
     std::vector<Values> in;
-    for (int k = 0; k < n.input_size(); ++k) {
-      if (n.input(k).empty()) continue;
-      auto v = input(n, k);
+    for (size_t k = 0; k < body_.num_inputs(id); ++k) {
+      if (body_.input(id, k) == ir::kNoValue) continue;
+      auto v = input(body_.input(id, k));
       if (!v) return std::nullopt;
       in.push_back(std::move(*v));
     }
@@ -453,7 +450,7 @@ class ConstantFolder {
       return axis ? concat(in, *axis) : std::nullopt;
     }
     if (reshaping_ops.count(op)) {
-      auto dims = output_dims(n);
+      auto dims = output_dims(id);
       if (!dims) return std::nullopt;
       if (element_count(*dims) != static_cast<int64_t>(in[0].size())) return std::nullopt;
       Values out = std::move(in[0]);
@@ -466,6 +463,16 @@ class ConstantFolder {
 
 }  // namespace
 
-bool fold_small_constants(BodyRewriter& body) { return ConstantFolder(body).run(); }
+bool fold_small_constants(PassContext& ctx) {
+  MutableBody& body = ctx.body();
+  const ConstantFolder folder(body);
+  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id))
+    if (auto value = folder.match(id))
+      ctx.apply(Counter::ConstantsComputed, [&] {
+        body.make_constant(id, encode(*value));
+        return true;
+      });
+  return ctx.changed();
+}
 
 }  // namespace shapeprop::transform

@@ -84,23 +84,26 @@ bool same_attribute(const AttributeProto& a, const AttributeProto& b) {
 
 // What a node computes: domain, op, overload, number of outputs, inputs and attributes
 // (in any order).
-uint64_t hash_expression(const NodeProto& n) {
+uint64_t hash_expression(const MutableBody& body, NodeId id) {
+  const NodeProto& n = body.node(id);
   uint64_t h = mix(hash_bytes(n.op_type()), hash_bytes(FunctionId::canonical_domain(n.domain())));
   h = mix(h, hash_bytes(n.overload()));
-  h = mix(h, static_cast<uint64_t>(n.output_size()));
-  for (const auto& in : n.input()) h = mix(h, hash_bytes(in));
+  h = mix(h, static_cast<uint64_t>(body.num_outputs(id)));
+  for (size_t k = 0; k < body.num_inputs(id); ++k) h = mix(h, body.input(id, k));
   uint64_t attributes = 0;
   for (const auto& a : n.attribute()) attributes += hash_attribute(a);
   return mix(h, attributes);
 }
 
-bool same_expression(const NodeProto& a, const NodeProto& b) {
+bool same_expression(const MutableBody& body, NodeId first, NodeId second) {
+  const NodeProto& a = body.node(first);
+  const NodeProto& b = body.node(second);
   if (a.op_type() != b.op_type() || FunctionId::canonical_domain(a.domain()) != FunctionId::canonical_domain(b.domain()) ||
-      a.overload() != b.overload() || a.output_size() != b.output_size() || a.input_size() != b.input_size() ||
-      a.attribute_size() != b.attribute_size())
+      a.overload() != b.overload() || body.num_outputs(first) != body.num_outputs(second) ||
+      body.num_inputs(first) != body.num_inputs(second) || a.attribute_size() != b.attribute_size())
     return false;
-  for (int k = 0; k < a.input_size(); ++k)
-    if (a.input(k) != b.input(k)) return false;
+  for (size_t k = 0; k < body.num_inputs(first); ++k)
+    if (body.input(first, k) != body.input(second, k)) return false;
   for (const auto& x : a.attribute()) {
     const auto same = std::find_if(b.attribute().begin(), b.attribute().end(),
                                    [&](const AttributeProto& y) { return same_attribute(x, y); });
@@ -126,86 +129,43 @@ struct FactEqual {
   bool operator()(const Fact* a, const Fact* b) const { return *a == *b; }
 };
 
+// One walk over the body in order, remembering each node's expression and each fully
+// known value: what a node or value is found equal to is a match, merged by the caller.
 class Merger {
  public:
-  explicit Merger(BodyRewriter& body) : body_(body) {}
+  explicit Merger(const MutableBody& body) : body_(body) { seed_known_inputs(); }
 
-  bool run() {
-    seed_known_inputs();
-    for (auto id = body_.first(); id != BodyRewriter::kEnd; id = body_.next(id)) {
-      if (merge_node(id) && body_.dry()) return true;
-      if (!body_.erased(id) && remember_values(id) && body_.dry()) return true;
-    }
-    return changed_;
-  }
-
- private:
-  BodyRewriter& body_;
-  bool changed_ = false;
-  std::unordered_multimap<uint64_t, BodyRewriter::NodeId> expressions_;
-  // Each fully known value seen, by its fact: its name, and whether a node defined it (an
-  // input or an initializer is always there; a node's value may be erased since).
-  struct Known {
-    std::string name;
-    bool from_node = false;
-  };
-  std::unordered_map<const Fact*, Known, FactHash, FactEqual> values_;
-
-  // The remembered value still stands: erased since (its last reader merged away), it
-  // must not take new readers.
-  bool stands(const Known& k) const {
-    return !k.from_node || body_.producer(k.name) != BodyRewriter::kEnd || body_.stored_constant(k.name);
-  }
-
-  // Inputs and initializers whose elements the facts know, in name order (so that which
-  // of two equal ones stays does not depend on hashing).
-  void seed_known_inputs() {
-    std::vector<std::pair<std::string, const Fact*>> known;
-    body_.for_each_input([&](const std::string& name, const Fact* f) {
-      if (fully_known(f)) known.emplace_back(name, f);
-    });
-    std::sort(known.begin(), known.end());
-    for (const auto& [name, f] : known) values_.emplace(f, Known{name, false});
-  }
-
-  bool merge_node(BodyRewriter::NodeId id) {
+  // An earlier node computing what `id` computes, whose outputs `id`'s readers may read.
+  std::optional<NodeId> equal_node(NodeId id) {
     const NodeProto& n = body_.node(id);
-    if (n.output_size() == 0 || !FunctionId::is_default_domain(n.domain()) || has_subgraph(n) || is_random(n) ||
+    if (body_.num_outputs(id) == 0 || !FunctionId::is_default_domain(n.domain()) || has_subgraph(n) || is_random(n) ||
         has_reference(n))
-      return false;
-    const uint64_t h = hash_expression(n);
+      return std::nullopt;
+    const uint64_t h = hash_expression(body_, id);
     auto [from, to] = expressions_.equal_range(h);
-    auto it = std::find_if(from, to, [&](const auto& e) { return same_expression(body_.node(e.second), n); });
+    auto it = std::find_if(from, to, [&](const auto& e) { return same_expression(body_, e.second, id); });
     if (it == to) {
       expressions_.emplace(h, id);
-      return false;
+      return std::nullopt;
     }
     if (body_.erased(it->second)) {  // its values were merged into others since: this one stands for it
       it->second = id;
-      return false;
+      return std::nullopt;
     }
-    const NodeProto& earlier = body_.node(it->second);
-    for (int k = 0; k < n.output_size(); ++k) {
-      if (n.output(k).empty()) continue;
-      if (earlier.output(k).empty() || body_.is_protected(n.output(k))) return false;
+    for (size_t k = 0; k < body_.num_outputs(id); ++k) {
+      if (body_.output(id, k) == ir::kNoValue) continue;
+      if (body_.output(it->second, k) == ir::kNoValue || body_.is_interface(body_.output(id, k))) return std::nullopt;
     }
-    if (body_.dry()) return true;
-    const std::vector<std::string> outputs(n.output().begin(), n.output().end());  // the moves below erase n
-    for (size_t k = 0; k < outputs.size(); ++k)
-      if (!outputs[k].empty()) body_.replace_value(outputs[k], earlier.output(static_cast<int>(k)));
-    if (!body_.erased(id)) body_.erase(id);
-    ++body_.stats().subexpressions_merged;
-    changed_ = true;
-    return true;
+    return it->second;
   }
 
-  // Merges the node's values that equal an earlier value, and remembers the others.
-  bool remember_values(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    bool found = false;
-    for (int k = 0; k < n.output_size() && !body_.erased(id); ++k) {
-      const std::string& out = n.output(k);
-      if (out.empty()) continue;
+  // The node's outputs that equal an earlier value, with that value; the others are
+  // remembered.
+  std::vector<std::pair<ValueId, ValueId>> equal_values(NodeId id) {
+    std::vector<std::pair<ValueId, ValueId>> found;
+    for (size_t k = 0; k < body_.num_outputs(id); ++k) {
+      const ValueId out = body_.output(id, k);
+      if (out == ir::kNoValue) continue;
       const Fact* f = body_.fact(out);
       if (!fully_known(f)) continue;
       auto [it, fresh] = values_.emplace(f, Known{out, true});
@@ -214,44 +174,75 @@ class Merger {
         it->second = Known{out, true};
         continue;
       }
-      if (body_.is_protected(out)) continue;
-      found = true;
-      if (body_.dry()) return true;
-      const std::string name = out, earlier = it->second.name;
-      if (body_.replace_value(name, earlier)) {
-        ++body_.stats().equal_values_merged;
-        changed_ = true;
-      }
+      if (body_.is_interface(out)) continue;
+      found.emplace_back(out, it->second.value);
     }
     return found;
+  }
+
+ private:
+  const MutableBody& body_;
+  std::unordered_multimap<uint64_t, NodeId> expressions_;
+  // Each fully known value seen, by its fact, and whether a node defined it (an input or
+  // an initializer is always there; a node's value may be erased since).
+  struct Known {
+    ValueId value;
+    bool from_node = false;
+  };
+  std::unordered_map<const Fact*, Known, FactHash, FactEqual> values_;
+
+  // The remembered value still stands: erased since (its last reader merged away), it
+  // must not take new readers.
+  bool stands(const Known& k) const {
+    return !k.from_node || body_.producer(k.value) != kNone || body_.stored_constant(k.value);
+  }
+
+  // Inputs and initializers whose elements the facts know, in name order (so that which
+  // of two equal ones stays does not depend on the order they were indexed in).
+  void seed_known_inputs() {
+    std::vector<std::pair<std::string_view, ValueId>> known;
+    for (ValueId v : body_.inputs_read())
+      if (fully_known(body_.fact(v))) known.emplace_back(body_.name(v), v);
+    std::sort(known.begin(), known.end());
+    for (const auto& [name, v] : known) values_.emplace(body_.fact(v), Known{v, false});
   }
 };
 
 }  // namespace
 
-bool merge_common_subexpressions(BodyRewriter& body) { return Merger(body).run(); }
-
-bool share_equal_initializers(BodyRewriter& body) {
-  const onnx::GraphProto* g = body.main_graph();
-  if (!g) return false;
-  std::unordered_set<std::string> inputs;
-  for (const auto& in : g->input()) inputs.insert(in.name());
-  std::vector<std::pair<std::string, std::string>> merges;
-  for (const auto& t : g->initializer()) {
-    if (inputs.count(t.name()) || static_cast<size_t>(t.ByteSizeLong()) > kMaxSharedInitializerBytes) continue;
-    if (body.uses(t.name()) == 0) continue;
-    std::string first = body.remember_constant(t.name());
-    if (first != t.name()) merges.emplace_back(t.name(), std::move(first));
-  }
-  bool changed = false;
-  for (const auto& [from, to] : merges) {
-    if (body.dry()) return true;
-    if (body.replace_value(from, to)) {
-      ++body.stats().constants_shared;
-      changed = true;
+bool merge_common_subexpressions(PassContext& ctx) {
+  MutableBody& body = ctx.body();
+  Merger merger(body);
+  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
+    if (auto earlier = merger.equal_node(id)) {
+      ctx.apply(Counter::SubexpressionsMerged, [&] {
+        for (size_t k = 0; k < body.num_outputs(id); ++k)  // (the moves erase `id`)
+          if (body.output(id, k) != ir::kNoValue) body.replace_all_uses(body.output(id, k), body.output(*earlier, k));
+        if (!body.erased(id)) body.erase(id);
+        return true;
+      });
+      continue;
     }
+    if (body.erased(id)) continue;
+    for (const auto& [value, earlier] : merger.equal_values(id))
+      ctx.apply(Counter::EqualValuesMerged, [&, value = value, earlier = earlier] { return body.replace_all_uses(value, earlier); });
   }
-  return changed;
+  return ctx.changed();
+}
+
+bool share_equal_initializers(PassContext& ctx) {
+  MutableBody& body = ctx.body();
+  std::vector<std::pair<ValueId, ValueId>> found;  // an initializer, and the first equal one
+  for (ValueId v : body.initializers()) {
+    const onnx::TensorProto* t = body.stored_constant(v);
+    if (!t || static_cast<size_t>(t->ByteSizeLong()) > kMaxSharedInitializerBytes || body.uses(v) == 0) continue;
+    if (const ValueId first = body.remember_constant(v); first != v) found.emplace_back(v, first);
+  }
+  for (const auto& [from, to] : found) {
+    if (ctx.stop()) break;
+    ctx.apply(Counter::ConstantsShared, [&, from = from, to = to] { return body.replace_all_uses(from, to); });
+  }
+  return ctx.changed();
 }
 
 }  // namespace shapeprop::transform

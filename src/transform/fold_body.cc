@@ -145,7 +145,7 @@ class Folder {
  public:
   // `all_names` fills in every name of the body (defined or read, at any depth), from
   // which fresh names are kept apart; it runs on the first fresh name, if ever.
-  Folder(const BodyTarget& target, std::function<void(std::unordered_set<std::string>&)> all_names, TransformStats& stats,
+  Folder(const BodyTarget& target, std::function<void(std::unordered_set<std::string>&)> all_names, Counters& stats,
          FactsByName* facts_out = nullptr)
       : target_(target), all_names_(std::move(all_names)), stats_(stats), facts_out_(facts_out) {}
 
@@ -161,20 +161,20 @@ class Folder {
       switch (classify(node, top)) {
         case Rewrite::TakenBranch: {
           inline_branch(node, branch_of(node), out, renames, level, top);
-          ++stats_.ifs_folded;
+          ++stats_[Counter::IfsFolded];
           break;
         }
         case Rewrite::Constants:
           emit_constants(node, out, renames, level, inlined, top);
-          if (!is_op(n, "Constant")) ++stats_.constants_folded;
-          if (is_op(n, "CastLike")) ++stats_.castlikes_folded;
+          if (!is_op(n, "Constant")) ++stats_[Counter::ConstantsFolded];
+          if (is_op(n, "CastLike")) ++stats_[Counter::CastLikesFolded];
           break;
         case Rewrite::CastLike:
           fold_castlike(node, out, renames, level, inlined);
-          ++stats_.castlikes_folded;
+          ++stats_[Counter::CastLikesFolded];
           break;
         case Rewrite::Identity: {
-          ++stats_.identities_folded;
+          ++stats_[Counter::IdentitiesFolded];
           NodeProto id = rewritten(node, "Identity", renames, level, inlined);
           id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
           id.clear_attribute();
@@ -207,7 +207,7 @@ class Folder {
   const BodyTarget& target_;
   std::function<void(std::unordered_set<std::string>&)> all_names_;
   std::optional<std::unordered_set<std::string>> names_;
-  TransformStats& stats_;
+  Counters& stats_;
   FactsByName* facts_out_;  // the facts of the top level's definitions, by their new names
   int subgraph_depth_ = 0;
 
@@ -239,6 +239,7 @@ class Folder {
 
   Rewrite classify(const Node& node, bool top) const {
     const NodeProto& n = node.proto;
+    if (!target_.decide) return Rewrite::Copy;
     if (is_op(n, "If") && branch_of(node) >= 0 && taken_branch(n, branch_of(node))) return Rewrite::TakenBranch;
     if (all_outputs_constant(node) && !is_random(n) && (!is_op(n, "Constant") || (top && target_.main_graph)))
       return Rewrite::Constants;
@@ -338,10 +339,10 @@ class Folder {
       NodeProto id = rewritten(node, "Identity", renames, level, inlined);
       id.mutable_input()->RemoveLast();
       *out->Add() = std::move(id);
-      ++stats_.castlikes_removed;
+      ++stats_[Counter::CastLikesRemoved];
       return;
     }
-    ++stats_.castlikes_to_cast;
+    ++stats_[Counter::CastLikesToCast];
     NodeProto cast = rewritten(node, "Cast", renames, level, inlined);
     cast.mutable_input()->RemoveLast();
     auto* to = cast.add_attribute();
@@ -469,7 +470,7 @@ class Folder {
     std::unordered_set<std::string> keep;
     for (const auto& o : g->output()) keep.insert(o.name());
     for (const auto& in : g->input()) keep.insert(in.name());
-    collapse_identities(folded, keep);
+    if (target_.collapse) collapse_identities(folded, keep);
     g->mutable_node()->Swap(&folded);
     g->clear_value_info();  // the final annotation writes it anew
   }
@@ -533,20 +534,8 @@ void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>&
   keep_nodes(nodes, erased);
 }
 
-onnx::NodeProto constant_node(const std::string& name, onnx::TensorProto value) {
-  value.clear_name();
-  NodeProto c;
-  c.set_op_type("Constant");
-  c.add_output(name);
-  auto* a = c.add_attribute();
-  a->set_name("value");
-  a->set_type(AttributeProto::TENSOR);
-  *a->mutable_t() = std::move(value);
-  return c;
-}
-
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
-                   const std::unordered_set<std::string>& protected_names, TransformStats& stats,
+                   const std::unordered_set<std::string>& protected_names, Counters& stats,
                    FactsByName* facts_out) {
   Folder folder(
       target,
@@ -564,7 +553,7 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
   });
   NodeList out;
   folder.fold(nodes, top, &out, renames, level, /*inlined=*/false, /*top=*/true);
-  collapse_identities(out, protected_names);
+  if (target.collapse) collapse_identities(out, protected_names);
   return out;
 }
 
@@ -612,7 +601,7 @@ void fold_subgraphs_without_facts(NodeProto& node) {
 
 bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
                           const std::unordered_set<std::string>& live) {
-  TransformStats unused;
+  Counters unused;
   const Folder folder(target, [](std::unordered_set<std::string>&) {}, unused);
   if (!folder.leaves_unchanged(nodes, Level{&facts, nullptr})) return false;
   // No dead node either (the nodes hold no subgraph: leaves_unchanged made sure).

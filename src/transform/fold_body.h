@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "infer/analyzer.h"
+#include "ir/mutable_body.h"
 #include "shapeprop/specialize.h"
 #include "support/name_map.h"
 
@@ -31,6 +32,11 @@ struct BodyTarget {
   std::function<std::string(const infer::CallContext*)> callee_name;
   // Its overload, when specializations are overloads (nullptr: none is set).
   std::function<std::string(const infer::CallContext*)> callee_overload;
+  // Fold what the facts decide (the fold pass); otherwise nodes are copied, calls
+  // retargeted and attribute references resolved only.
+  bool decide = true;
+  // Collapse Identity chains after folding (the dce pass).
+  bool collapse = true;
 };
 
 // The facts of a body's top-level values by name: the analysis's, for the names the body
@@ -67,15 +73,14 @@ class FactsByName {
 // initializers), whose names stay as they are; fresh names are kept apart from them and
 // from every name the body defines or reads.
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
-                   const std::unordered_set<std::string>& protected_names, TransformStats& stats,
+                   const std::unordered_set<std::string>& protected_names, Counters& stats,
                    FactsByName* facts_out = nullptr);
 
 // y = Identity(x) at this level: readers of y read x instead; where y must keep its name
 // (`keep`: outputs and inputs), x's producer writes y when nothing else reads x.
 void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep);
 
-// A Constant node defining `name` as `value` (whose own name it drops).
-onnx::NodeProto constant_node(const std::string& name, onnx::TensorProto value);
+using ir::constant_node;
 
 // What fold_body does to the subgraphs of a node it copies when nothing is known of them
 // (Identity chains collapse, value_info goes), done in place.

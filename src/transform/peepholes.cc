@@ -54,51 +54,61 @@ std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> axes, s
   return axes;
 }
 
+// What one peephole does: the node's readers read `to` (Forward), the node reads `to` as
+// its data (Bypass), or the node becomes Transpose(to) by `perm` (Compose); counted as
+// `counter`.
+struct Fix {
+  enum Kind { Forward, Bypass, Compose } kind;
+  Counter counter;
+  ValueId to;
+  std::vector<int64_t> perm = {};
+};
+
 class Peepholes {
  public:
-  explicit Peepholes(BodyRewriter& body) : body_(body) {}
+  Peepholes(const MutableBody& body, const RewriteOptions& options) : body_(body), options_(options) {}
 
-  bool run() {
-    return body_.rewrite_each([&](BodyRewriter::NodeId id) {
-      const NodeProto& n = body_.node(id);
-      if (!FunctionId::is_default_domain(n.domain()) || n.output_size() == 0 || n.output(0).empty() || n.input_size() == 0 ||
-          n.input(0).empty())
-        return false;
-      const std::string& op = n.op_type();
-      if (op == "Transpose") return transpose(id);
-      if (op == "Squeeze" || op == "Unsqueeze") return squeeze_pair(id);
-      if (op == "Reshape") return keeps_shape(id) || reshape_of_reshape(id);
-      if (op == "Concat") return single_concat(id);
-      if (op == "Where") return constant_where(id);
-      if (op == "Expand" || op == "Tile") return keeps_shape(id) || by_ones(id);
-      if (op == "Slice") return whole_slice(id);
-      if (op == "Mul" || op == "Div") return by_one(id);
-      if (op == "Dropout") return inference_dropout(id);
-      return false;
-    });
+  std::optional<Fix> match(NodeId id) const {
+    const NodeProto& n = body_.node(id);
+    if (!FunctionId::is_default_domain(n.domain()) || body_.num_outputs(id) == 0 || body_.output(id, 0) == ir::kNoValue ||
+        body_.num_inputs(id) == 0 || body_.input(id, 0) == ir::kNoValue)
+      return std::nullopt;
+    const std::string& op = n.op_type();
+    std::optional<Fix> fix;
+    if (op == "Transpose") fix = transpose(id);
+    else if (op == "Squeeze" || op == "Unsqueeze") fix = squeeze_pair(id);
+    else if (op == "Reshape") fix = first_of(keeps_shape(id), [&] { return reshape_of_reshape(id); });
+    else if (op == "Concat") fix = single_concat(id);
+    else if (op == "Where") fix = constant_where(id);
+    else if (op == "Expand" || op == "Tile") fix = first_of(keeps_shape(id), [&] { return by_ones(id); });
+    else if (op == "Slice") fix = whole_slice(id);
+    else if (op == "Mul" || op == "Div") fix = by_one(id);
+    else if (op == "Dropout") fix = inference_dropout(id);
+    // A forward that would change nothing is no match.
+    if (fix && fix->kind == Fix::Forward && !body_.can_forward(id, fix->to)) return std::nullopt;
+    return fix;
   }
 
  private:
-  BodyRewriter& body_;
+  const MutableBody& body_;
+  const RewriteOptions& options_;
 
-  // The node's output is `to`: counted under `counter`.
-  bool remove(BodyRewriter::NodeId id, const std::string& to, size_t& counter) {
-    if (body_.dry()) return true;
-    if (!body_.forward(id, to)) return false;
-    ++counter;
-    return true;
+  template <class Next>
+  static std::optional<Fix> first_of(std::optional<Fix> fix, Next&& next) {
+    return fix ? fix : next();
   }
+  static Fix forward(ValueId to, Counter counter) { return Fix{Fix::Forward, counter, to}; }
 
   // The Transpose's permutation, when its input's rank is known and the perm is one of
   // that many axes. Anything else fails at run time (a perm of the wrong length, which
   // ONNX 1.17's rule lets through, or a repeated axis), and a rewrite must not make a
   // failing node succeed.
-  std::optional<std::vector<int64_t>> permutation(const NodeProto& t) const {
-    const auto rank = rank_of(body_.fact(t.input(0)));
+  std::optional<std::vector<int64_t>> permutation(NodeId t) const {
+    const auto rank = rank_of(body_.fact(body_.input(t, 0)));
     if (!rank) return std::nullopt;
     std::vector<int64_t> perm(*rank);
     std::iota(perm.rbegin(), perm.rend(), 0);
-    if (auto given = ints_attribute(t, "perm")) perm = std::move(*given);
+    if (auto given = ints_attribute(body_.node(t), "perm")) perm = std::move(*given);
     if (perm.size() != *rank) return std::nullopt;
     std::vector<bool> seen(*rank, false);
     for (int64_t k : perm) {
@@ -114,170 +124,171 @@ class Peepholes {
     return true;
   }
 
-  bool transpose(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    if (n.input_size() != 1 || n.output_size() != 1) return false;
-    const auto outer = permutation(n);
-    if (!outer) return false;
-    if (is_identity(*outer)) return remove(id, n.input(0), body_.stats().transposes_folded);
-    const auto p = body_.producer(n.input(0));
-    if (p == BodyRewriter::kEnd || !is_op(body_.node(p), "Transpose") || body_.node(p).input_size() != 1) return false;
-    const NodeProto& inner_node = body_.node(p);
-    const auto inner = permutation(inner_node);
-    if (!inner || inner->size() != outer->size()) return false;
+  std::optional<Fix> transpose(NodeId id) const {
+    if (body_.num_inputs(id) != 1 || body_.num_outputs(id) != 1) return std::nullopt;
+    const auto outer = permutation(id);
+    if (!outer) return std::nullopt;
+    if (is_identity(*outer)) return forward(body_.input(id, 0), Counter::TransposesFolded);
+    const auto p = body_.producer(body_.input(id, 0));
+    if (p == kNone || !is_op(body_.node(p), "Transpose") || body_.num_inputs(p) != 1) return std::nullopt;
+    const auto inner = permutation(p);
+    if (!inner || inner->size() != outer->size()) return std::nullopt;
     std::vector<int64_t> composed(outer->size());
     for (size_t i = 0; i < outer->size(); ++i) composed[i] = (*inner)[static_cast<size_t>((*outer)[i])];
-    const std::string x = inner_node.input(0);
-    if (is_identity(composed)) return remove(id, x, body_.stats().transposes_folded);
-    if (body_.dry()) return true;
-    NodeProto t;
-    t.set_op_type("Transpose");
-    t.add_input(x);
-    t.add_output(n.output(0));
-    set_ints_attribute(t, "perm", composed);
-    body_.replace_node(id, std::move(t));
-    ++body_.stats().transposes_folded;
-    return true;
+    const ValueId x = body_.input(p, 0);
+    if (is_identity(composed)) return forward(x, Counter::TransposesFolded);
+    return Fix{Fix::Compose, Counter::TransposesFolded, x, std::move(composed)};
   }
 
-  std::optional<std::vector<int64_t>> axes_of(const NodeProto& n) const {
-    if (body_.options().onnx_opset >= kAxesAsInput) {
-      if (n.input_size() < 2 || n.input(1).empty()) return std::nullopt;
-      return constant_ints(body_, n.input(1));
+  std::optional<std::vector<int64_t>> axes_of(NodeId id) const {
+    if (options_.onnx_opset >= kAxesAsInput) {
+      if (body_.input(id, 1) == ir::kNoValue) return std::nullopt;
+      return constant_ints(body_, body_.input(id, 1));
     }
-    return ints_attribute(n, "axes");
+    return ints_attribute(body_.node(id), "axes");
   }
 
   // Squeeze(Unsqueeze(x, a), a) and Unsqueeze(Squeeze(x, a), a) are x.
-  bool squeeze_pair(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    const bool outer_squeezes = n.op_type() == "Squeeze";
-    const auto p = body_.producer(n.input(0));
-    if (p == BodyRewriter::kEnd) return false;
-    const NodeProto& inner = body_.node(p);
-    if (!is_op(inner, outer_squeezes ? "Unsqueeze" : "Squeeze") || inner.input_size() == 0 || inner.input(0).empty())
-      return false;
+  std::optional<Fix> squeeze_pair(NodeId id) const {
+    const bool outer_squeezes = body_.node(id).op_type() == "Squeeze";
+    const auto p = body_.producer(body_.input(id, 0));
+    if (p == kNone) return std::nullopt;
+    if (!is_op(body_.node(p), outer_squeezes ? "Unsqueeze" : "Squeeze") || body_.input(p, 0) == ir::kNoValue)
+      return std::nullopt;
     // Both sets of axes are positions in the larger of the two shapes.
-    const auto larger = rank_of(body_.fact(outer_squeezes ? n.input(0) : inner.input(0)));
-    const auto a = axes_of(n), b = axes_of(inner);
-    if (!larger || !a || !b) return false;
+    const auto larger = rank_of(body_.fact(outer_squeezes ? body_.input(id, 0) : body_.input(p, 0)));
+    const auto a = axes_of(id), b = axes_of(p);
+    if (!larger || !a || !b) return std::nullopt;
     const auto na = normalized_axes(*a, *larger), nb = normalized_axes(*b, *larger);
-    if (!na || !nb || *na != *nb) return false;
-    return remove(id, inner.input(0), body_.stats().squeezes_folded);
+    if (!na || !nb || *na != *nb) return std::nullopt;
+    return forward(body_.input(p, 0), Counter::SqueezesFolded);
   }
 
   // Reshape(Reshape(x, s1), s2) is Reshape(x, s2) when s2 copies nothing from the middle.
-  bool reshape_of_reshape(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    if (n.input_size() != 2 || n.input(1).empty()) return false;
-    const auto p = body_.producer(n.input(0));
-    if (p == BodyRewriter::kEnd || !is_op(body_.node(p), "Reshape") || body_.node(p).input(0).empty()) return false;
-    const auto shape = constant_ints(body_, n.input(1));
-    if (!shape) return false;
-    const bool allowzero = int_attribute(n, "allowzero").value_or(0) != 0;
-    if (!allowzero && std::find(shape->begin(), shape->end(), 0) != shape->end()) return false;
-    if (body_.dry()) return true;
-    body_.set_input(id, 0, body_.node(p).input(0));
-    ++body_.stats().reshapes_folded;
-    return true;
+  std::optional<Fix> reshape_of_reshape(NodeId id) const {
+    if (body_.num_inputs(id) != 2 || body_.input(id, 1) == ir::kNoValue) return std::nullopt;
+    const auto p = body_.producer(body_.input(id, 0));
+    if (p == kNone || !is_op(body_.node(p), "Reshape") || body_.input(p, 0) == ir::kNoValue) return std::nullopt;
+    const auto shape = constant_ints(body_, body_.input(id, 1));
+    if (!shape) return std::nullopt;
+    const bool allowzero = int_attribute(body_.node(id), "allowzero").value_or(0) != 0;
+    if (!allowzero && std::find(shape->begin(), shape->end(), 0) != shape->end()) return std::nullopt;
+    return Fix{Fix::Bypass, Counter::ReshapesFolded, body_.input(p, 0)};
   }
 
-  bool single_concat(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    if (n.input_size() != 1 || n.output_size() != 1) return false;
-    return remove(id, n.input(0), body_.stats().concats_folded);
+  std::optional<Fix> single_concat(NodeId id) const {
+    if (body_.num_inputs(id) != 1 || body_.num_outputs(id) != 1) return std::nullopt;
+    return forward(body_.input(id, 0), Counter::ConcatsFolded);
   }
 
-  bool same_known_shape(const std::string& a, const std::string& b) const {
-    const std::vector<Dim>* da = known_dims(body_.fact(a));
-    const std::vector<Dim>* db = known_dims(body_.fact(b));
+  bool same_known_shape(ValueId a, ValueId b) const {
     const Fact* fa = body_.fact(a);
     const Fact* fb = body_.fact(b);
+    const std::vector<Dim>* da = known_dims(fa);
+    const std::vector<Dim>* db = known_dims(fb);
     return da && db && *da == *db && fa->elem_type == fb->elem_type && fa->elem_type != 0;
   }
 
-  bool constant_where(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    if (n.input_size() != 3 || n.output_size() != 1 || n.input(1).empty() || n.input(2).empty()) return false;
-    const Fact* c = body_.fact(n.input(0));
-    int chosen;
+  std::optional<Fix> constant_where(NodeId id) const {
+    if (body_.num_inputs(id) != 3 || body_.num_outputs(id) != 1 || body_.input(id, 1) == ir::kNoValue ||
+        body_.input(id, 2) == ir::kNoValue)
+      return std::nullopt;
+    const Fact* c = body_.fact(body_.input(id, 0));
+    size_t chosen;
     if (all_elements_are(c, 1))
       chosen = 1;
     else if (all_elements_are(c, 0))
       chosen = 2;
     else
-      return false;
-    if (!same_known_shape(n.output(0), n.input(chosen))) return false;
-    return remove(id, n.input(chosen), body_.stats().wheres_folded);
+      return std::nullopt;
+    if (!same_known_shape(body_.output(id, 0), body_.input(id, chosen))) return std::nullopt;
+    return forward(body_.input(id, chosen), Counter::WheresFolded);
   }
 
   // Reshape, Expand or Tile whose result has the shape of its input, dim for dim.
-  bool keeps_shape(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    if (n.output_size() != 1 || !same_known_shape(n.output(0), n.input(0))) return false;
-    size_t& counter = n.op_type() == "Reshape" ? body_.stats().reshapes_folded : body_.stats().expands_folded;
-    return remove(id, n.input(0), counter);
+  std::optional<Fix> keeps_shape(NodeId id) const {
+    if (body_.num_outputs(id) != 1 || !same_known_shape(body_.output(id, 0), body_.input(id, 0))) return std::nullopt;
+    const auto counter = body_.node(id).op_type() == "Reshape" ? Counter::ReshapesFolded : Counter::ExpandsFolded;
+    return forward(body_.input(id, 0), counter);
   }
 
   // Expand(x, ones) with no more ones than x has dims; Tile(x, ones).
-  bool by_ones(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    if (n.input_size() != 2 || n.output_size() != 1 || n.input(1).empty()) return false;
-    const auto ones = constant_ints(body_, n.input(1));
-    if (!ones || std::any_of(ones->begin(), ones->end(), [](int64_t v) { return v != 1; })) return false;
-    if (n.op_type() == "Expand") {
-      const auto rank = rank_of(body_.fact(n.input(0)));
-      if (!rank || ones->size() > *rank) return false;
+  std::optional<Fix> by_ones(NodeId id) const {
+    if (body_.num_inputs(id) != 2 || body_.num_outputs(id) != 1 || body_.input(id, 1) == ir::kNoValue) return std::nullopt;
+    const auto ones = constant_ints(body_, body_.input(id, 1));
+    if (!ones || std::any_of(ones->begin(), ones->end(), [](int64_t v) { return v != 1; })) return std::nullopt;
+    if (body_.node(id).op_type() == "Expand") {
+      const auto rank = rank_of(body_.fact(body_.input(id, 0)));
+      if (!rank || ones->size() > *rank) return std::nullopt;
     }
-    return remove(id, n.input(0), body_.stats().expands_folded);
+    return forward(body_.input(id, 0), Counter::ExpandsFolded);
   }
 
   // Slice whose result has its input's shape, with steps of 1: all of it, in order.
-  bool whole_slice(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    if (n.output_size() != 1 || n.input_size() < 3) return false;
-    if (n.input_size() >= 5 && !n.input(4).empty()) {
-      const auto steps = constant_ints(body_, n.input(4));
-      if (!steps || std::any_of(steps->begin(), steps->end(), [](int64_t s) { return s != 1; })) return false;
+  std::optional<Fix> whole_slice(NodeId id) const {
+    if (body_.num_outputs(id) != 1 || body_.num_inputs(id) < 3) return std::nullopt;
+    if (body_.num_inputs(id) >= 5 && body_.input(id, 4) != ir::kNoValue) {
+      const auto steps = constant_ints(body_, body_.input(id, 4));
+      if (!steps || std::any_of(steps->begin(), steps->end(), [](int64_t s) { return s != 1; })) return std::nullopt;
     }
-    if (!same_known_shape(n.output(0), n.input(0))) return false;
-    return remove(id, n.input(0), body_.stats().expands_folded);
+    if (!same_known_shape(body_.output(id, 0), body_.input(id, 0))) return std::nullopt;
+    return forward(body_.input(id, 0), Counter::ExpandsFolded);
   }
 
   // x * 1, 1 * x, x / 1, where the one broadcasts nothing.
-  bool by_one(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    if (n.input_size() != 2 || n.output_size() != 1 || n.input(1).empty()) return false;
-    for (int k = 1; k >= 0; --k) {
-      if (k == 0 && n.op_type() == "Div") break;  // 1 / x is not x
-      const std::string& one = n.input(k);
-      const std::string& x = n.input(1 - k);
+  std::optional<Fix> by_one(NodeId id) const {
+    if (body_.num_inputs(id) != 2 || body_.num_outputs(id) != 1 || body_.input(id, 1) == ir::kNoValue)
+      return std::nullopt;
+    for (size_t k = 2; k-- > 0;) {
+      if (k == 0 && body_.node(id).op_type() == "Div") break;  // 1 / x is not x
+      const ValueId one = body_.input(id, k);
+      const ValueId x = body_.input(id, 1 - k);
       const Fact* f = body_.fact(one);
       if (!all_elements_are(f, 1)) continue;
       const Fact* xf = body_.fact(x);
-      const Fact* of = body_.fact(n.output(0));
+      const Fact* of = body_.fact(body_.output(id, 0));
       if (!xf || !of || xf->elem_type == 0 || xf->elem_type != of->elem_type) continue;
       const bool scalar = f->shape && f->shape->empty();
-      if (!scalar && !same_known_shape(n.output(0), x)) continue;
-      return remove(id, x, body_.stats().neutral_ops_removed);
+      if (!scalar && !same_known_shape(body_.output(id, 0), x)) continue;
+      return forward(x, Counter::NeutralOpsRemoved);
     }
-    return false;
+    return std::nullopt;
   }
 
-  bool inference_dropout(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    if (body_.options().onnx_opset < kDropoutTrainingMode) return false;
-    if (n.input_size() >= 3 && !n.input(2).empty()) {
-      if (!all_elements_are(body_.fact(n.input(2)), 0)) return false;
-    }
-    if (n.output_size() > 1 && !n.output(1).empty() && body_.uses(n.output(1)) > 0) return false;
-    if (n.output_size() > 1 && !n.output(1).empty() && body_.is_protected(n.output(1))) return false;
-    return remove(id, n.input(0), body_.stats().neutral_ops_removed);
+  std::optional<Fix> inference_dropout(NodeId id) const {
+    if (options_.onnx_opset < kDropoutTrainingMode) return std::nullopt;
+    if (body_.num_inputs(id) >= 3 && body_.input(id, 2) != ir::kNoValue)
+      if (!all_elements_are(body_.fact(body_.input(id, 2)), 0)) return std::nullopt;
+    const ValueId mask = body_.output(id, 1);
+    if (mask != ir::kNoValue && (body_.uses(mask) > 0 || body_.is_interface(mask))) return std::nullopt;
+    return forward(body_.input(id, 0), Counter::NeutralOpsRemoved);
   }
 };
 
 }  // namespace
 
-bool apply_peepholes(BodyRewriter& body) { return Peepholes(body).run(); }
+bool apply_peepholes(PassContext& ctx) {
+  MutableBody& body = ctx.body();
+  const Peepholes peepholes(body, ctx.options());
+  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
+    const auto fix = peepholes.match(id);
+    if (!fix) continue;
+    ctx.apply(fix->counter, [&] {
+      switch (fix->kind) {
+        case Fix::Forward: return body.forward(id, fix->to);
+        case Fix::Bypass: body.set_input(id, 0, fix->to); return true;
+        case Fix::Compose: {
+          NodeProto t;
+          t.set_op_type("Transpose");
+          set_ints_attribute(t, "perm", fix->perm);
+          body.replace_node(id, std::move(t), {fix->to});
+          return true;
+        }
+      }
+      return false;
+    });
+  }
+  return ctx.changed();
+}
 
 }  // namespace shapeprop::transform

@@ -8,11 +8,14 @@
 
 #include "eval/fold_support.h"
 #include "onnx/onnx_pb.h"
-#include "rewriter.h"
+#include "pass.h"
 #include "shapeprop/fact.h"
 #include "shapeprop/function_id.h"
 
 namespace shapeprop::transform {
+
+using ir::tensor_value_hash;
+using ir::tensor_value_key;
 
 inline bool is_op(const onnx::NodeProto& n, std::string_view op) {
   return FunctionId::is_default_domain(n.domain()) && n.op_type() == op;
@@ -50,8 +53,8 @@ inline std::optional<std::vector<int64_t>> ints_attribute(const onnx::NodeProto&
 }
 
 // The elements of an integral value whose every element the facts (or a constant) know.
-inline std::optional<std::vector<int64_t>> constant_ints(const BodyRewriter& body, const std::string& name) {
-  const Fact* f = body.fact(name);
+inline std::optional<std::vector<int64_t>> constant_ints(const MutableBody& body, ValueId v) {
+  const Fact* f = body.fact(v);
   if (!f || !is_integral_type(f->elem_type)) return std::nullopt;
   return eval::detail::constant_ints(f);
 }

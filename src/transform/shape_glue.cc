@@ -82,92 +82,92 @@ std::optional<Target> expand_target(const std::vector<Dim>& in, const std::vecto
   return t;
 }
 
-class ShapeGlue {
- public:
-  explicit ShapeGlue(BodyRewriter& body) : body_(body) {}
-
-  bool run() {
-    return body_.rewrite_each([&](BodyRewriter::NodeId id) {
-      const NodeProto& n = body_.node(id);
-      if (n.input_size() != 2 || n.output_size() != 1 || n.input(0).empty() || n.input(1).empty()) return false;
-      if (is_op(n, "Reshape")) return reshape(id);
-      if (is_op(n, "Expand")) return expand(id);
-      return false;
-    });
-  }
-
- private:
-  BodyRewriter& body_;
-
-  const std::vector<Dim>* shape_of(const std::string& name) const {
-    const Fact* f = body_.fact(name);
-    return f && f->is_tensor() && f->shape ? &*f->shape : nullptr;
-  }
-  bool shape_input_is_constant(const NodeProto& n) const { return constant_ints(body_, n.input(1)).has_value(); }
-
-  bool reshape(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    const std::vector<Dim>* out = known_dims(body_.fact(n.output(0)));
-    if (!out) return false;
-    const bool allowzero = int_attribute(n, "allowzero").value_or(0) != 0;
-    const bool assume = body_.options().assume_positive_dims;
-    const std::string data = n.input(0);
-    // The inner Reshape's input, when the outer one reads a Reshape.
-    std::string inner;
-    const auto p = body_.producer(data);
-    if (p != BodyRewriter::kEnd && is_op(body_.node(p), "Reshape") && !body_.node(p).input(0).empty())
-      inner = body_.node(p).input(0);
-    auto relative_to = [&](const std::string& source) -> std::optional<Target> {
-      const std::vector<Dim>* in = source.empty() ? nullptr : shape_of(source);
-      return in ? reshape_target(*in, *out, allowzero, assume) : std::nullopt;
-    };
-    std::string source = data;
-    std::optional<Target> target;
-    if (!inner.empty() && body_.uses(data) == 1) {  // the inner Reshape can go
-      target = relative_to(inner);
-      if (target) source = inner;
-    }
-    if (!target) {
-      if (shape_input_is_constant(n)) return false;  // nothing to gain
-      target = relative_to(data);
-    }
-    if (!target && !inner.empty()) {
-      target = relative_to(inner);
-      source = inner;
-    }
-    if (!target) return false;
-    if (body_.dry()) return true;
-    if (target->needs_positive_dims)
-      body_.note_assumption("Reshape '" + n.output(0) + "': shape input made a constant with -1 beside copied symbolic dims");
-    const std::string shape = body_.add_constant(int64_vector(target->entries), id, "shape");
-    if (source != data) {
-      body_.set_input(id, 0, source);
-      ++body_.stats().reshapes_folded;
-    }
-    if (body_.node(id).input(1) != shape) {
-      body_.set_input(id, 1, shape);
-      ++body_.stats().shape_inputs_folded;
-    }
-    return true;
-  }
-
-  bool expand(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    if (shape_input_is_constant(n)) return false;
-    const std::vector<Dim>* out = known_dims(body_.fact(n.output(0)));
-    const std::vector<Dim>* in = shape_of(n.input(0));
-    if (!out || !in) return false;
-    auto target = expand_target(*in, *out);
-    if (!target) return false;
-    if (body_.dry()) return true;
-    body_.set_input(id, 1, body_.add_constant(int64_vector(target->entries), id, "shape"));
-    ++body_.stats().shape_inputs_folded;
-    return true;
-  }
+// What the Reshape or Expand reads once its shape glue is folded: its data (the inner
+// Reshape's input, when that one can go) and the shape's entries.
+struct Glue {
+  ValueId source;
+  Target target;
 };
+
+const std::vector<Dim>* shape_of(const MutableBody& body, ValueId v) {
+  const Fact* f = body.fact(v);
+  return f && f->is_tensor() && f->shape ? &*f->shape : nullptr;
+}
+
+bool shape_input_is_constant(const MutableBody& body, NodeId id) { return constant_ints(body, body.input(id, 1)).has_value(); }
+
+std::optional<Glue> match_reshape(const MutableBody& body, NodeId id, bool assume_positive_dims) {
+  const onnx::NodeProto& n = body.node(id);
+  const std::vector<Dim>* out = known_dims(body.fact(body.output(id, 0)));
+  if (!out) return std::nullopt;
+  const bool allowzero = int_attribute(n, "allowzero").value_or(0) != 0;
+  const ValueId data = body.input(id, 0);
+  // The inner Reshape's input, when the outer one reads a Reshape.
+  ValueId inner = ir::kNoValue;
+  const auto p = body.producer(data);
+  if (p != kNone && is_op(body.node(p), "Reshape")) inner = body.input(p, 0);
+  auto relative_to = [&](ValueId source) -> std::optional<Target> {
+    const std::vector<Dim>* in = source == ir::kNoValue ? nullptr : shape_of(body, source);
+    return in ? reshape_target(*in, *out, allowzero, assume_positive_dims) : std::nullopt;
+  };
+  ValueId source = data;
+  std::optional<Target> target;
+  if (inner != ir::kNoValue && body.uses(data) == 1) {  // the inner Reshape can go
+    target = relative_to(inner);
+    if (target) source = inner;
+  }
+  if (!target) {
+    if (shape_input_is_constant(body, id)) return std::nullopt;  // nothing to gain
+    target = relative_to(data);
+  }
+  if (!target && inner != ir::kNoValue) {
+    target = relative_to(inner);
+    source = inner;
+  }
+  if (!target) return std::nullopt;
+  return Glue{source, std::move(*target)};
+}
+
+std::optional<Glue> match_expand(const MutableBody& body, NodeId id) {
+  if (shape_input_is_constant(body, id)) return std::nullopt;
+  const std::vector<Dim>* out = known_dims(body.fact(body.output(id, 0)));
+  const std::vector<Dim>* in = shape_of(body, body.input(id, 0));
+  if (!out || !in) return std::nullopt;
+  auto target = expand_target(*in, *out);
+  if (!target) return std::nullopt;
+  return Glue{body.input(id, 0), std::move(*target)};
+}
 
 }  // namespace
 
-bool simplify_shape_inputs(BodyRewriter& body) { return ShapeGlue(body).run(); }
+bool simplify_shape_inputs(PassContext& ctx) {
+  MutableBody& body = ctx.body();
+  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
+    const onnx::NodeProto& n = body.node(id);
+    if (body.num_inputs(id) != 2 || body.num_outputs(id) != 1 || body.input(id, 0) == ir::kNoValue ||
+        body.input(id, 1) == ir::kNoValue || body.output(id, 0) == ir::kNoValue)
+      continue;
+    const bool reshape = is_op(n, "Reshape");
+    if (!reshape && !is_op(n, "Expand")) continue;
+    const auto glue = reshape ? match_reshape(body, id, ctx.options().assume_positive_dims) : match_expand(body, id);
+    if (!glue) continue;
+    ctx.apply([&] {
+      if (glue->target.needs_positive_dims)
+        ctx.note_assumption("Reshape '" + std::string(body.name(body.output(id, 0))) +
+                            "': shape input made a constant with -1 beside copied symbolic dims");
+      const ValueId shape = body.add_constant(int64_vector(glue->target.entries), "shape");
+      if (glue->source != body.input(id, 0)) {
+        body.set_input(id, 0, glue->source);
+        ctx.count(Counter::ReshapesFolded);
+      }
+      if (body.input(id, 1) != shape) {
+        body.set_input(id, 1, shape);
+        ctx.count(Counter::ShapeInputsFolded);
+      }
+      return true;
+    });
+  }
+  return ctx.changed();
+}
 
 }  // namespace shapeprop::transform

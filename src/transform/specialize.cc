@@ -18,7 +18,7 @@
 #include "eval/fold.h"
 #include "fold_body.h"
 #include "inline.h"
-#include "rewriter.h"
+#include "body_pipeline.h"
 #include "ir/body.h"
 #include "infer/analysis_record.h"
 #include "infer/annotate.h"
@@ -192,16 +192,53 @@ bool kept(const TransformOptions& options, const std::string& domain, const std:
   return options.keep.count({FunctionId::canonical_domain(domain), name}) > 0;
 }
 
+// A stage of a pipeline: a module pass and the body passes after it, which it runs over
+// each body it writes (or, at the start of a pipeline, body passes alone: the main graph
+// and each function called in one context).
+struct Stage {
+  std::optional<Pass> module;  // Specialize or Inline
+  bool fold = false;
+  bool dce = false;
+  std::vector<Pass> rewrites;  // the other body passes, in order
+  std::vector<Pass> passes;    // every pass of the stage, in order
+
+  bool specializes() const { return module == Pass::Specialize; }
+  bool inlines() const { return module == Pass::Inline; }
+  // Whether the stage analyses the model and writes its bodies anew (a Round): all but an
+  // inline without body passes after it.
+  bool has_round() const { return !inlines() || fold || dce || !rewrites.empty(); }
+  bool contains(Pass p) const { return std::find(passes.begin(), passes.end(), p) != passes.end(); }
+};
+
+std::vector<Stage> stages_of(const std::vector<Pass>& passes) {
+  std::vector<Stage> stages;
+  for (Pass p : passes) {
+    if (pass_info(p).kind == PassKind::Module || stages.empty()) stages.emplace_back();
+    Stage& s = stages.back();
+    s.passes.push_back(p);
+    if (pass_info(p).kind == PassKind::Module)
+      s.module = p;
+    else if (p == Pass::Fold)
+      s.fold = true;
+    else if (p == Pass::Dce)
+      s.dce = true;
+    else
+      s.rewrites.push_back(p);
+  }
+  return stages;
+}
+
 class Round {
  public:
   // `take_initializers`: the round may move the input's initializers into its result (the
   // input is the transform's own copy); otherwise it copies them (the caller's model).
   // `try_unchanged`: the round first checks, without writing anything, whether it would
   // change nothing (changes_nothing); worth it unless the input is fresh from inlining.
-  Round(ModelProto& model, const TransformOptions& options, TransformResult& result, bool count_specializations,
-        bool take_initializers, bool try_unchanged)
+  Round(ModelProto& model, const TransformOptions& options, const Stage& stage, TransformResult& result,
+        bool count_specializations, bool take_initializers, bool try_unchanged)
       : model_(model),
         options_(options),
+        stage_(stage),
         result_(result),
         count_specializations_(count_specializations),
         take_initializers_(take_initializers),
@@ -242,6 +279,16 @@ class Round {
       // A function kept for a backend is left as it is: its calls name it (callee_names
       // gives no name for them), and restore_missing_functions brings its body back.
       if (kept(options_, f->domain(), f->name())) continue;
+      // Without the specialize pass a function called in several contexts stays as written
+      // (its calls too): only one context's facts may fold a body in place.
+      if (!stage_.specializes() && contexts.size() > 1) {
+        for (const infer::CallContext* c : contexts) {
+          name_of_[c] = f->name();
+          overload_of_[c] = f->overload();
+        }
+        *out.add_functions() = *f;
+        continue;
+      }
       // Folding counts what it does; a function left as written (the limit below) did nothing.
       const TransformStats stats_before = result_.stats;
       const size_t notes_before = result_.rewrites_assuming_positive_dims.size();
@@ -313,14 +360,14 @@ class Round {
 
     fold_main_graph(analysis, out);
     restore_missing_functions(out);
-    remove_unused(out);
+    if (stage_.specializes() || stage_.dce) remove_unused(out);
     // Specializations that survive (a function whose calls all folded away does not).
     if (count_specializations_) {
       for (const auto& f : out.functions()) {
         auto it = made.find(FunctionId::of(f));
         if (it == made.end()) continue;
-        ++result_.stats.specializations;
-        result_.stats.shared += it->second;
+        ++result_.stats.counters[Counter::Specializations];
+        result_.stats.counters[Counter::Shared] += it->second;
       }
       if (options_.infer.describe_contexts) record_specializations(analysis);
     }
@@ -340,6 +387,7 @@ class Round {
  private:
   ModelProto& model_;
   const TransformOptions& options_;
+  const Stage& stage_;
   TransformResult& result_;
   const bool count_specializations_;  // later rounds see the first round's specializations
   const bool take_initializers_;
@@ -364,11 +412,12 @@ class Round {
     if (constants_may_be_initializers(model_))
       target.main_graph = const_cast<GraphProto*>(&g);  // read only: nothing is emitted
     if (!transform::fold_changes_nothing(g.node(), analysis.graph().facts, target, live)) return false;
-    // Nor would any rewrite apply (a dry run only reads the nodes).
-    transform::RewriteOptions dry = rewrite_options(onnx_opset(model_.opset_import()), "");
-    dry.dry = true;
+    // Nor would any rewrite apply (a dry run only matches: the nodes are only read).
+    const transform::RewriteOptions options = rewrite_options(onnx_opset(model_.opset_import()), "");
+    Counters unused;
     if (transform::rewrite_body(const_cast<NodeList&>(g.node()), transform::FactsByName(&analysis.graph().facts), target,
-                                interface_names(g), dry, result_.stats))
+                                interface_names(g), stage_.rewrites, options, /*dry=*/true, unused)
+            .changed)
       return false;
     NameMap reads(static_cast<size_t>(g.node_size()) * 2);
     transform::collect_reads(g.node(), reads);
@@ -442,6 +491,30 @@ class Round {
 
 
 
+  // The rewrite passes over one folded body; a body they leave still changing after their
+  // rounds is a warning naming the pass (the next round of the transform takes it up).
+  bool rewrite(NodeList& nodes, const transform::FactsByName& facts, const transform::BodyTarget& target,
+               const std::unordered_set<std::string>& interface, const transform::RewriteOptions& options) {
+    if (stage_.rewrites.empty()) return false;
+    const auto run = transform::rewrite_body(nodes, facts, target, interface, stage_.rewrites, options,
+                                             /*dry=*/false, result_.stats.counters);
+    if (run.still_changing)
+      result_.diagnostics.push_back(Diagnostic::make(
+          Severity::Warning, "the rewrites of " + options.where + " did not settle: pass " +
+                                 std::string(pass_info(*run.still_changing).name) + " still changed it in the last round"));
+    return run.changed;
+  }
+
+  // Where a body's folding goes, with what the stage runs of fold and dce.
+  transform::BodyTarget body_target() {
+    transform::BodyTarget target;
+    target.callee_name = callee_names();
+    target.callee_overload = callee_overloads();
+    target.decide = stage_.fold;
+    target.collapse = stage_.dce;
+    return target;
+  }
+
   FunctionProto fold_function(const FunctionProto& f, const infer::Summary& facts, const infer::CallContext& context) {
     FunctionProto body;
     body.set_domain(f.domain());
@@ -452,18 +525,16 @@ class Round {
     *body.mutable_output() = f.output();
     std::unordered_set<std::string> io(f.input().begin(), f.input().end());
     io.insert(f.output().begin(), f.output().end());
-    transform::BodyTarget target;
+    transform::BodyTarget target = body_target();
     target.attributes = &context.attributes;
-    target.callee_name = callee_names();
-    target.callee_overload = callee_overloads();
     transform::FactsByName facts_by_name(&facts.facts);
-    NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats, &facts_by_name);
+    NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats.counters, &facts_by_name);
     const std::unordered_set<std::string> outputs(f.output().begin(), f.output().end());
-    transform::remove_dead_nodes(nodes, outputs);
+    if (stage_.dce) transform::remove_dead_nodes(nodes, outputs);
     const std::string where = "function " + FunctionId::of(f).str() + " " + context.str();
     int64_t opset = onnx_opset(f.opset_import());
     if (opset == 0) opset = onnx_opset(model_.opset_import());
-    if (transform::rewrite_body(nodes, facts_by_name, target, io, rewrite_options(opset, where), result_.stats)) {
+    if (rewrite(nodes, facts_by_name, target, io, rewrite_options(opset, where)) && stage_.dce) {
       transform::collapse_identities(nodes, io);
       transform::remove_dead_nodes(nodes, outputs);
     }
@@ -478,24 +549,23 @@ class Round {
     for (const auto& vi : g.input()) keep.insert(vi.name());
     for (const auto& vi : g.output()) keep.insert(vi.name());
     for (const auto& t : target_graph.initializer()) keep.insert(t.name());
-    transform::BodyTarget target;
+    transform::BodyTarget target = body_target();
     if (constants_may_be_initializers(model_)) target.main_graph = &target_graph;
-    target.callee_name = callee_names();
-    target.callee_overload = callee_overloads();
     transform::FactsByName facts_by_name(&analysis.graph().facts);
-    NodeList nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats, &facts_by_name);
+    NodeList nodes =
+        transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats.counters, &facts_by_name);
     std::unordered_set<std::string> live;
     for (const auto& vi : g.output()) live.insert(vi.name());
-    transform::remove_dead_nodes(nodes, live);
+    if (stage_.dce) transform::remove_dead_nodes(nodes, live);
     const auto interface = interface_names(g);
-    if (transform::rewrite_body(nodes, facts_by_name, target, interface,
-                                rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'"),
-                                result_.stats)) {
+    if (rewrite(nodes, facts_by_name, target, interface,
+                rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'")) &&
+        stage_.dce) {
       transform::collapse_identities(nodes, keep);
       transform::remove_dead_nodes(nodes, live);
     }
     target_graph.mutable_node()->Swap(&nodes);
-    remove_unused_initializers(target_graph);
+    if (stage_.dce) remove_unused_initializers(target_graph);
   }
 
   // A call the analysis did not specialize (one only ONNX's own rules walked, inside a
@@ -698,7 +768,7 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
     if (called.count(FunctionId::of(f)) && !present.count(FunctionId::of(f))) *m.add_functions() = f;
   remove_unused(m);
   const size_t calls_after = count_calls(m);
-  result.stats.calls_inlined += calls_before > calls_after ? calls_before - calls_after : 0;
+  result.stats.counters[Counter::CallsInlined] += calls_before > calls_after ? calls_before - calls_after : 0;
 }
 
 // What folding the main graph finds right after inlining, without analysing it again:
@@ -744,11 +814,17 @@ void fold_inlined_graph(ModelProto& m) {
   remove_unused(m);
 }
 
-// What --debug-analysis says of the rewrites: each kind with its count, then the ones
+// Whether a counter is one of the rewrites after folding (the passes over a folded body).
+bool counts_a_rewrite(const CounterInfo& c) {
+  return pass_info(c.pass).kind == PassKind::Body && c.pass != Pass::Fold;
+}
+
+// What --debug-analysis says of the rewrites: each counter with its count, then the ones
 // that hold only because symbolic dims are at least 1.
 std::string rewrite_report(const TransformResult& result) {
   std::string text = "rewrites:";
-  for (const auto& [kind, count] : rewrite_kinds(result.stats)) text += " " + std::string(kind) + " " + std::to_string(count) + ",";
+  for (const CounterInfo& c : all_counters())
+    if (counts_a_rewrite(c)) text += " " + std::string(c.many) + " " + std::to_string(result.stats.counters[c.id]) + ",";
   text.back() = '\n';
   if (!result.rewrites_assuming_positive_dims.empty()) {
     text += "rewrites that assume symbolic dims are at least 1:\n";
@@ -759,6 +835,43 @@ std::string rewrite_report(const TransformResult& result) {
 
 }  // namespace
 
+namespace {
+
+// Runs the inline pass on `m` (the transform's own copy); true when it inlined calls.
+Result<bool> inline_stage(ModelProto& m, const TransformOptions& options, TransformResult& result) {
+  if (m.functions_size() == 0) return false;
+  PhaseClock inlining(result.phases, "inlining", options.infer.on_phase);
+  const size_t inlined_before = result.stats.counters[Counter::CallsInlined];
+  try {
+    inline_functions(m, options, result);
+  } catch (const std::exception& e) {
+    return Diagnostic::error(std::string("inlining failed: ") + e.what());
+  }
+  fold_inlined_graph(m);
+  return result.stats.counters[Counter::CallsInlined] > inlined_before;
+}
+
+// The passes whose counters differ between `before` and `after`, in registry order.
+std::string passes_that_counted(const Counters& before, const Counters& after) {
+  std::vector<Pass> passes;
+  for (const CounterInfo& c : all_counters())
+    if (before[c.id] != after[c.id] && std::find(passes.begin(), passes.end(), c.pass) == passes.end())
+      passes.push_back(c.pass);
+  std::sort(passes.begin(), passes.end());
+  std::string names;
+  for (Pass p : passes) names += (names.empty() ? "" : ", ") + std::string(pass_info(p).name);
+  return names;
+}
+
+}  // namespace
+
+std::vector<Pass> default_pipeline(InlinePolicy policy) {
+  std::vector<Pass> passes;
+  for (const PassInfo& p : all_passes())
+    if (p.id != Pass::Inline || policy != InlinePolicy::None) passes.push_back(p.id);
+  return passes;
+}
+
 Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options) {
   const Dim::MaxTerms terms(options.infer.limits.max_dim_terms);
   TransformResult result;
@@ -767,70 +880,115 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     if (options.retire) options.retire(std::move(m));
     m = ModelProto();
   };
+  const bool explicit_passes = !options.passes.empty();
+  const std::vector<Stage> stages =
+      stages_of(explicit_passes ? options.passes : default_pipeline(options.inline_policy));
+  const auto print_after = [&options](const Stage& stage, const ModelProto& m) {
+    if (options.print_after && options.after_pass && stage.contains(*options.print_after))
+      options.after_pass(*options.print_after, m);
+  };
   result.stats.nodes_before = count_all_nodes(model);
   result.stats.functions_before = static_cast<size_t>(model.functions_size());
   // The first round reads the caller's model, which stays as it was until the end (or on
   // errors); from the first round's result on the rounds work on their own copy.
   ModelProto current;
   ModelProto* input = &model;
-  // The hash of the round's input, computed when a round has to compare its result with it
-  // (not when it inlined calls or its node or function counts changed: changed for certain).
-  std::optional<uint64_t> input_hash;
   // The round that found its input unchanged: its analysis is the analysis of the result.
   std::unique_ptr<Round> fixed_point;
-  // The last round inlined calls: the bodies it brought together carry facts across the old
-  // call boundaries, and the next round nearly always finds work, so it goes without the
-  // dry run. Should it find none, its result hashes equal to its input below: the same end.
-  bool input_just_inlined = false;
-  for (int round = 0; round < kMaxRounds; ++round) {
-    ModelProto next;
-    auto step = std::make_unique<Round>(*input, options, result, /*count_specializations=*/round == 0,
-                                        /*take_initializers=*/input != &model,
-                                        /*try_unchanged=*/!input_just_inlined);
-    input_just_inlined = false;
-    auto ran = step->run(next);
-    if (!ran) return ran.error();
-    if (!*ran) return result;  // errors in result.diagnostics; the model is left as it was
-    if (step->unchanged()) {
-      fixed_point = std::move(step);
-      break;
-    }
-    if (options.inline_policy != InlinePolicy::None && next.functions_size() > 0) {
-      PhaseClock inlining(result.phases, "inlining", options.infer.on_phase);
-      const size_t inlined_before = result.stats.calls_inlined;
-      try {
-        inline_functions(next, options, result);
-      } catch (const std::exception& e) {
-        return Diagnostic::error(std::string("inlining failed: ") + e.what());
+  if (explicit_passes) {
+    // --passes: each stage once, in order, each round analysing its input anew.
+    bool specialized = false;
+    for (const Stage& stage : stages) {
+      if (stage.inlines()) {
+        if (input == &model) current = model;
+        input = &current;
+        auto inlined = inline_stage(current, options, result);
+        if (!inlined) return inlined.error();
+        if (!stage.has_round()) {
+          print_after(stage, current);
+          continue;
+        }
       }
-      if (result.stats.calls_inlined > inlined_before) {
-        input_just_inlined = true;
-        // The round changed the model: its input (and the analysis of it) can go now
-        // rather than after the folding below, which keeps one graph fewer in memory.
-        step.reset();
-        if (input == &current) discard(current);
-      }
-      fold_inlined_graph(next);
+      ModelProto next;
+      Round step(*input, options, stage, result, /*count_specializations=*/stage.specializes() && !specialized,
+                 /*take_initializers=*/input != &model, /*try_unchanged=*/false);
+      specialized = specialized || stage.specializes();
+      auto ran = step.run(next);
+      if (!ran) return ran.error();
+      if (!*ran) return result;  // errors in result.diagnostics; the model is left as it was
+      if (input == &current) discard(current);
+      current = std::move(next);
+      input = &current;
+      print_after(stage, current);
     }
-    std::optional<uint64_t> next_hash;
-    // Not changed for certain (no calls inlined, as many nodes and functions; the input's
-    // initializers may have moved into `next`): compare the hashes.
-    const bool same_counts = next.graph().node_size() == input->graph().node_size() &&
-                             next.functions_size() == input->functions_size();
-    if (step && same_counts) {
-      if (!input_hash) input_hash = hash_message(*input);
-      next_hash = hash_message(next);
-      if (*next_hash == *input_hash) {
-        step->give_back(next);
+  } else {
+    const Stage& round_stage = stages.front();  // specialize, fold, dce and the rewrites
+    const bool inlines = stages.size() > 1;     // then inline
+    // The hash of the round's input, computed when a round has to compare its result with
+    // it (not when it inlined calls or its node or function counts changed: changed for certain).
+    std::optional<uint64_t> input_hash;
+    // The last round inlined calls: the bodies it brought together carry facts across the
+    // old call boundaries, and the next round nearly always finds work, so it goes without
+    // the dry run. Should it find none, its result hashes equal to its input below: the same end.
+    bool input_just_inlined = false;
+    Counters before_last_round;
+    for (int round = 0; round < kMaxRounds; ++round) {
+      before_last_round = result.stats.counters;
+      ModelProto next;
+      auto step = std::make_unique<Round>(*input, options, round_stage, result, /*count_specializations=*/round == 0,
+                                          /*take_initializers=*/input != &model,
+                                          /*try_unchanged=*/!input_just_inlined);
+      input_just_inlined = false;
+      auto ran = step->run(next);
+      if (!ran) return ran.error();
+      if (!*ran) return result;  // errors in result.diagnostics; the model is left as it was
+      if (step->unchanged()) {
+        print_after(round_stage, *input);
         fixed_point = std::move(step);
         break;
       }
+      print_after(round_stage, next);
+      if (inlines && next.functions_size() > 0) {
+        auto inlined = inline_stage(next, options, result);
+        if (!inlined) return inlined.error();
+        if (*inlined) {
+          input_just_inlined = true;
+          // The round changed the model: its input (and the analysis of it) can go now
+          // rather than after the folding below, which keeps one graph fewer in memory.
+          step.reset();
+          if (input == &current) discard(current);
+        }
+        print_after(stages[1], next);
+      }
+      std::optional<uint64_t> next_hash;
+      // Not changed for certain (no calls inlined, as many nodes and functions; the input's
+      // initializers may have moved into `next`): compare the hashes.
+      const bool same_counts = next.graph().node_size() == input->graph().node_size() &&
+                               next.functions_size() == input->functions_size();
+      if (step && same_counts) {
+        if (!input_hash) input_hash = hash_message(*input);
+        next_hash = hash_message(next);
+        if (*next_hash == *input_hash) {
+          step->give_back(next);
+          fixed_point = std::move(step);
+          break;
+        }
+      }
+      // (Gone already when the round inlined: it went with the round's analysis.)
+      if (step && input == &current) discard(current);
+      current = std::move(next);
+      input = &current;
+      input_hash = next_hash;
     }
-    // (Gone already when the round inlined: it went with the round's analysis.)
-    if (step && input == &current) discard(current);
-    current = std::move(next);
-    input = &current;
-    input_hash = next_hash;
+    if (!fixed_point) {
+      // Each round's changes let the next find more. What the last one did stays (it keeps
+      // every output), and the result is analysed once more for its annotation below.
+      std::string passes = passes_that_counted(before_last_round, result.stats.counters);
+      if (passes.empty()) passes = "dce";  // nothing counted: dead code or functions went
+      result.diagnostics.push_back(Diagnostic::make(
+          Severity::Warning, "the transform did not reach a fixed point in " + std::to_string(kMaxRounds) +
+                                 " rounds: " + passes + " still changed the model in the last round"));
+    }
   }
   // Every round analyses the model anew and may find the same things again.
   Diagnostics unique;
@@ -842,7 +1000,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     PhaseClock annotating(result.phases, "annotation", options.infer.on_phase);
     result.annotation = infer::annotate_model(*input, fixed_point->analysis(), options.infer);
     result.annotation.diagnostics = fixed_point->diagnostics();
-  } else {  // still changing after kMaxRounds: the result has not been analysed yet
+  } else {  // --passes, or still changing after kMaxRounds: the result has not been analysed yet
     auto annotated = infer_shapes(*input, options.infer);
     if (!annotated) return annotated.error();
     result.annotation = std::move(*annotated);
@@ -867,42 +1025,26 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
   return result;
 }
 
-std::vector<std::pair<const char*, size_t>> rewrite_kinds(const TransformStats& s) {
-  return {
-      {"casts removed", s.casts_removed},
-      {"subexpressions merged", s.subexpressions_merged},
-      {"equal values merged", s.equal_values_merged},
-      {"constants shared", s.constants_shared},
-      {"shape inputs folded", s.shape_inputs_folded},
-      {"sequence patterns", s.sequence_patterns},
-      {"gemms formed", s.gemms_formed},
-      {"transposes folded", s.transposes_folded},
-      {"squeezes folded", s.squeezes_folded},
-      {"reshapes folded", s.reshapes_folded},
-      {"concats folded", s.concats_folded},
-      {"wheres folded", s.wheres_folded},
-      {"expands folded", s.expands_folded},
-      {"neutral ops removed", s.neutral_ops_removed},
-      {"constants computed", s.constants_computed},
-  };
-}
-
 std::string summary_line(const TransformStats& s) {
   auto plural = [](size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
+  auto counted = [&s](Counter c) {
+    const CounterInfo& info = counter_info(c);
+    const size_t n = s.counters[c];
+    return std::to_string(n) + " " + std::string(n == 1 ? info.one : info.many);
+  };
   const size_t removed = s.nodes_before > s.nodes_after ? s.nodes_before - s.nodes_after : 0;
-  std::string line = plural(s.ifs_folded, "If folded", "Ifs folded") + ", " +
-                     plural(s.castlikes_folded, "CastLike folded", "CastLikes folded") + ", " +
-                     plural(s.constants_folded, "value folded to a constant", "values folded to constants") + ", " +
-                     plural(removed, "node removed", "nodes removed") + " (" + std::to_string(s.nodes_before) + " -> " +
-                     std::to_string(s.nodes_after) + "), functions " + std::to_string(s.functions_before) + " -> " +
-                     std::to_string(s.functions_after) + ", " +
-                     plural(s.specializations, "specialization", "specializations") + " (" +
-                     std::to_string(s.shared) + " shared)";
-  if (s.calls_inlined > 0 || s.calls_kept > 0)
-    line += ", " + plural(s.calls_inlined, "call inlined", "calls inlined") + ", " + plural(s.calls_kept, "call kept", "calls kept");
+  std::string line = counted(Counter::IfsFolded) + ", " + counted(Counter::CastLikesFolded) + ", " +
+                     counted(Counter::ConstantsFolded) + ", " + plural(removed, "node removed", "nodes removed") + " (" +
+                     std::to_string(s.nodes_before) + " -> " + std::to_string(s.nodes_after) + "), functions " +
+                     std::to_string(s.functions_before) + " -> " + std::to_string(s.functions_after) + ", " +
+                     counted(Counter::Specializations) + " (" + std::to_string(s.counters[Counter::Shared]) + " shared)";
+  if (s.counters[Counter::CallsInlined] > 0 || s.calls_kept > 0)
+    line += ", " + counted(Counter::CallsInlined) + ", " + plural(s.calls_kept, "call kept", "calls kept");
+  // The rewrites after folding: each counter of the rewrite passes that counted something.
   std::string rewrites;
-  for (const auto& [kind, count] : rewrite_kinds(s))
-    if (count > 0) rewrites += (rewrites.empty() ? "" : ", ") + std::to_string(count) + " " + kind;
+  for (const CounterInfo& c : all_counters())
+    if (counts_a_rewrite(c) && s.counters[c.id] > 0)
+      rewrites += (rewrites.empty() ? "" : ", ") + std::to_string(s.counters[c.id]) + " " + std::string(c.many);
   if (!rewrites.empty()) line += "; rewrites: " + rewrites;
   return line;
 }

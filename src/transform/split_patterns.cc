@@ -17,59 +17,107 @@ using onnx::NodeProto;
 
 constexpr int64_t kSplitWithSizesInput = 13;  // Split's sizes became an input
 
+// What a SplitToSequence becomes: a Split into pieces of `sizes`, each position's
+// SequenceAt readers reading its piece.
+struct SplitMatch {
+  std::vector<int64_t> sizes;
+  std::map<int64_t, std::vector<NodeId>> at;  // position -> SequenceAt nodes
+};
+
+// What a SequenceConstruct's readers become: the SequenceAt at known positions read the
+// tensors there; else its one reader, a ConcatFromSequence, becomes a Concat on `axis`.
+struct ConstructMatch {
+  std::vector<std::pair<NodeId, ValueId>> positions;
+  NodeId concat = kNone;
+  int64_t axis = 0;
+};
+
 class Sequences {
  public:
-  explicit Sequences(BodyRewriter& body) : body_(body) {}
+  Sequences(const MutableBody& body, const RewriteOptions& options) : body_(body), options_(options) {}
 
-  bool run() {
-    return body_.rewrite_each([&](BodyRewriter::NodeId id) {
-      const NodeProto& n = body_.node(id);
-      if (n.output_size() != 1 || n.output(0).empty() || body_.is_protected(n.output(0))) return false;
-      if (is_op(n, "SplitToSequence")) return split_to_sequence(id);
-      if (is_op(n, "SequenceConstruct")) return sequence_construct(id);
-      return false;
-    });
+  std::optional<SplitMatch> split_to_sequence(NodeId id) const {
+    if (options_.onnx_opset < kSplitWithSizesInput) return std::nullopt;
+    if (body_.input(id, 0) == ir::kNoValue) return std::nullopt;
+    auto sizes = piece_sizes(id);
+    if (!sizes) return std::nullopt;
+    const auto readers = direct_readers(body_.output(id, 0));
+    if (!readers || readers->empty()) return std::nullopt;
+    const auto count = static_cast<int64_t>(sizes->size());
+    SplitMatch m{std::move(*sizes), {}};
+    for (auto r : *readers) {
+      auto p = position(r, count);
+      if (!p) return std::nullopt;
+      m.at[*p].push_back(r);
+    }
+    return m;
+  }
+
+  std::optional<ConstructMatch> sequence_construct(NodeId id) const {
+    const auto readers = direct_readers(body_.output(id, 0));
+    if (!readers || readers->empty()) return std::nullopt;
+    const auto count = static_cast<int64_t>(body_.num_inputs(id));
+    // Positions first: SequenceAt of a known position is the tensor there.
+    ConstructMatch m;
+    for (auto r : *readers) {
+      auto p = position(r, count);
+      const ValueId tensor = p ? body_.input(id, static_cast<size_t>(*p)) : ir::kNoValue;
+      if (p && body_.can_forward(r, tensor)) m.positions.emplace_back(r, tensor);
+    }
+    if (!m.positions.empty()) return m;
+    if (readers->size() != 1) return std::nullopt;
+    const NodeId r = readers->front();
+    const NodeProto& concat = body_.node(r);
+    if (!is_op(concat, "ConcatFromSequence") || body_.num_outputs(r) != 1 || int_attribute(concat, "new_axis").value_or(0) != 0)
+      return std::nullopt;
+    const auto axis = int_attribute(concat, "axis");
+    if (!axis || count == 0) return std::nullopt;
+    m.concat = r;
+    m.axis = *axis;
+    return m;
   }
 
  private:
-  BodyRewriter& body_;
+  const MutableBody& body_;
+  const RewriteOptions& options_;
 
   // The readers of a sequence, when every read is a direct input of its node.
-  std::optional<std::vector<BodyRewriter::NodeId>> direct_readers(const std::string& seq) const {
+  std::optional<std::vector<NodeId>> direct_readers(ValueId seq) const {
     auto readers = body_.readers(seq);
     if (readers.size() != body_.uses(seq)) return std::nullopt;
     for (auto r : readers) {
-      const NodeProto& n = body_.node(r);
-      if (n.input_size() == 0 || n.input(0) != seq) return std::nullopt;
-      for (int k = 1; k < n.input_size(); ++k)
-        if (n.input(k) == seq) return std::nullopt;
+      if (body_.num_inputs(r) == 0 || body_.input(r, 0) != seq) return std::nullopt;
+      for (size_t k = 1; k < body_.num_inputs(r); ++k)
+        if (body_.input(r, k) == seq) return std::nullopt;
     }
     return readers;
   }
 
   // The position a SequenceAt reads, within [0, size).
-  std::optional<int64_t> position(const NodeProto& at, int64_t size) const {
-    if (!is_op(at, "SequenceAt") || at.input_size() != 2 || at.output_size() != 1 || at.output(0).empty())
+  std::optional<int64_t> position(NodeId at, int64_t size) const {
+    if (!is_op(body_.node(at), "SequenceAt") || body_.num_inputs(at) != 2 || body_.num_outputs(at) != 1 ||
+        body_.output(at, 0) == ir::kNoValue)
       return std::nullopt;
-    auto index = constant_ints(body_, at.input(1));
-    const Fact* f = body_.fact(at.input(1));
+    auto index = constant_ints(body_, body_.input(at, 1));
+    const Fact* f = body_.fact(body_.input(at, 1));
     if (!index || index->size() != 1 || !f || !f->shape || !f->shape->empty()) return std::nullopt;
     const int64_t i = (*index)[0] < 0 ? (*index)[0] + size : (*index)[0];
     return i >= 0 && i < size ? std::optional<int64_t>(i) : std::nullopt;
   }
 
   // The sizes of the pieces a SplitToSequence makes, when they are known.
-  std::optional<std::vector<int64_t>> piece_sizes(const NodeProto& n) const {
-    const Fact* x = body_.fact(n.input(0));
+  std::optional<std::vector<int64_t>> piece_sizes(NodeId id) const {
+    const Fact* x = body_.fact(body_.input(id, 0));
     const auto rank = rank_of(x);
     if (!rank || *rank == 0) return std::nullopt;
-    int64_t axis = int_attribute(n, "axis").value_or(0);
+    int64_t axis = int_attribute(body_.node(id), "axis").value_or(0);
     if (axis < 0) axis += static_cast<int64_t>(*rank);
     if (axis < 0 || axis >= static_cast<int64_t>(*rank)) return std::nullopt;
     const auto dim = (*x->shape)[static_cast<size_t>(axis)].as_constant();
-    if (n.input_size() < 2 || n.input(1).empty()) return std::nullopt;  // pieces of 1, squeezed or not: left
-    auto split = constant_ints(body_, n.input(1));
-    const Fact* sf = body_.fact(n.input(1));
+    const ValueId split_input = body_.input(id, 1);
+    if (split_input == ir::kNoValue) return std::nullopt;  // pieces of 1, squeezed or not: left
+    auto split = constant_ints(body_, split_input);
+    const Fact* sf = body_.fact(split_input);
     if (!split || !sf || !sf->shape) return std::nullopt;
     if (sf->shape->size() == 1) return split;
     if (!sf->shape->empty() || split->size() != 1 || !dim || (*split)[0] <= 0) return std::nullopt;
@@ -79,88 +127,78 @@ class Sequences {
     if (sizes.empty()) return std::nullopt;
     return sizes;
   }
-
-  bool split_to_sequence(BodyRewriter::NodeId id) {
-    if (body_.options().onnx_opset < kSplitWithSizesInput) return false;
-    const NodeProto& n = body_.node(id);
-    if (n.input_size() < 1 || n.input(0).empty()) return false;
-    const auto sizes = piece_sizes(n);
-    if (!sizes) return false;
-    const auto readers = direct_readers(n.output(0));
-    if (!readers || readers->empty()) return false;
-    const auto count = static_cast<int64_t>(sizes->size());
-    std::map<int64_t, std::vector<BodyRewriter::NodeId>> at;  // position -> SequenceAt nodes
-    for (auto r : *readers) {
-      auto p = position(body_.node(r), count);
-      if (!p) return false;
-      at[*p].push_back(r);
-    }
-    if (body_.dry()) return true;
-    NodeProto split;
-    split.set_op_type("Split");
-    split.add_input(n.input(0));
-    split.add_input(body_.add_constant(int64_vector(*sizes), id, "split_sizes"));
-    set_int_attribute(split, "axis", int_attribute(n, "axis").value_or(0));
-    // Each position's first reader (by id: any of them would do, as the Split precedes
-    // them all) names the piece; the others read it.
-    std::vector<std::pair<BodyRewriter::NodeId, std::vector<BodyRewriter::NodeId>>> pieces;
-    for (int64_t k = 0; k < count; ++k) {
-      auto it = at.find(k);
-      if (it == at.end()) {
-        split.add_output(body_.fresh(n.output(0) + "_piece"));
-        continue;
-      }
-      std::vector<BodyRewriter::NodeId> nodes = it->second;
-      std::sort(nodes.begin(), nodes.end());
-      split.add_output(body_.node(nodes.front()).output(0));
-      pieces.emplace_back(nodes.front(), std::vector<BodyRewriter::NodeId>(nodes.begin() + 1, nodes.end()));
-    }
-    // The Split defines the pieces the first readers defined, which then go.
-    body_.replace_node(id, std::move(split));
-    for (const auto& [first, others] : pieces) {
-      const std::string piece = body_.node(first).output(0);
-      body_.erase(first);
-      for (auto other : others) body_.forward(other, piece);
-    }
-    ++body_.stats().sequence_patterns;
-    return true;
-  }
-
-  bool sequence_construct(BodyRewriter::NodeId id) {
-    const NodeProto& n = body_.node(id);
-    const auto readers = direct_readers(n.output(0));
-    if (!readers || readers->empty()) return false;
-    const auto count = static_cast<int64_t>(n.input_size());
-    // Positions first: SequenceAt of a known position is the tensor there.
-    bool changed = false;
-    for (auto r : *readers) {
-      auto p = position(body_.node(r), count);
-      if (!p) continue;
-      if (body_.dry()) return true;
-      changed = body_.forward(r, n.input(static_cast<int>(*p))) || changed;
-      ++body_.stats().sequence_patterns;
-    }
-    if (changed || readers->size() != 1) return changed;
-    const BodyRewriter::NodeId r = readers->front();
-    const NodeProto& concat = body_.node(r);
-    if (!is_op(concat, "ConcatFromSequence") || concat.output_size() != 1 || int_attribute(concat, "new_axis").value_or(0) != 0)
-      return false;
-    const auto axis = int_attribute(concat, "axis");
-    if (!axis || count == 0) return false;
-    if (body_.dry()) return true;
-    NodeProto c;
-    c.set_op_type("Concat");
-    for (const auto& in : n.input()) c.add_input(in);
-    c.add_output(concat.output(0));
-    set_int_attribute(c, "axis", *axis);
-    body_.replace_node(r, std::move(c));
-    ++body_.stats().sequence_patterns;
-    return true;
-  }
 };
+
+bool split(MutableBody& body, NodeId id, const SplitMatch& m) {
+  const ValueId seq = body.output(id, 0);
+  NodeProto split;
+  split.set_op_type("Split");
+  set_int_attribute(split, "axis", int_attribute(body.node(id), "axis").value_or(0));
+  const std::vector<ValueId> inputs{body.input(id, 0), body.add_constant(int64_vector(m.sizes), "split_sizes")};
+  // Each position's first reader (by id: any of them would do, as the Split precedes them
+  // all) names the piece; the others read it.
+  std::vector<ValueId> pieces;
+  std::vector<std::pair<NodeId, std::vector<NodeId>>> readers;
+  for (int64_t k = 0; k < static_cast<int64_t>(m.sizes.size()); ++k) {
+    auto it = m.at.find(k);
+    if (it == m.at.end()) {
+      pieces.push_back(body.new_value(std::string(body.name(seq)) + "_piece"));
+      continue;
+    }
+    std::vector<NodeId> nodes = it->second;
+    std::sort(nodes.begin(), nodes.end());
+    pieces.push_back(body.output(nodes.front(), 0));
+    readers.emplace_back(nodes.front(), std::vector<NodeId>(nodes.begin() + 1, nodes.end()));
+  }
+  // The Split defines the pieces the first readers defined, which then go (and with the
+  // last of them the SplitToSequence).
+  body.insert_before(id, std::move(split), inputs, pieces);
+  for (const auto& [first, others] : readers) {
+    const ValueId piece = body.output(first, 0);
+    body.erase(first);
+    for (auto other : others) body.forward(other, piece);
+  }
+  body.erase(id);
+  return true;
+}
+
+bool construct(MutableBody& body, NodeId id, const ConstructMatch& m) {
+  if (!m.positions.empty()) {
+    bool changed = false;
+    for (const auto& [r, tensor] : m.positions) changed = body.forward(r, tensor) || changed;
+    return changed;
+  }
+  NodeProto c;
+  c.set_op_type("Concat");
+  set_int_attribute(c, "axis", m.axis);
+  std::vector<ValueId> inputs;
+  for (size_t k = 0; k < body.num_inputs(id); ++k) inputs.push_back(body.input(id, k));
+  body.replace_node(m.concat, std::move(c), inputs);
+  return true;
+}
 
 }  // namespace
 
-bool rewrite_sequences_and_splits(BodyRewriter& body) { return Sequences(body).run(); }
+bool rewrite_sequences_and_splits(PassContext& ctx) {
+  MutableBody& body = ctx.body();
+  const Sequences sequences(body, ctx.options());
+  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
+    const NodeProto& n = body.node(id);
+    const ValueId out = body.output(id, 0);
+    if (body.num_outputs(id) != 1 || out == ir::kNoValue || body.is_interface(out)) continue;
+    if (is_op(n, "SplitToSequence")) {
+      if (auto m = sequences.split_to_sequence(id)) ctx.apply(Counter::SequencePatterns, [&] { return split(body, id, *m); });
+    } else if (is_op(n, "SequenceConstruct")) {
+      if (auto m = sequences.sequence_construct(id))
+        ctx.apply([&] {
+          const bool changed = construct(body, id, *m);
+          // Each SequenceAt read from its tensor counts, as does the Concat.
+          for (size_t k = 0; k < std::max<size_t>(m->positions.size(), 1); ++k) ctx.count(Counter::SequencePatterns);
+          return changed;
+        });
+    }
+  }
+  return ctx.changed();
+}
 
 }  // namespace shapeprop::transform

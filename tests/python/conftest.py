@@ -46,7 +46,7 @@ TRANSFORM_SUMMARY = re.compile(
     r"(\d+) Ifs? folded, (\d+) CastLikes? folded, (\d+) values? folded to constants?, (\d+) nodes? removed "
     r"\((\d+) -> (\d+)\), functions (\d+) -> (\d+), (\d+) specializations? \((\d+) shared\)"
     r"(?:, (\d+) calls? inlined, (\d+) calls? kept)?"
-    # The rewrites after folding, by kind; the report does not list them yet.
+    # The rewrites after folding, by kind (checked against the report below).
     r"(?:; rewrites: [^;]*)?$")
 
 
@@ -74,10 +74,16 @@ def check_report_counts(report, line):
         return
     t = report["transform"]
     e = expected["transform"]
-    for key in ("ifs_folded", "castlikes_folded", "constants_folded", "calls_inlined"):
-        assert t["rewrites"][key] == e[key], (key, line)
-    for key in ("nodes_before", "nodes_after", "functions_before", "functions_after", "specializations", "shared"):
+    counts = {key: n for counters in t["rewrites"].values() for key, n in counters.items()}
+    for key in ("ifs_folded", "castlikes_folded", "constants_folded", "calls_inlined", "specializations", "shared"):
+        assert counts[key] == e[key], (key, line)
+    for key in ("nodes_before", "nodes_after", "functions_before", "functions_after"):
         assert t[key] == e[key], (key, line)
+    # The rewrites after folding the summary line lists, each by its counter.
+    rewrites = re.search(r"; rewrites: ([^;]*)$", line)
+    listed = dict((m.group(2), int(m.group(1))) for m in re.finditer(r"(\d+) ([a-z ]+?)(?:, |$)", rewrites.group(1))) if rewrites else {}
+    for text, n in listed.items():
+        assert counts[text.replace(" ", "_")] == n, (text, line)
     if ", calls kept" in line or " call kept" in line:
         assert t["calls_kept"] == e["calls_kept"]
     assert e["removed"] == max(0, t["nodes_before"] - t["nodes_after"])

@@ -174,7 +174,7 @@ def test_return_report(shapeprop):
     assert isinstance(model, bytes) and isinstance(report, shapeprop.Report)
     assert report.ok and report.mode == "inline"
     assert report.after["functions"] == 0 and report.before["functions"] > 0
-    assert report.rewrites["ifs_folded"] >= 1
+    assert report.rewrites["fold"]["ifs_folded"] >= 1
     assert repr(report).startswith("<shapeprop.Report inline ok=True: ")
     assert "analysis" in report.phases and all(s >= 0 for s in report.phases.values())
 

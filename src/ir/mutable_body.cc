@@ -1,0 +1,472 @@
+#include "ir/mutable_body.h"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+#include <utility>
+
+#include "shapeprop/function_id.h"
+#include "support/subgraphs.h"
+
+namespace shapeprop::ir {
+
+namespace {
+
+using onnx::GraphProto;
+using onnx::NodeProto;
+using onnx::TensorProto;
+
+// Feeds what tensor_value_key() holds to `add(data, bytes)`.
+template <class Add>
+void visit_tensor_value(const TensorProto& t, Add&& add) {
+  const int32_t type = t.data_type();
+  add(&type, sizeof type);
+  const int ndims = t.dims_size();
+  add(&ndims, sizeof ndims);
+  add(t.dims().data(), sizeof(int64_t) * static_cast<size_t>(ndims));
+  // Which field holds the data, then the data.
+  auto field = [&](char tag, const auto& values) {
+    if (values.empty()) return;
+    add(&tag, 1);
+    add(values.data(), sizeof(values.Get(0)) * static_cast<size_t>(values.size()));
+  };
+  if (t.has_raw_data()) {
+    const char tag = 'r';
+    add(&tag, 1);
+    add(t.raw_data().data(), t.raw_data().size());
+  }
+  field('f', t.float_data());
+  field('i', t.int32_data());
+  field('l', t.int64_data());
+  field('d', t.double_data());
+  field('u', t.uint64_data());
+  for (const auto& s : t.string_data()) {
+    const size_t n = s.size();
+    add("s", 1);
+    add(&n, sizeof n);
+    add(s.data(), n);
+  }
+  // What else a tensor may hold (external data, segments) is compared whole.
+  if (t.external_data_size() > 0 || t.has_segment() || t.data_location() != TensorProto::DEFAULT) {
+    TensorProto rest = t;
+    rest.clear_name();
+    const std::string bytes = rest.SerializeAsString();
+    add("x", 1);
+    add(bytes.data(), bytes.size());
+  }
+}
+
+// Every name a subgraph reads (node inputs, to any depth, and its outputs).
+template <class Fn>
+void for_each_nested_read(GraphProto& g, Fn&& fn) {
+  for (auto& n : *g.mutable_node()) {
+    for (auto& in : *n.mutable_input())
+      if (!in.empty()) fn(in);
+    for_each_subgraph(n, [&](GraphProto& sg) { for_each_nested_read(sg, fn); });
+  }
+  for (auto& o : *g.mutable_output()) fn(*o.mutable_name());
+}
+
+// Every name defined or read in a subgraph, to any depth.
+void collect_nested_names(const GraphProto& g, std::unordered_set<std::string>& names) {
+  for (const auto& vi : g.input()) names.insert(vi.name());
+  for (const auto& vi : g.output()) names.insert(vi.name());
+  for (const auto& t : g.initializer()) names.insert(t.name());
+  for (const auto& n : g.node()) {
+    for (const auto& in : n.input()) names.insert(in);
+    for (const auto& o : n.output()) names.insert(o);
+    for_each_subgraph(n, [&](const GraphProto& sg) { collect_nested_names(sg, names); });
+  }
+}
+
+}  // namespace
+
+std::string tensor_value_key(const TensorProto& t) {
+  std::string key;
+  visit_tensor_value(t, [&key](const void* data, size_t bytes) { key.append(static_cast<const char*>(data), bytes); });
+  return key;
+}
+
+uint64_t tensor_value_hash(const TensorProto& t) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  visit_tensor_value(t, [&h](const void* data, size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (; bytes >= 8; p += 8, bytes -= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      h = (h ^ w) * 0xff51afd7ed558ccdull;
+      h ^= h >> 32;
+    }
+    for (; bytes > 0; ++p, --bytes) h = (h ^ *p) * 0x100000001b3ull;
+  });
+  return h;
+}
+
+NodeProto constant_node(const std::string& name, TensorProto value) {
+  value.clear_name();
+  NodeProto c;
+  c.set_op_type("Constant");
+  c.add_output(name);
+  auto* a = c.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  *a->mutable_t() = std::move(value);
+  return c;
+}
+
+MutableBody::MutableBody(NodeList& nodes, const FactLookup& facts, GraphProto* main_graph,
+                         const std::unordered_set<std::string>& interface)
+    : list_(nodes), main_graph_(main_graph) {
+  const auto n = static_cast<size_t>(nodes.size());
+  nodes_.reserve(n);
+  // Names are resolved here only: by value from here on.
+  NameIndex by_name;
+  by_name.reserve(n * 2);
+  names_.insert(interface.begin(), interface.end());
+  for (const auto& name : interface) values_[resolve(name, by_name, facts)].interface = true;
+  if (main_graph) {
+    std::unordered_set<std::string_view> inputs;
+    for (const auto& in : main_graph->input()) inputs.insert(in.name());
+    for (const auto& t : main_graph->initializer()) {
+      names_.insert(t.name());
+      if (inputs.count(t.name())) continue;
+      const ValueId v = resolve(t.name(), by_name, facts);
+      values_[v].initializer = &t;
+      initializers_.push_back(v);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    nodes_.push_back(Node{nodes.Mutable(static_cast<int>(i)), {}, {}, {}, kNone, kNone, false});
+    const auto id = static_cast<NodeId>(i);
+    nodes_[i].prev = i > 0 ? id - 1 : kNone;
+    nodes_[i].next = i + 1 < n ? id + 1 : kNone;
+    for (const auto& o : nodes_[i].proto->output()) {
+      names_.insert(o);
+      nodes_[i].outputs.push_back(o.empty() ? kNoValue : resolve(o, by_name, facts));
+    }
+    set_outputs(id);
+  }
+  for (size_t i = 0; i < n; ++i) index_uses(static_cast<NodeId>(i), &by_name, &facts);
+  for (auto& v : values_) v.defined_before = v.producer == kNone;
+  head_ = n > 0 ? 0 : kNone;
+  tail_ = n > 0 ? static_cast<NodeId>(n - 1) : kNone;
+}
+
+ValueId MutableBody::resolve(std::string_view name, NameIndex& by_name, const FactLookup& facts) {
+  auto it = by_name.find(name);
+  if (it != by_name.end()) return it->second;
+  const auto v = static_cast<ValueId>(values_.size());
+  values_.emplace_back();
+  values_.back().name = std::string(name);
+  values_.back().fact = facts ? facts(name) : nullptr;
+  by_name.emplace(values_.back().name, v);  // views the value's own string, which stays put (a deque)
+  return v;
+}
+
+void MutableBody::set_outputs(NodeId id) {
+  const Node& node = nodes_[id];
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    const ValueId v = node.outputs[k];
+    if (v == kNoValue) continue;
+    values_[v].producer = id;
+    values_[v].output = static_cast<uint32_t>(k);
+  }
+}
+
+// The node's inputs and subgraph reads as uses. Nested reads are resolved by name, which
+// only the body's construction can do: a node the rewrites make holds no subgraph.
+void MutableBody::index_uses(NodeId id, NameIndex* by_name, const FactLookup* facts) {
+  Node& node = nodes_[id];
+  NodeProto& p = *node.proto;
+  if (by_name) {
+    node.inputs.clear();
+    for (const auto& in : p.input()) {
+      names_.insert(in);
+      node.inputs.push_back(in.empty() ? kNoValue : resolve(in, *by_name, *facts));
+    }
+  }
+  for (size_t k = 0; k < node.inputs.size(); ++k)
+    if (node.inputs[k] != kNoValue) add_use(node.inputs[k], Use{id, static_cast<uint32_t>(k)});
+  if (!by_name) return;
+  for_each_subgraph(p, [&](GraphProto& g) {
+    collect_nested_names(g, names_);
+    for_each_nested_read(g, [&](std::string& name) {
+      const ValueId v = resolve(name, *by_name, *facts);
+      node.nested.push_back({v, &name});
+      add_use(v, Use{id, static_cast<uint32_t>(kNested + node.nested.size() - 1)});
+    });
+  });
+}
+
+void MutableBody::add_use(ValueId v, Use u) {
+  values_[v].uses.push_back(u);
+  ++values_[v].live_uses;
+}
+
+void MutableBody::forget_uses(NodeId id) {
+  const Node& node = nodes_[id];
+  auto forget = [this](ValueId v) {
+    if (v != kNoValue && values_[v].live_uses > 0) --values_[v].live_uses;
+  };
+  for (ValueId v : node.inputs) forget(v);
+  for (const auto& r : node.nested) forget(r.value);
+}
+
+MutableBody::NodeId MutableBody::producer(ValueId v, size_t* output) const {
+  if (v == kNoValue || values_[v].producer == kNone) return kNone;
+  if (output) *output = values_[v].output;
+  return values_[v].producer;
+}
+
+size_t MutableBody::uses(ValueId v) const {
+  if (v == kNoValue) return 0;
+  return values_[v].live_uses + (values_[v].interface ? 1 : 0);
+}
+
+std::vector<MutableBody::NodeId> MutableBody::readers(ValueId v) const {
+  std::vector<NodeId> owners;
+  if (v == kNoValue) return owners;
+  for (const Use& u : values_[v].uses)
+    if (live(u, v)) owners.push_back(u.owner);
+  return owners;
+}
+
+std::vector<ValueId> MutableBody::inputs_read() const {
+  std::vector<ValueId> out;
+  for (ValueId v = 0; v < values_.size(); ++v)
+    if (values_[v].defined_before && values_[v].producer == kNone && values_[v].live_uses > 0) out.push_back(v);
+  return out;
+}
+
+const TensorProto* MutableBody::stored_constant(ValueId v) const {
+  if (v == kNoValue) return nullptr;
+  const Value& value = values_[v];
+  if (value.initializer) return value.initializer;
+  if (value.producer == kNone) return nullptr;
+  const NodeProto& n = *nodes_[value.producer].proto;
+  if (n.op_type() != "Constant" || !FunctionId::is_default_domain(n.domain()) || n.attribute_size() != 1) return nullptr;
+  const auto& a = n.attribute(0);
+  return a.name() == "value" && a.has_t() && !a.has_ref_attr_name() ? &a.t() : nullptr;
+}
+
+std::optional<TensorProto> MutableBody::constant(ValueId v) const {
+  if (const TensorProto* t = stored_constant(v)) return *t;
+  const Fact* f = fact(v);
+  if (f && f->has_tensor()) return f->to_tensor();
+  return std::nullopt;
+}
+
+bool MutableBody::replace_all_uses(ValueId from, ValueId to) {
+  if (from == to || from == kNoValue || to == kNoValue || values_[from].interface) return false;
+  changed_ = true;
+  std::vector<Use> uses = std::move(values_[from].uses);
+  values_[from].uses.clear();
+  values_[from].live_uses = 0;
+  for (const Use& u : uses) {
+    if (!live(u, from)) continue;
+    Node& n = nodes_[u.owner];
+    if (u.slot >= kNested) {
+      NestedRead& r = n.nested[u.slot - kNested];
+      r.value = to;
+      *r.place = values_[to].name;
+    } else {
+      n.inputs[u.slot] = to;
+      n.proto->set_input(static_cast<int>(u.slot), values_[to].name);
+    }
+    add_use(to, u);
+  }
+  erase_if_dead(from);
+  return true;
+}
+
+bool MutableBody::can_forward(NodeId id, ValueId to) const {
+  const ValueId out = output(id, 0);
+  if (out == kNoValue || to == kNoValue || out == to) return false;
+  if (!values_[out].interface) return true;
+  // It must keep its name: the node becomes Identity(to), unless it is that already.
+  const NodeProto& n = *nodes_[id].proto;
+  return !(n.op_type() == "Identity" && FunctionId::is_default_domain(n.domain()) && input(id, 0) == to);
+}
+
+bool MutableBody::forward(NodeId id, ValueId to) {
+  if (!can_forward(id, to)) return false;
+  const ValueId out = output(id, 0);
+  if (replace_all_uses(out, to)) return true;
+  NodeProto identity;
+  identity.set_op_type("Identity");
+  replace_node(id, std::move(identity), {to});
+  return true;
+}
+
+void MutableBody::set_input(NodeId id, size_t k, ValueId v) {
+  Node& n = nodes_[id];
+  const ValueId old = n.inputs[k];
+  if (old == v) return;
+  changed_ = true;
+  if (old != kNoValue && values_[old].live_uses > 0) --values_[old].live_uses;
+  n.inputs[k] = v;
+  n.proto->set_input(static_cast<int>(k), v == kNoValue ? std::string() : values_[v].name);
+  if (v != kNoValue) add_use(v, Use{id, static_cast<uint32_t>(k)});
+  if (old != kNoValue) erase_if_dead(old);
+}
+
+ValueId MutableBody::new_value(std::string_view base, const Fact* fact) {
+  std::string name(base);
+  for (int k = 1; !names_.insert(name).second; ++k) name = std::string(base) + "_" + std::to_string(k);
+  const auto v = static_cast<ValueId>(values_.size());
+  values_.emplace_back();
+  values_.back().name = std::move(name);
+  values_.back().fact = fact;
+  return v;
+}
+
+MutableBody::NodeId MutableBody::link_before(NodeId before, NodeProto* proto) {
+  const auto id = static_cast<NodeId>(nodes_.size());
+  const NodeId prev = before == kNone ? tail_ : nodes_[before].prev;
+  nodes_.push_back(Node{proto, {}, {}, {}, prev, before, false});
+  if (before != kNone)
+    nodes_[before].prev = id;
+  else
+    tail_ = id;
+  if (prev == kNone)
+    head_ = id;
+  else
+    nodes_[prev].next = id;
+  return id;
+}
+
+MutableBody::NodeId MutableBody::insert_before(NodeId before, NodeProto node, const std::vector<ValueId>& inputs,
+                                               const std::vector<ValueId>& outputs) {
+  changed_ = true;
+  node.clear_input();
+  node.clear_output();
+  for (ValueId v : inputs) node.add_input(v == kNoValue ? std::string() : values_[v].name);
+  for (ValueId v : outputs) node.add_output(v == kNoValue ? std::string() : values_[v].name);
+  added_.push_back(std::move(node));
+  const NodeId id = link_before(before, &added_.back());
+  nodes_[id].inputs = inputs;
+  nodes_[id].outputs = outputs;
+  set_outputs(id);
+  index_uses(id, nullptr, nullptr);
+  return id;
+}
+
+MutableBody::NodeId MutableBody::replace_node(NodeId id, NodeProto node, const std::vector<ValueId>& inputs) {
+  const std::vector<ValueId> outputs = nodes_[id].outputs;
+  const std::vector<ValueId> old_inputs = nodes_[id].inputs;
+  std::vector<ValueId> old_nested;
+  for (const auto& r : nodes_[id].nested) old_nested.push_back(r.value);
+  nodes_[id].erased = true;
+  forget_uses(id);
+  const NodeId added = insert_before(id, std::move(node), inputs, outputs);
+  for (ValueId v : old_inputs)
+    if (v != kNoValue) erase_if_dead(v);
+  for (ValueId v : old_nested) erase_if_dead(v);
+  return added;
+}
+
+void MutableBody::erase(NodeId id) {
+  if (nodes_[id].erased) return;
+  changed_ = true;
+  std::vector<NodeId> work{id};
+  while (!work.empty()) {
+    const NodeId at = work.back();
+    work.pop_back();
+    if (nodes_[at].erased) continue;
+    nodes_[at].erased = true;
+    for (ValueId o : nodes_[at].outputs)
+      if (o != kNoValue && values_[o].producer == at) values_[o].producer = kNone;
+    forget_uses(at);
+    // Producers this node was the last reader of go too.
+    std::vector<ValueId> read = nodes_[at].inputs;
+    for (const auto& r : nodes_[at].nested) read.push_back(r.value);
+    for (ValueId v : read) {
+      if (v == kNoValue || values_[v].producer == kNone || values_[v].live_uses > 0 || values_[v].interface) continue;
+      const Node& p = nodes_[values_[v].producer];
+      if (std::all_of(p.outputs.begin(), p.outputs.end(), [&](ValueId o) { return o == kNoValue || uses(o) == 0; }))
+        work.push_back(values_[v].producer);
+    }
+  }
+}
+
+void MutableBody::erase_if_dead(ValueId v) {
+  if (v == kNoValue || values_[v].producer == kNone || values_[v].live_uses > 0 || values_[v].interface) return;
+  const Node& p = nodes_[values_[v].producer];
+  for (ValueId o : p.outputs)
+    if (o != kNoValue && uses(o) > 0) return;
+  erase(values_[v].producer);
+}
+
+ValueId MutableBody::add_constant(TensorProto value, std::string_view base) {
+  changed_ = true;
+  const uint64_t hash = tensor_value_hash(value);
+  if (auto same = find_constant(value, hash)) return *same;
+  constant_facts_.push_back(Fact::of_tensor(value));
+  const ValueId v = new_value(base, &constant_facts_.back());
+  if (main_graph_) {
+    value.set_name(values_[v].name);
+    TensorProto* t = main_graph_->add_initializer();
+    *t = std::move(value);
+    values_[v].initializer = t;
+  } else {
+    // Constants go first: they read nothing, and there they precede every node that may
+    // come to read them.
+    insert_before(head_, constant_node(values_[v].name, std::move(value)), {}, {v});
+  }
+  constants_.emplace(hash, v);
+  return v;
+}
+
+std::optional<ValueId> MutableBody::find_constant(const TensorProto& value, uint64_t hash) const {
+  auto [from, to] = constants_.equal_range(hash);
+  if (from == to) return std::nullopt;
+  const std::string key = tensor_value_key(value);
+  for (auto it = from; it != to; ++it) {
+    const TensorProto* t = stored_constant(it->second);
+    if (t && tensor_value_key(*t) == key) return it->second;
+  }
+  return std::nullopt;
+}
+
+ValueId MutableBody::remember_constant(ValueId v) {
+  const TensorProto* t = stored_constant(v);
+  if (!t) return v;
+  const uint64_t hash = tensor_value_hash(*t);
+  if (auto same = find_constant(*t, hash)) return *same;
+  constants_.emplace(hash, v);
+  return v;
+}
+
+void MutableBody::make_constant(NodeId id, TensorProto value) {
+  const ValueId out = output(id, 0);
+  if (main_graph_) {
+    value.set_name(values_[out].name);
+    TensorProto* t = main_graph_->add_initializer();
+    *t = std::move(value);
+    erase(id);
+    values_[out].initializer = t;
+    return;
+  }
+  replace_node(id, constant_node(values_[out].name, std::move(value)), {});
+}
+
+bool MutableBody::commit() {
+  if (!changed_) return false;
+  // The list's own nodes (ids below its size) move by pointer into their new order, none
+  // copied; the nodes the rewrites made are swapped into new elements; erased ones go.
+  // (From a list on an arena, protobuf extracts heap copies: slower, the same result.)
+  const auto original = static_cast<size_t>(list_.size());
+  std::vector<NodeProto*> owned(original);
+  list_.ExtractSubrange(0, static_cast<int>(original), owned.data());
+  list_.Reserve(static_cast<int>(nodes_.size()));
+  for (NodeId id = first(); id != kNone; id = next(id)) {
+    if (id < original)
+      list_.AddAllocated(std::exchange(owned[id], nullptr));
+    else
+      list_.Add()->Swap(nodes_[id].proto);
+  }
+  for (NodeProto* erased : owned) delete erased;
+  return true;
+}
+
+}  // namespace shapeprop::ir

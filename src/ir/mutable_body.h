@@ -1,0 +1,198 @@
+// MutableBody: the top level of one body (the main graph, or a function in one context) as
+// rewrites change it: its nodes in order, its values numbered (ValueId), each value's
+// producer, readers and fact, and the edits (replace a value's uses, insert a node before
+// another, erase one), each costing what it changes rather than a rescan.
+//
+// Names are resolved once, when the body is built; from then on a rewrite names values by
+// id only, and the names in the node protos follow the edits (a name is for printing: the
+// protos are what commit() gives back). New values get fresh names apart from every name
+// of the body. Nodes inside subgraphs are never rewritten; their reads of this level's
+// values are uses like any other, so that replacing a value replaces it there too.
+//
+// Facts are looked up once per value, by name, when the body is built (the analysis's, or
+// those folding recorded for the names it made), and kept by id; a rewrite keeps every
+// surviving value's meaning, so they stay true. New values carry the fact they are given.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/body.h"
+#include "onnx/onnx_pb.h"
+#include "shapeprop/fact.h"
+
+namespace shapeprop::ir {
+
+using NodeList = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
+
+class MutableBody {
+ public:
+  using NodeId = uint32_t;
+  static constexpr NodeId kNone = UINT32_MAX;
+  // What is known of a value, by its name (called once per value, while the body is built).
+  using FactLookup = std::function<const Fact*(std::string_view name)>;
+
+  // `nodes` is rewritten in place by commit(). `interface` are the names the body must keep
+  // (its inputs and outputs); `main_graph`, when set, is the graph whose initializers are
+  // this body's constants (where new constants go too); elsewhere constants are Constant
+  // nodes.
+  MutableBody(NodeList& nodes, const FactLookup& facts, onnx::GraphProto* main_graph,
+              const std::unordered_set<std::string>& interface);
+  MutableBody(const MutableBody&) = delete;
+  MutableBody& operator=(const MutableBody&) = delete;
+
+  // ---- nodes: first(), then next(id) until kNone; erased nodes are skipped. A rewrite
+  // may erase the node it stands on, and insert before it.
+  NodeId first() const { return next_live(head_); }
+  NodeId next(NodeId id) const { return next_live(nodes_[id].next); }
+  bool erased(NodeId id) const { return nodes_[id].erased; }
+  // The node's op, domain and attributes (its inputs and outputs: input(), output()).
+  const onnx::NodeProto& node(NodeId id) const { return *nodes_[id].proto; }
+  size_t num_inputs(NodeId id) const { return nodes_[id].inputs.size(); }
+  size_t num_outputs(NodeId id) const { return nodes_[id].outputs.size(); }
+  // kNoValue for an omitted optional input or an unnamed output.
+  ValueId input(NodeId id, size_t k) const { return k < nodes_[id].inputs.size() ? nodes_[id].inputs[k] : kNoValue; }
+  ValueId output(NodeId id, size_t k) const { return k < nodes_[id].outputs.size() ? nodes_[id].outputs[k] : kNoValue; }
+
+  // ---- values
+  const Fact* fact(ValueId v) const { return v == kNoValue ? nullptr : values_[v].fact; }
+  std::string_view name(ValueId v) const { return values_[v].name; }
+  // The node at this level that defines `v` (kNone for an input, an initializer, an outer
+  // value), and which of its outputs it is.
+  NodeId producer(ValueId v, size_t* output = nullptr) const;
+  // Readers of `v`: node inputs at this level and in subgraphs, subgraph outputs; a body
+  // output counts as one more.
+  size_t uses(ValueId v) const;
+  bool is_interface(ValueId v) const { return v != kNoValue && values_[v].interface; }
+  // The top-level nodes that read `v`, once per read (a subgraph's reads count for the
+  // node holding it), in no particular order.
+  std::vector<NodeId> readers(ValueId v) const;
+  // Values defined before the first node (inputs, initializers) that some node still
+  // reads, by id.
+  std::vector<ValueId> inputs_read() const;
+  // The main graph's initializers (not graph inputs) the body started with, in order.
+  const std::vector<ValueId>& initializers() const { return initializers_; }
+  // The initializer or Constant tensor that defines `v` (no copy; nullptr otherwise).
+  const onnx::TensorProto* stored_constant(ValueId v) const;
+  // The value of a constant: stored, or a fact that knows every element.
+  std::optional<onnx::TensorProto> constant(ValueId v) const;
+  // The main graph (for its initializers), or nullptr in a function body.
+  const onnx::GraphProto* main_graph() const { return main_graph_; }
+
+  // ---- edits (each marks the body changed)
+  // Readers of `from` read `to` instead, and what no longer has a reader goes. False (and
+  // nothing done) when `from` must keep its name.
+  bool replace_all_uses(ValueId from, ValueId to);
+  // The node's only output is the value `to`: its readers read `to`, or, where the output
+  // keeps its name, the node becomes Identity(to). False when nothing changes.
+  bool forward(NodeId id, ValueId to);
+  // Whether forward(id, to) would change anything.
+  bool can_forward(NodeId id, ValueId to) const;
+  // The node's input k reads `v` (kNoValue: omitted).
+  void set_input(NodeId id, size_t k, ValueId v);
+  // A new value, named after `base` apart from every name of the body, with `fact`.
+  ValueId new_value(std::string_view base, const Fact* fact = nullptr);
+  // Inserts a node (its op, domain, attributes: the proto's own inputs and outputs are
+  // replaced) reading `inputs` and writing `outputs` before `before` (kNone: at the end).
+  // Its outputs are new values, or values whose producer the caller erases.
+  NodeId insert_before(NodeId before, onnx::NodeProto node, const std::vector<ValueId>& inputs,
+                       const std::vector<ValueId>& outputs);
+  // `node` reading `inputs`, writing what `id` writes, in the place of `id`.
+  NodeId replace_node(NodeId id, onnx::NodeProto node, const std::vector<ValueId>& inputs);
+  // The node's only output becomes the constant `value`, under the same name.
+  void make_constant(NodeId id, onnx::TensorProto value);
+  // Erases the node, then every producer it leaves without readers.
+  void erase(NodeId id);
+  // A value holding `value`: an equal constant made or remembered already, or a new one
+  // (an initializer of the main graph, a Constant node first in a function) named after
+  // `base`.
+  ValueId add_constant(onnx::TensorProto value, std::string_view base);
+  // The first remembered constant equal to the one `v` holds, or `v`, remembered then.
+  // add_constant reuses the constants remembered.
+  ValueId remember_constant(ValueId v);
+
+  bool changed() const { return changed_; }
+  // Writes the nodes back in order, without the erased ones; true when anything changed.
+  bool commit();
+
+ private:
+  // One place that reads a value: input `slot` of top-level node `owner`, or, from
+  // kNested on, the read `slot - kNested` in a subgraph of `owner`. A use whose node is
+  // erased, or whose place reads another value since, is stale and skipped.
+  static constexpr uint32_t kNested = 1u << 31;
+  struct Use {
+    NodeId owner;
+    uint32_t slot;
+  };
+  struct Value {
+    std::string name;
+    const Fact* fact = nullptr;
+    NodeId producer = kNone;
+    uint32_t output = 0;
+    std::vector<Use> uses;
+    size_t live_uses = 0;
+    const onnx::TensorProto* initializer = nullptr;  // main graph, not a graph input
+    bool interface = false;
+    bool defined_before = false;  // an input, an initializer or an outer value
+  };
+  // A read in a subgraph of a node: the value, and the string in the subgraph's proto.
+  struct NestedRead {
+    ValueId value;
+    std::string* place;
+  };
+  struct Node {
+    onnx::NodeProto* proto;
+    std::vector<ValueId> inputs, outputs;
+    std::vector<NestedRead> nested;
+    NodeId prev = kNone, next = kNone;
+    bool erased = false;
+  };
+
+  NodeList& list_;
+  onnx::GraphProto* main_graph_;
+  std::deque<Value> values_;  // a deque: the name index views the values' names while they are added
+  std::vector<Node> nodes_;
+  NodeId head_ = kNone, tail_ = kNone;
+  std::deque<onnx::NodeProto> added_;  // nodes the rewrites made
+  std::deque<Fact> constant_facts_;    // facts of the constants they made
+  std::unordered_multimap<uint64_t, ValueId> constants_;  // tensor_value_hash -> value
+  std::unordered_set<std::string> names_;  // every name of the body, for new_value()
+  std::vector<ValueId> initializers_;
+  bool changed_ = false;
+
+  NodeId next_live(NodeId id) const {
+    while (id != kNone && nodes_[id].erased) id = nodes_[id].next;
+    return id;
+  }
+  // The value a use reads now.
+  ValueId read_by(const Use& u) const {
+    const Node& n = nodes_[u.owner];
+    return u.slot >= kNested ? n.nested[u.slot - kNested].value : n.inputs[u.slot];
+  }
+  bool live(const Use& u, ValueId v) const { return !nodes_[u.owner].erased && read_by(u) == v; }
+  using NameIndex = std::unordered_map<std::string_view, ValueId>;
+  ValueId resolve(std::string_view name, NameIndex& by_name, const FactLookup& facts);
+  void index_uses(NodeId id, NameIndex* by_name, const FactLookup* facts);
+  void set_outputs(NodeId id);
+  void add_use(ValueId v, Use u);
+  void forget_uses(NodeId id);
+  void erase_if_dead(ValueId v);
+  NodeId link_before(NodeId before, onnx::NodeProto* proto);
+  std::optional<ValueId> find_constant(const onnx::TensorProto& value, uint64_t hash) const;
+};
+
+// A Constant node defining `name` as `value` (whose own name it drops).
+onnx::NodeProto constant_node(const std::string& name, onnx::TensorProto value);
+
+// The element type, dims and data of a tensor, not its name: equal keys are equal
+// constants (the same values stored differently may have different keys).
+std::string tensor_value_key(const onnx::TensorProto& t);
+// A hash of what tensor_value_key() holds, computed without it.
+uint64_t tensor_value_hash(const onnx::TensorProto& t);
+
+}  // namespace shapeprop::ir

@@ -1,0 +1,75 @@
+// Running the rewrite passes over one body: the body on the mutable IR, each pass in turn,
+// rounds until a fixed point.
+#include "body_pipeline.h"
+
+#include <algorithm>
+
+namespace shapeprop::transform {
+
+void PassContext::note_assumption(const std::string& what) {
+  if (!options_.notes) return;
+  std::string line = options_.where.empty() ? what : options_.where + ": " + what;
+  if (std::find(options_.notes->begin(), options_.notes->end(), line) == options_.notes->end())
+    options_.notes->push_back(std::move(line));
+}
+
+BodyPassFn body_pass(Pass pass) {
+  switch (pass) {
+    case Pass::ShareInitializers: return share_equal_initializers;
+    case Pass::CastElim: return remove_redundant_casts;
+    case Pass::Gemm: return form_gemms;
+    case Pass::ConstFold: return fold_small_constants;
+    case Pass::SplitPatterns: return rewrite_sequences_and_splits;
+    case Pass::ShapeGlue: return simplify_shape_inputs;
+    case Pass::Peepholes: return apply_peepholes;
+    case Pass::Cse: return merge_common_subexpressions;
+    default: return nullptr;
+  }
+}
+
+const std::vector<Pass>& default_rewrites() {
+  // Gemms before constants: a Gemm reads a weight through transB instead of a transposed
+  // copy of it.
+  static const std::vector<Pass> passes = {Pass::ShareInitializers, Pass::CastElim,  Pass::Gemm,
+                                           Pass::ConstFold,         Pass::SplitPatterns, Pass::ShapeGlue,
+                                           Pass::Peepholes,         Pass::Cse};
+  return passes;
+}
+
+BodyRun rewrite_body(NodeList& nodes, const FactsByName& facts, const BodyTarget& target,
+                     const std::unordered_set<std::string>& interface, const std::vector<Pass>& passes,
+                     const RewriteOptions& options, bool dry, Counters& counters, int max_rounds) {
+  MutableBody body(nodes, [&facts](std::string_view name) { return facts.find(name); }, target.main_graph, interface);
+  BodyRun run;
+  auto step = [&](Pass p) {
+    PassContext ctx(body, options, counters, dry);
+    return body_pass(p)(ctx);
+  };
+  std::vector<Pass> rounds;
+  for (Pass p : passes) {
+    if (p != Pass::ShareInitializers) {
+      rounds.push_back(p);
+      continue;
+    }
+    run.changed = step(p) || run.changed;  // once: what it shares stays shared
+    if (run.changed && dry) return run;
+  }
+  for (int round = 0; round < max_rounds; ++round) {
+    std::optional<Pass> changed_by;
+    for (Pass p : rounds) {
+      if (!step(p)) continue;
+      changed_by = p;
+      if (dry) {
+        run.changed = true;
+        return run;
+      }
+    }
+    if (!changed_by) break;
+    run.changed = true;
+    if (round + 1 == max_rounds) run.still_changing = changed_by;
+  }
+  if (!dry) body.commit();
+  return run;
+}
+
+}  // namespace shapeprop::transform

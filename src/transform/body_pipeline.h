@@ -1,0 +1,38 @@
+// The rewrite passes over one body (passes.def lists them), run on the mutable IR until
+// none changes anything, or, in a dry run, until one would.
+#pragma once
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "fold_body.h"
+#include "pass.h"
+#include "shapeprop/diagnostics.h"
+
+namespace shapeprop::transform {
+
+// The body pass `pass` (a Body pass of passes.def other than fold and dce, which work on
+// node lists: fold_body.h).
+BodyPassFn body_pass(Pass pass);
+
+// The passes the default pipelines run over each body after folding, in order (share-
+// initializers once, first; the others in rounds).
+const std::vector<Pass>& default_rewrites();
+
+struct BodyRun {
+  bool changed = false;  // something changed (in a dry run: would change)
+  // The pass that still changed the body in the last round allowed (the rewrites did not
+  // reach a fixed point), if one did.
+  std::optional<Pass> still_changing;
+};
+
+// Runs `passes` over the top level of `nodes` (whose facts `facts` gives by name; `target`
+// says where constants go; `interface` names stay): share-initializers once, the others in
+// rounds until none changes anything (at most `max_rounds`), or, with `dry`, until one
+// would. Counts what it does in `counters`.
+BodyRun rewrite_body(NodeList& nodes, const FactsByName& facts, const BodyTarget& target,
+                     const std::unordered_set<std::string>& interface, const std::vector<Pass>& passes,
+                     const RewriteOptions& options, bool dry, Counters& counters, int max_rounds = 6);
+
+}  // namespace shapeprop::transform

@@ -1,0 +1,95 @@
+// What a body pass sees (passes.def lists them): one body on the mutable IR, the options,
+// and where what it finds goes. A pass matches patterns on the body as it stands (const)
+// and hands each match's rewrite to apply(): a dry run, which only asks whether some
+// rewrite would apply, stops at the first match and runs none.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/mutable_body.h"
+#include "shapeprop/passes.h"
+
+namespace shapeprop::transform {
+
+using ir::MutableBody;
+using ir::ValueId;
+using NodeId = MutableBody::NodeId;
+inline constexpr NodeId kNone = MutableBody::kNone;
+
+struct RewriteOptions {
+  // Symbolic dims are at least 1 (InferOptions::assume_positive_dims).
+  bool assume_positive_dims = true;
+  // The version of the default ONNX domain where the body stands (what new nodes may use).
+  int64_t onnx_opset = 0;
+  // Where rewrites that rely on the assumption say so (--debug-analysis), each line
+  // starting with `where` (the body); may be null.
+  std::vector<std::string>* notes = nullptr;
+  std::string where;
+};
+
+class PassContext {
+ public:
+  PassContext(MutableBody& body, const RewriteOptions& options, Counters& counters, bool dry)
+      : body_(body), options_(options), counters_(counters), dry_(dry) {}
+
+  MutableBody& body() { return body_; }
+  const MutableBody& body() const { return body_; }
+  const RewriteOptions& options() const { return options_; }
+  bool dry() const { return dry_; }
+
+  // A pattern matched. In a dry run that is all: stop() is true from now on. Otherwise
+  // `rewrite` runs, and `counter` counts it when it changed something.
+  template <class Rewrite>
+  bool apply(Counter counter, Rewrite&& rewrite) {
+    if (dry_) {
+      found_ = true;
+      return true;
+    }
+    if (!rewrite()) return false;
+    ++counters_[counter];
+    changed_ = true;
+    return true;
+  }
+  // The same for a rewrite that counts what it does itself (count()), true when it changed
+  // something.
+  template <class Rewrite>
+  bool apply(Rewrite&& rewrite) {
+    if (dry_) {
+      found_ = true;
+      return true;
+    }
+    if (!rewrite()) return false;
+    changed_ = true;
+    return true;
+  }
+  void count(Counter counter) { ++counters_[counter]; }
+  // A dry run found something: the pass may stop.
+  bool stop() const { return found_; }
+  // Some rewrite ran (in a dry run: would run).
+  bool changed() const { return changed_ || found_; }
+  // Says that a rewrite holds only because symbolic dims are at least 1.
+  void note_assumption(const std::string& what);
+
+ private:
+  MutableBody& body_;
+  const RewriteOptions& options_;
+  Counters& counters_;
+  const bool dry_;
+  bool found_ = false, changed_ = false;
+};
+
+using BodyPassFn = bool (*)(PassContext&);
+
+// The rewrite passes, each in its own file.
+bool remove_redundant_casts(PassContext& ctx);       // cast_elim.cc
+bool merge_common_subexpressions(PassContext& ctx);  // cse.cc
+bool share_equal_initializers(PassContext& ctx);     // cse.cc (once per body)
+bool simplify_shape_inputs(PassContext& ctx);        // shape_glue.cc
+bool rewrite_sequences_and_splits(PassContext& ctx); // split_patterns.cc
+bool form_gemms(PassContext& ctx);                   // gemm.cc
+bool apply_peepholes(PassContext& ctx);              // peepholes.cc
+bool fold_small_constants(PassContext& ctx);         // const_fold.cc
+
+}  // namespace shapeprop::transform
