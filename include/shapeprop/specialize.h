@@ -92,6 +92,11 @@ Result<TransformResult> specialize(onnx::ModelProto& model, const TransformOptio
 // round of them is repeated until it changes nothing.
 std::vector<Pass> default_pipeline(InlinePolicy policy);
 
+// Every counter of every pass, as --debug-analysis prints them: a line of the module
+// passes and fold ("passes: specialize (specializations 2, contexts shared 1), fold (Ifs
+// folded 3, ...), ..."), then one of the rewrites ("rewrites: casts removed 0, ...").
+std::string counter_lines(const TransformStats& stats);
+
 // "3 Ifs folded, 2 CastLikes folded, 14 nodes removed (40 -> 26), functions 5 -> 3,
 // 3 specializations (1 shared), 4 calls inlined"
 std::string summary_line(const TransformStats& stats);

@@ -819,17 +819,12 @@ bool counts_a_rewrite(const CounterInfo& c) {
   return pass_info(c.pass).kind == PassKind::Body && c.pass != Pass::Fold;
 }
 
-// What --debug-analysis says of the rewrites: each counter with its count, then the ones
-// that hold only because symbolic dims are at least 1.
-std::string rewrite_report(const TransformResult& result) {
-  std::string text = "rewrites:";
-  for (const CounterInfo& c : all_counters())
-    if (counts_a_rewrite(c)) text += " " + std::string(c.many) + " " + std::to_string(result.stats.counters[c.id]) + ",";
-  text.back() = '\n';
-  if (!result.rewrites_assuming_positive_dims.empty()) {
-    text += "rewrites that assume symbolic dims are at least 1:\n";
-    for (const auto& line : result.rewrites_assuming_positive_dims) text += "  " + line + "\n";
-  }
+// What --debug-analysis says of the rewrites: the counts of the rewrites that hold only
+// because symbolic dims are at least 1.
+std::string assumption_report(const TransformResult& result) {
+  if (result.rewrites_assuming_positive_dims.empty()) return "";
+  std::string text = "rewrites that assume symbolic dims are at least 1:\n";
+  for (const auto& line : result.rewrites_assuming_positive_dims) text += "  " + line + "\n";
   return text;
 }
 
@@ -1008,7 +1003,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     infer::merge_assumptions(result.assumptions, result.annotation.assumptions);
   }
   infer::record_assumptions(*input, result.assumptions);
-  if (options.infer.debug) result.annotation.debug += rewrite_report(result);
+  if (options.infer.debug) result.annotation.debug += counter_lines(result.stats) + assumption_report(result);
   result.stats.calls_kept = count_calls(*input);
   result.stats.nodes_after = count_all_nodes(*input);
   result.stats.functions_after = static_cast<size_t>(input->functions_size());
@@ -1023,6 +1018,23 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     model.set_ir_version(10);
   }
   return result;
+}
+
+std::string counter_lines(const TransformStats& stats) {
+  std::string passes = "passes:";
+  for (const PassInfo& p : all_passes()) {
+    if (p.kind == PassKind::Body && p.id != Pass::Fold) continue;  // the rewrites: the next line
+    std::string counts;
+    for (const CounterInfo& c : all_counters())
+      if (c.pass == p.id) counts += (counts.empty() ? "" : ", ") + std::string(c.many) + " " + std::to_string(stats.counters[c.id]);
+    if (!counts.empty()) passes += " " + std::string(p.name) + " (" + counts + "),";
+  }
+  passes.back() = '\n';
+  std::string rewrites = "rewrites:";
+  for (const CounterInfo& c : all_counters())
+    if (counts_a_rewrite(c)) rewrites += " " + std::string(c.many) + " " + std::to_string(stats.counters[c.id]) + ",";
+  rewrites.back() = '\n';
+  return passes + rewrites;
 }
 
 std::string summary_line(const TransformStats& s) {

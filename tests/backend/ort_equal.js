@@ -8,8 +8,12 @@
 // values the generator draws, so that a rewrite taking a declared output for a fact
 // (test_expand_shape_model4) shows. A model whose input does not load or run with such
 // data, or that the tool refuses as bad input in every mode, is skipped and counted.
+// With --each-pass, the runs are each pass alone (--passes NAME, for every name that
+// TOOL --list-passes prints) instead of the three modes: a pass must keep the outputs
+// whatever ran before it (repo.each_pass_alone_equal_on_ort, over the corpus and the
+// real exports).
 //
-//   node tests/backend/ort_equal.js TOOL DIR...
+//   node tests/backend/ort_equal.js [--each-pass] TOOL DIR...
 // Exit status: 0 every output agrees, 1 one does not, 2 usage error or no model found.
 
 const fs = require('node:fs');
@@ -18,7 +22,15 @@ const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const equiv = require('../../tools/equiv/equiv');
 
-const MODES = ['annotate', 'specialize', 'inline'];
+// The runs: [label, arguments].
+function runsOf(tool, eachPass) {
+  if (!eachPass) return ['annotate', 'specialize', 'inline'].map((m) => [m, ['--mode', m]]);
+  const r = spawnSync(tool, ['--list-passes'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${tool} --list-passes: exit ${r.status}`);
+  const names = r.stdout.split('\n').filter((l) => l.trim()).map((l) => l.split(/\s+/)[0]);
+  if (names.length === 0) throw new Error(`${tool} --list-passes lists no pass`);
+  return names.map((p) => [`--passes ${p}`, ['--passes', p]]);
+}
 
 function modelsUnder(dir) {
   const out = [];
@@ -35,11 +47,14 @@ function firstLine(text) {
 }
 
 async function main(argv) {
+  const eachPass = argv[0] === '--each-pass';
+  if (eachPass) argv = argv.slice(1);
   if (argv.length < 2) {
-    process.stderr.write('usage: node ort_equal.js TOOL DIR...\n');
+    process.stderr.write('usage: node ort_equal.js [--each-pass] TOOL DIR...\n');
     return 2;
   }
   const [tool, ...dirs] = argv;
+  const runs = runsOf(tool, eachPass);
   const models = dirs.flatMap(modelsUnder);
   if (models.length === 0) {
     process.stderr.write('no model found\n');
@@ -52,9 +67,10 @@ async function main(argv) {
   try {
     for (const model of models) {
       const name = path.relative(path.dirname(path.dirname(model)), model);
-      for (const mode of MODES) {
-        const out = path.join(work, `${mode}.onnx`);
-        const r = spawnSync(tool, ['--mode', mode, model, '-o', out, '-q'], { encoding: 'utf8' });
+      for (const [mode, args] of runs) {
+        const out = path.join(work, 'out.onnx');
+        fs.rmSync(out, { force: true });
+        const r = spawnSync(tool, [...args, model, '-o', out, '-q'], { encoding: 'utf8' });
         if (r.status === 2) {  // bad input: nothing to compare
           skipped++;
           continue;
@@ -81,7 +97,7 @@ async function main(argv) {
     fs.rmSync(work, { recursive: true, force: true });
   }
   for (const f of failures) process.stdout.write(`FAIL ${f}\n`);
-  process.stdout.write(`${equal} equal, ${failures.length} failed, ${skipped} skipped (${models.length} models, ${MODES.length} modes)\n`);
+  process.stdout.write(`${equal} equal, ${failures.length} failed, ${skipped} skipped (${models.length} models, ${runs.length} ${eachPass ? 'passes' : 'modes'})\n`);
   return failures.length ? 1 : 0;
 }
 

@@ -10,9 +10,11 @@
 
 #include "infer/analysis_record.h"  // internal to the library
 #include "report/json_writer.h"     // internal to the library
+#include "shapeprop/passes.h"
 #include "shapeprop/phases.h"
 #include "shapeprop/progress.h"
 #include "shapeprop/report.h"
+#include "shapeprop/specialize.h"
 #include "test_util.h"
 
 namespace shapeprop {
@@ -189,6 +191,62 @@ TEST(ReportJson, WritesTheRunAndFailsOnlyWhereItCannotWrite) {
   testing::TempDir dir;
   EXPECT_TRUE(write_report(r, dir.path() / "r.json").ok());
   EXPECT_FALSE(write_report(r, dir.path() / "missing" / "r.json").ok());
+}
+
+// Each counter of passes.def set to a count of its own (100, 101, ...), so that a counter
+// the report or the text leaves out, or prints under another's name, shows.
+TransformResult every_counter_counted() {
+  TransformResult t;
+  size_t n = 100;
+  for (const CounterInfo& c : all_counters()) t.stats.counters[c.id] = n++;
+  return t;
+}
+
+TEST(ReportCounters, EveryRegisteredCounterIsInTheReportUnderItsPass) {
+  Report r;
+  r.mode = "inline";
+  r.add(every_counter_counted());
+  const std::string json = to_json(r);
+  const size_t rewrites = json.find("\"rewrites\": {");
+  ASSERT_NE(rewrites, std::string::npos);
+  size_t n = 100;
+  for (const CounterInfo& c : all_counters()) {
+    // Under its pass's object, which comes after "rewrites".
+    const size_t pass = json.find("\"" + std::string(pass_info(c.pass).name) + "\": {", rewrites);
+    ASSERT_NE(pass, std::string::npos) << pass_info(c.pass).name;
+    const size_t end = json.find('}', pass);
+    const size_t at = json.find("\"" + std::string(c.key) + "\": " + std::to_string(n++), pass);
+    EXPECT_TRUE(at != std::string::npos && at < end) << c.key << " is not in " << pass_info(c.pass).name << "'s counts";
+  }
+}
+
+TEST(ReportCounters, EveryRegisteredCounterIsInTheSummaryOrTheDebugLines) {
+  const TransformResult t = every_counter_counted();
+  const std::string text = summary_line(t.stats) + "\n" + counter_lines(t.stats);
+  size_t n = 100;
+  for (const CounterInfo& c : all_counters()) {
+    const std::string count = std::to_string(n++);
+    EXPECT_TRUE(text.find(count + " " + std::string(c.many)) != std::string::npos ||
+                text.find(std::string(c.many) + " " + count) != std::string::npos)
+        << c.key << " (" << c.many << " " << count << ") is in neither:\n"
+        << text;
+  }
+  // The debug lines name every pass that has counters.
+  for (const PassInfo& p : all_passes()) {
+    if (p.kind == PassKind::Module || p.id == Pass::Fold) {
+      EXPECT_NE(counter_lines(t.stats).find(" " + std::string(p.name) + " ("), std::string::npos) << p.name;
+    }
+  }
+}
+
+TEST(ReportCounters, PassNamesAreUniqueAndFound) {
+  for (const PassInfo& p : all_passes()) {
+    ASSERT_TRUE(find_pass(p.name).has_value()) << p.name;
+    EXPECT_EQ(*find_pass(p.name), p.id);
+    EXPECT_FALSE(p.description.empty());
+  }
+  EXPECT_FALSE(find_pass("no-such-pass").has_value());
+  for (const CounterInfo& c : all_counters()) EXPECT_EQ(counter_info(c.id).key, c.key);
 }
 
 }  // namespace

@@ -120,7 +120,17 @@ std::optional<int> process(const Options& o, onnx::ModelProto& model, std::strin
     t.small_limit = o.small_limit;
     t.naming = o.naming.value_or(shapeprop::Naming::Copies);
     t.keep = o.keep;
+    t.passes = o.passes;
     t.retire = keep_until_exit;
+    if (summary && o.print_after) {  // not in the second run of --verify-idempotent
+      t.print_after = o.print_after;
+      t.after_pass = [](shapeprop::Pass pass, const onnx::ModelProto& m) {
+        shapeprop::ProgressLine::Pause pause(progress);
+        std::cerr << "// after " << shapeprop::pass_info(pass).name << '\n';
+        shapeprop::print_model(std::cerr, m);
+        std::cerr.flush();
+      };
+    }
     for (const auto& id : o.keep)  // (domain, name); clang 14 cannot capture a structured binding
       if (std::none_of(model.functions().begin(), model.functions().end(), [&id](const onnx::FunctionProto& f) {
             return shapeprop::FunctionId::canonical_domain(f.domain()) == id.first && f.name() == id.second;

@@ -38,6 +38,14 @@ options:
                          calls stay as written, attributes included, through every
                          inlining policy, and their bodies are not specialized
                          (repeatable; specialize and inline modes)
+  --passes NAME[,...]    run exactly these passes (--list-passes), in this order, once
+                         each, instead of the pipeline of the mode (specialize, fold,
+                         dce and the rewrites, then inline, until nothing changes);
+                         implies --mode specialize at least
+  --print-after NAME     print the model as text on stderr after each run of the pass
+                         NAME (specialize and the body passes after it run as one
+                         stage: the model is printed after the stage)
+  --list-passes          print each pass's name and description, one a line, and exit
   --naming copies|overload
                          specializations of one function as renamed copies (f__0,
                          f__1; the default) or as IR-10 overloads of f, for tools
@@ -239,6 +247,35 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         error("--inline takes all, none or small[:N], not " + in_quotes(*v));
         return kBadInput;
       }
+    } else if (a == "--list-passes") {
+      for (const auto& p : shapeprop::all_passes())
+        std::cout << p.name << std::string(p.name.size() < 20 ? 20 - p.name.size() : 1, ' ')
+                  << (p.kind == shapeprop::PassKind::Module ? "[module] " : "") << p.description << '\n';
+      return kOk;
+    } else if (is("--passes") || is("--print-after")) {
+      const bool list = is("--passes");
+      auto v = value(list ? "--passes" : "--print-after");
+      if (!v) return kBadInput;
+      std::stringstream names(*v);
+      std::vector<shapeprop::Pass> passes;
+      for (std::string name; std::getline(names, name, ',');) {
+        auto pass = shapeprop::find_pass(name);
+        if (!pass) {
+          error(std::string(list ? "--passes" : "--print-after") + " names no pass " + in_quotes(name) +
+                " (--list-passes lists them)");
+          return kBadInput;
+        }
+        passes.push_back(*pass);
+      }
+      if (passes.empty() || (!list && passes.size() > 1)) {
+        error(list ? std::string("--passes takes pass names, as in --passes fold,dce")
+                   : "--print-after takes one pass name, not " + in_quotes(*v));
+        return kBadInput;
+      }
+      if (list)
+        o.passes = std::move(passes);
+      else
+        o.print_after = passes.front();
     } else if (is("--keep")) {
       auto v = value("--keep");
       if (!v) return kBadInput;
@@ -321,6 +358,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         {o.inline_policy.has_value(), "--inline"},
         {!o.keep.empty(), "--keep"},
         {o.naming.has_value(), "--naming"},
+        {!o.passes.empty(), "--passes"},
+        {o.print_after.has_value(), "--print-after"},
         {!o.infer, "--no-infer"},
         {!o.infer_options.annotate_functions, "--keep-ir-version"},
         {o.infer_options.debug, "--debug-analysis"},
@@ -332,8 +371,14 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         return kBadInput;
       }
   }
-  if (!o.transforms() && (!o.keep.empty() || o.naming)) {
-    error(std::string(o.keep.empty() ? "--naming" : "--keep") + " applies to --mode specialize or inline");
+  if (!o.transforms() && (!o.keep.empty() || o.naming || o.print_after)) {
+    error(std::string(!o.keep.empty() ? "--keep" : o.naming ? "--naming" : "--print-after") +
+          " applies to --mode specialize or inline");
+    return kBadInput;
+  }
+  if (o.print_after && !o.passes.empty() &&
+      std::find(o.passes.begin(), o.passes.end(), *o.print_after) == o.passes.end()) {
+    error("--print-after " + std::string(shapeprop::pass_info(*o.print_after).name) + " names a pass --passes does not run");
     return kBadInput;
   }
   return std::nullopt;

@@ -1,6 +1,7 @@
 // onnx-infer-shapes' command line: the options it takes and how they are read.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -10,6 +11,7 @@
 #include "shapeprop/infer.h"
 #include "shapeprop/io.h"
 #include "shapeprop/limits.h"
+#include "shapeprop/passes.h"
 #include "shapeprop/specialize.h"
 
 namespace cli {
@@ -38,13 +40,18 @@ struct Options {
   bool verify_full_check = false;
   bool quiet = false;
   std::string report;  // --report FILE.json
+  std::vector<shapeprop::Pass> passes;         // --passes: instead of the mode's pipeline
+  std::optional<shapeprop::Pass> print_after;  // --print-after
 
   const shapeprop::Limits& limits() const { return infer_options.limits; }
   // Whether the run rewrites the model (specialize, inline) rather than annotating it, and
   // how it inlines.
-  bool transforms() const { return mode != Mode::Annotate || inline_policy; }
+  bool transforms() const { return mode != Mode::Annotate || inline_policy || !passes.empty(); }
+  // --inline=all unless given, in --mode inline and for --passes that name inline.
   shapeprop::InlinePolicy inlining() const {
-    return inline_policy.value_or(mode == Mode::Inline ? shapeprop::InlinePolicy::All : shapeprop::InlinePolicy::None);
+    const bool inlines =
+        mode == Mode::Inline || std::find(passes.begin(), passes.end(), shapeprop::Pass::Inline) != passes.end();
+    return inline_policy.value_or(inlines ? shapeprop::InlinePolicy::All : shapeprop::InlinePolicy::None);
   }
 };
 
