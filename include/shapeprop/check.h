@@ -25,17 +25,16 @@
 #include <string>
 
 #include "onnx/onnx_pb.h"
+#include "shapeprop/analysis_options.h"
 #include "shapeprop/diagnostics.h"
 #include "shapeprop/limits.h"
 
 namespace shapeprop {
 
-struct CheckOptions {
-  std::string origin;                // names the model in diagnostics (its file), may be empty
-  // As InferOptions::assume_positive_dims: symbolic dims are at least 1.
-  bool assume_positive_dims = true;
-  // How deep the model may nest and how much inference may build (limits.h).
-  Limits limits;
+// The analysis options (the rules of --schemas among them) as for every job; the check is
+// always strict, whatever `strict` says.
+struct CheckOptions : AnalysisOptions {
+  std::string origin;  // names the model in diagnostics (its file), may be empty
 };
 
 // Errors for every problem found (a structural one stops the check before inference);

@@ -16,25 +16,17 @@
 #include <vector>
 
 #include "onnx/onnx_pb.h"
+#include "shapeprop/analysis_options.h"
 #include "shapeprop/diagnostics.h"
 #include "shapeprop/limits.h"
 #include "shapeprop/phases.h"
 
 namespace shapeprop {
 
-class OpRules;  // shapeprop/schemas.h
-
-struct InferOptions {
-  // Conflicts between declared and inferred types, ops without a schema and failed
-  // inference are errors (default: warnings; inference goes on with what it knows).
-  bool strict = false;
+struct InferOptions : AnalysisOptions {
   // Write FunctionProto.value_info, raising ir_version to 10 where it is lower. When
   // false, the IR version is kept and nothing is written inside functions.
   bool annotate_functions = true;
-  // Symbolic dims are at least 1 (no empty dynamic dimension), as PyTorch's exporter
-  // assumes of dynamic dims: Size(x) == 0 is then false for x of shape [N, 8]. Without
-  // it such conditions stay undecided.
-  bool assume_positive_dims = true;
   // Declared types (graph value_info and outputs, subgraph inputs and outputs, function
   // value_info, legacy qualified entries) refine what is inferred, and contradictions are
   // reported. The checker turns this off: it compares declarations with what is proven
@@ -43,11 +35,6 @@ struct InferOptions {
   // Collect a text dump of the call graph and the contexts analysed per function (and
   // note which rule layout each op outside ONNX's registry took).
   bool debug = false;
-  // How much inference may build (elements of one value) and, for the core's own
-  // checks, how deep and wide it may go; see limits.h.
-  Limits limits;
-  // Rules for ops outside ONNX's registry (shapeprop/schemas.h); null: the built-in ones.
-  std::shared_ptr<const OpRules> op_rules;
   // Fill InferResult::functions (and TransformResult::functions): each reached function
   // with its contexts, for a report. Off by default: it walks the analysis once more and
   // spells every context.

@@ -325,7 +325,7 @@ Diagnostics check_model(const onnx::ModelProto& model, const CheckOptions& optio
   // ONNX's structural checker, after ours (its messages name the place less precisely).
   Diagnostics all = validate_structure(model, options.origin, options.limits);
   if (!has_errors(all))
-    for (auto& d : run_onnx_checker(model, /*full_check=*/false, options.origin, nullptr, CheckerMode::onnx))
+    for (auto& d : run_onnx_checker(model, /*full_check=*/false, options.origin, options.op_rules.get(), CheckerMode::onnx))
       all.push_back(std::move(d));
   if (has_errors(all)) return all;
 
@@ -336,6 +336,7 @@ Diagnostics check_model(const onnx::ModelProto& model, const CheckOptions& optio
   infer.use_declared_types = false;
   infer.assume_positive_dims = options.assume_positive_dims;
   infer.limits = options.limits;
+  infer.op_rules = options.op_rules;
   FactsView facts(model, *calls, infer);
   for (auto& d : facts.take_diagnostics()) {
     // A call may pass attributes its function does not declare: ONNX's checker and

@@ -5,7 +5,7 @@
 #include <set>
 #include <tuple>
 
-#include "check/depth.h"
+#include "ir/depth.h"
 #include "check/full_check.h"
 #include "onnx/checker.h"
 #include "schemas/checker_registry.h"

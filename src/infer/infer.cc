@@ -1,6 +1,7 @@
 #include "shapeprop/infer.h"
 
 #include "analyzer.h"
+#include "ir/depth.h"
 #include "annotate.h"
 #include "infer/analysis_record.h"
 #include "shapeprop/call_graph.h"
@@ -38,6 +39,9 @@ InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, co
 
 Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& options) {
   const Dim::MaxTerms terms(options.limits.max_dim_terms);
+  // The analysis recurses into subgraphs and calls: within the limits only (validation
+  // checks them too, but a library caller may not have validated).
+  if (Diagnostics deep = check_depths(model, "", options.limits); !deep.empty()) return deep.front();
   std::vector<PhaseTime> phases;
   PhaseClock analysing(phases, "analysis", options.on_phase);
   auto calls = CallGraph::build(model);

@@ -20,6 +20,7 @@
 #include "inline.h"
 #include "body_pipeline.h"
 #include "ir/body.h"
+#include "ir/depth.h"
 #include "infer/analysis_record.h"
 #include "infer/annotate.h"
 #include "support/proto_hash.h"
@@ -869,6 +870,13 @@ std::vector<Pass> default_pipeline(InlinePolicy policy) {
 
 Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options) {
   const Dim::MaxTerms terms(options.infer.limits.max_dim_terms);
+  // As infer_shapes does: within the limits only, whether the caller validated or not.
+  if (Diagnostics deep = check_depths(model, "", options.infer.limits); !deep.empty()) return deep.front();
+  for (const auto& id : options.keep)  // (domain, name); clang 14 cannot capture a structured binding
+    if (std::none_of(model.functions().begin(), model.functions().end(), [&id](const FunctionProto& f) {
+          return FunctionId::canonical_domain(f.domain()) == id.first && f.name() == id.second;
+        }))
+      return Diagnostic::error("--keep names " + id.first + "::" + id.second + ", which the model does not define");
   TransformResult result;
   // A model the transform is done with: retired (options.retire) or destroyed now.
   const auto discard = [&options](ModelProto& m) {

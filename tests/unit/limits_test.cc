@@ -14,7 +14,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "check/depth.h"
+#include "ir/depth.h"
 #include "check/full_check.h"
 #include "infer/onnx_bridge.h"
 #include "io/read_input.h"

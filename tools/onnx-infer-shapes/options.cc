@@ -355,6 +355,7 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
     const std::pair<bool, const char*> writing[] = {
         {o.output.has_value(), "-o"},
         {o.emit.has_value(), "--emit"},
+        {!o.overrides.empty(), "--override"},
         {o.inline_policy.has_value(), "--inline"},
         {!o.keep.empty(), "--keep"},
         {o.naming.has_value(), "--naming"},

@@ -1,5 +1,5 @@
 // Static nesting depths; see depth.h.
-#include "check/depth.h"
+#include "ir/depth.h"
 
 #include <string>
 #include <unordered_map>

@@ -1,0 +1,281 @@
+// One run of shapeprop (see shapeprop/driver.h): each step records what it finds in the
+// report, tells the caller, and stops the run on an error.
+#include "shapeprop/driver.h"
+
+#include <algorithm>
+#include <system_error>
+#include <utility>
+
+#include "shapeprop/check.h"
+#include "shapeprop/infer.h"
+#include "shapeprop/override.h"
+#include "shapeprop/schemas.h"
+#include "shapeprop/text.h"
+#include "shapeprop/validate.h"
+
+namespace shapeprop {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class Job {
+ public:
+  Job(const JobOptions& options, JobOutcome& out) : o_(options), out_(out), options_(options.transform) {
+    origin_ = o_.origin.empty() ? o_.input.string() : o_.origin;
+    Report& r = out_.report;
+    r.input = origin_;
+    r.mode = mode_name(o_);
+    r.options = o_.transform;
+  }
+
+  JobStatus run() {
+    if (!load_rules()) return JobStatus::BadInput;
+    if (o_.kind == JobKind::Check) return check();
+    if (o_.output && o_.bytes == std::nullopt) {
+      // The input is never modified, not even by naming it as the output.
+      std::error_code same;
+      if (fs::equivalent(o_.input, *o_.output, same))
+        return fail(Step::Write, Diagnostic::error("the output '" + o_.output->string() +
+                                                   "' is the input; write to another file"));
+    }
+    if (!load()) return JobStatus::BadInput;
+    if (!validate()) return JobStatus::BadInput;
+    if (!override_functions()) return JobStatus::BadInput;
+    if (auto stop = process(*out_.model, /*record=*/true)) return *stop;
+    if (!verify()) return JobStatus::ProblemsFound;
+    if (o_.count) out_.report.count_after(*out_.model);
+    if (!write()) return JobStatus::BadInput;
+    out_.summary.insert(out_.summary.begin(), notes_.begin(), notes_.end());
+    return JobStatus::Ok;
+  }
+
+ private:
+  const JobOptions& o_;
+  JobOutcome& out_;
+  TransformOptions options_;  // with the rules loaded
+  std::string origin_;
+  std::vector<std::string> notes_;  // --override's, for the summary
+
+  const Limits& limits() const { return options_.infer.limits; }
+  PhaseClock clock(const char* phase) { return PhaseClock(out_.report.phases, phase, options_.infer.on_phase); }
+
+  // Diagnostics that name no file name the model.
+  Diagnostics in_file(Diagnostics found) const {
+    for (auto& d : found)
+      if (d.file.empty()) d.file = origin_;
+    return found;
+  }
+  // Records `found` and tells the caller.
+  void tell(Step step, const Diagnostics& found) {
+    out_.report.diagnostics.insert(out_.report.diagnostics.end(), found.begin(), found.end());
+    if (o_.on_diagnostics) o_.on_diagnostics(step, found);
+  }
+  JobStatus fail(Step step, Diagnostic d) {
+    tell(step, {std::move(d)});
+    return JobStatus::BadInput;
+  }
+
+  // The shipped rules, then those of each folder given.
+  bool load_rules() {
+    std::vector<fs::path> folders;
+    if (!o_.shipped_rules.empty())
+      folders.push_back(o_.shipped_rules);
+    else if (auto builtin = builtin_schemas_dir())
+      folders.push_back(*builtin);
+    folders.insert(folders.end(), o_.schema_dirs.begin(), o_.schema_dirs.end());
+    auto rules = load_op_rules(folders);
+    if (!rules) {
+      fail(Step::Rules, rules.error());
+      return false;
+    }
+    options_.infer.op_rules = std::move(*rules);
+    return true;
+  }
+
+  bool load() {
+    auto loading = clock("load");
+    Result<onnx::ModelProto> model =
+        o_.bytes ? parse_model_binary(*o_.bytes, origin_, limits()) : load_model(o_.input, limits());
+    if (model && o_.bytes)  // bytes: external data is looked up from the working folder
+      if (auto external = check_external_data(*model, ".", origin_); !external) model = external.error();
+    if (!model) {
+      fail(Step::Load, model.error());
+      return false;
+    }
+    loading.stop();
+    out_.model = std::move(*model);
+    if (o_.count) out_.report.count_before(*out_.model);
+    return true;
+  }
+
+  bool validate() {
+    auto validating = clock("validation");
+    const Diagnostics found = validate_model(*out_.model, origin_, options_.infer.op_rules.get(),
+                                             CheckerMode::as_inference, limits());
+    tell(Step::Validation, found);
+    return !has_errors(found);
+  }
+
+  // JobOptions::overrides: each library's functions replace the model's (shapeprop/override.h).
+  bool override_functions() {
+    if (o_.overrides.empty()) return true;
+    auto overriding = clock("override");
+    for (const auto& library : o_.overrides) {
+      auto functions = load_function_library(library, limits());
+      if (!functions) {
+        fail(Step::Override, functions.error());
+        return false;
+      }
+      auto done = apply_overrides(*out_.model, *functions, library.string(), options_.infer);
+      if (!done) {
+        fail(Step::Override, done.error());
+        return false;
+      }
+      tell(Step::Override, done->diagnostics);
+      if (!done->replaced.empty()) {
+        std::string names;
+        for (const auto& id : done->replaced) names += (names.empty() ? "" : ", ") + id.str();
+        const size_t n = done->contexts_checked;
+        notes_.push_back("note: --override " + library.string() + " replaced " + names + " (" + std::to_string(n) +
+                         " context" + (n == 1 ? "" : "s") + " checked)");
+      }
+    }
+    return true;
+  }
+
+  // Annotate or transform `model`. With `record`, what it finds goes to the report, the
+  // summary and the caller; without (the second run of verify_idempotent) nowhere.
+  std::optional<JobStatus> process(onnx::ModelProto& model, bool record) {
+    if (!o_.infer) return std::nullopt;
+    std::string debug;
+    Diagnostics found;
+    if (o_.kind == JobKind::Transform) {
+      TransformOptions t = options_;
+      if (!record) t.after_pass = nullptr;
+      auto done = specialize(model, t);
+      if (!done) {
+        if (record) fail(Step::Process, Diagnostic(done.error()).in_file(origin_));
+        return JobStatus::BadInput;
+      }
+      if (record) {
+        out_.report.add(*done);
+        out_.report.summary.push_back(summary_line(done->stats));
+        out_.summary.push_back(summary_line(done->stats));
+      }
+      found = std::move(done->diagnostics);
+      debug = std::move(done->annotation.debug);
+    } else {
+      auto inferred = infer_shapes(model, options_.infer);
+      if (!inferred) {
+        if (record) fail(Step::Process, Diagnostic(inferred.error()).in_file(origin_));
+        return JobStatus::BadInput;
+      }
+      if (record) {  // before the diagnostics it counts move out
+        if (auto from = inferred->stats.ir_version_raised_from)
+          out_.summary.push_back("note: ir_version raised from " + std::to_string(from) +
+                                 " to 10 to hold FunctionProto.value_info (--keep-ir-version keeps it)");
+        out_.summary.push_back(summary_line(*inferred));
+        out_.report.add(*inferred);
+        out_.report.summary.push_back(summary_line(*inferred));
+      }
+      found = std::move(inferred->diagnostics);
+      debug = std::move(inferred->debug);
+    }
+    found = in_file(std::move(found));
+    const bool failed = has_errors(found);
+    if (record) {
+      if (o_.on_debug) o_.on_debug(debug);
+      tell(Step::Process, found);
+    }
+    if (failed) return JobStatus::ProblemsFound;
+    return std::nullopt;
+  }
+
+  bool verify() {
+    if (!o_.verify_idempotent && !o_.verify_roundtrip && !o_.verify_full_check) return true;
+    auto verifying = clock("verification");
+    const onnx::ModelProto& model = *out_.model;
+    Diagnostics checks;
+    if (o_.verify_idempotent && o_.infer) {
+      onnx::ModelProto again = model;
+      if (process(again, /*record=*/false) || again.SerializeAsString() != model.SerializeAsString())
+        checks.push_back(Diagnostic::error("a second run changes the output").in_file(origin_));
+    }
+    if (o_.verify_roundtrip)
+      if (auto rt = verify_text_roundtrip(model, limits()); !rt) checks.push_back(rt.error());
+    if (o_.verify_full_check)
+      for (auto& d : run_onnx_checker(model, /*full_check=*/true, "<output>", options_.infer.op_rules.get()))
+        checks.push_back(d);
+    if (checks.empty()) return true;
+    tell(Step::Verification, checks);
+    return false;
+  }
+
+  bool write() {
+    if (!o_.output) return true;
+    auto writing = clock("write");
+    const auto format = o_.format ? *o_.format : format_for_path(*o_.output).value_or(Format::Binary);
+    if (auto saved = save_model(*out_.model, *o_.output, format, limits()); !saved) {
+      fail(Step::Write, saved.error());
+      return false;
+    }
+    return true;
+  }
+
+  // JobKind::Check: the model is read, never written. Its findings (declarations proven
+  // false) are the report; the last is a note counting what was checked, unless the
+  // model was too malformed to check.
+  JobStatus check() {
+    if (!load()) return JobStatus::BadInput;
+    CheckOptions options;
+    static_cast<AnalysisOptions&>(options) = options_.infer;
+    options.origin = origin_;
+    auto checking = clock("check");
+    const Diagnostics found = check_model(*out_.model, options);
+    checking.stop();
+    out_.report.add_check(found);
+    if (o_.count) out_.report.count_after(*out_.model);  // unchanged: the report says so
+    tell(Step::Process, found);
+    return has_errors(found) ? JobStatus::ProblemsFound : JobStatus::Ok;
+  }
+};
+
+}  // namespace
+
+const char* mode_name(const JobOptions& options) {
+  switch (options.kind) {
+    case JobKind::Annotate: return "annotate";
+    case JobKind::Transform: return options.transform.inline_policy == InlinePolicy::None ? "specialize" : "inline";
+    case JobKind::Check: return "check";
+  }
+  return "annotate";
+}
+
+Result<JobOutcome> run(const JobOptions& options) {
+  const TransformOptions& t = options.transform;
+  const bool transforms = options.kind == JobKind::Transform;
+  if (!transforms && (!t.keep.empty() || !t.passes.empty() || t.print_after))
+    return Diagnostic::error(std::string(!t.keep.empty() ? "keep" : !t.passes.empty() ? "passes" : "print_after") +
+                             " applies to a transform only");
+  if (t.print_after && !t.passes.empty() && std::find(t.passes.begin(), t.passes.end(), *t.print_after) == t.passes.end())
+    return Diagnostic::error("print_after names " + std::string(pass_info(*t.print_after).name) +
+                             ", which passes does not run");
+  if (options.kind == JobKind::Check && (options.output || !options.overrides.empty() || options.verify_roundtrip ||
+                                         options.verify_idempotent || options.verify_full_check || !options.infer))
+    return Diagnostic::error("a check writes nothing, and takes no output, override, verification or infer = false");
+  if (!options.bytes && options.input.empty()) return Diagnostic::error("no input model given");
+  JobOutcome out;
+  try {
+    out.status = Job(options, out).run();
+  } catch (const std::exception& e) {  // a bug of ours: still one clear error, never a crash
+    Diagnostic d = Diagnostic::error(std::string("internal error: ") + e.what());
+    out.report.diagnostics.push_back(d);
+    if (options.on_diagnostics) options.on_diagnostics(Step::Process, {d});
+    out.status = JobStatus::BadInput;
+  }
+  out.report.ok = out.status == JobStatus::Ok;
+  return out;
+}
+
+}  // namespace shapeprop
