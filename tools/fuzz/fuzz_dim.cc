@@ -33,21 +33,21 @@ constexpr Wide kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_l
 Wide floor_div(Wide a, Wide b);
 
 // Reads canonical text (the grammar of dim.h, floor terms included) and evaluates it in
-// 128 bits; nullopt on overflow beyond four times int64's range.
+// 128 bits; nullopt on overflow beyond four times int64's range. The text is read to its
+// end either way: a floor term whose value overflows is still closed where it closes
+// (it was not, and the harness took the text for malformed).
 class TextValue {
  public:
   TextValue(const std::string& text, const std::function<Wide(const std::string&)>& value_of)
       : text_(text), value_of_(value_of) {}
 
   std::optional<Wide> sum() {
-    Wide total = 0;
+    std::optional<Wide> total = 0;
     Wide sign = 1;
     if (eat('-')) sign = -1;
     while (true) {
-      auto t = term();
-      if (!t) return std::nullopt;
-      total += sign * *t;
-      if (total > kMax * 4 || total < kMin * 4) return std::nullopt;
+      const auto t = term();
+      total = total && t ? within(*total + sign * *t) : std::nullopt;
       if (eat('+')) {
         sign = 1;
       } else if (eat('-')) {
@@ -60,13 +60,17 @@ class TextValue {
   bool done() const { return pos_ == text_.size(); }
 
  private:
+  static std::optional<Wide> within(Wide v) {
+    if (v > kMax * 4 || v < kMin * 4) return std::nullopt;
+    return v;
+  }
   std::optional<Wide> term() {
-    Wide product = 1;
+    std::optional<Wide> product = 1;
     do {
-      auto f = factor();
-      if (!f) return std::nullopt;
-      product *= *f;
-      if (product > kMax * 4 || product < kMin * 4) return std::nullopt;
+      const auto f = factor();
+      Wide p = 0;
+      // Both within 4 x int64: their product within 2^130 may pass __int128's range.
+      product = product && f && !__builtin_mul_overflow(*product, *f, &p) ? within(p) : std::nullopt;
     } while (eat('*'));
     return product;
   }
