@@ -56,6 +56,10 @@ struct JobOptions {
   // `format` (default: from the extension, binary); none: JobOutcome::model only.
   std::optional<std::filesystem::path> output;
   std::optional<Format> format;
+  // The output may name the input, which it then replaces (atomically, after the run
+  // succeeded), as the Python package's infer_shapes_path does like ONNX's. Otherwise
+  // that is an error: the CLI never modifies its input.
+  bool replace_input = false;
   // Count what the model holds before and after (JobOutcome::report.before and .after).
   bool count = false;
   // Told, as each step ends, what it found (what it found is also in the report), so

@@ -161,7 +161,7 @@ def specialize(model: Model, *, inline: str = "none", small_limit: int = 8, stri
                 strict=strict_mode, assume_positive_dims=assume_positive_dims, schemas=schemas)
 
 
-def check_model(model: Model, *, assume_positive_dims: bool = True,
+def check_model(model: Model, *, assume_positive_dims: bool = True, schemas: Sequence[PathLike] = (),
                 return_report: bool = False) -> Optional[Report]:
     """Checks a model without changing it, as ``onnx-infer-shapes --mode check`` does: a
     drop-in for ``onnx.checker.check_model(model, full_check=True)`` that passes the valid
@@ -169,8 +169,10 @@ def check_model(model: Model, *, assume_positive_dims: bool = True,
     then strict inference per call site (only the branches a context takes), then every
     declared type (graph and function ``value_info``, subgraphs' declarations) compared
     with what it proves in every context; a declaration false in some context is an error,
-    one that says less than is proven is not. Raises Error on any error; returns the
-    report when ``return_report`` (its summary counts what was checked), else None.
+    one that says less than is proven is not. ``schemas``: folders of rules for ops outside
+    ONNX's registry, as for infer_shapes. Raises Error on any error; returns the report
+    when ``return_report`` (its summary counts what was checked), else None.
     """
-    _, report = _run(model, "check", True, describe=False, assume_positive_dims=assume_positive_dims)
+    _, report = _run(model, "check", True, describe=False, assume_positive_dims=assume_positive_dims,
+                     schemas=schemas)
     return report if return_report else None

@@ -32,7 +32,7 @@ class Job {
   JobStatus run() {
     if (!load_rules()) return JobStatus::BadInput;
     if (o_.kind == JobKind::Check) return check();
-    if (o_.output && o_.bytes == std::nullopt) {
+    if (o_.output && o_.bytes == std::nullopt && !o_.replace_input) {
       // The input is never modified, not even by naming it as the output.
       std::error_code same;
       if (fs::equivalent(o_.input, *o_.output, same))

@@ -197,3 +197,14 @@ main (float[4, 5] x) => (y) {
     model, report = shapeprop.infer_shapes(path, schemas=[rules], return_report=True)
     assert problems(report) == []
     assert [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim] == [4, 5]
+    # The check reads the same rules: the op's declared output is then proven false.
+    wrong = write_text_model(tmp_path, "wrong.onnxtxt", """
+<ir_version: 8, opset_import: ["" : 18, "my.ops" : 1]>
+main (float[4, 5] x) => (float[4, 6] y) {
+  y = my.ops.Double (x)
+}
+""")
+    with pytest.raises(shapeprop.Error) as raised:
+        shapeprop.check_model(wrong, schemas=[rules])
+    assert [d.message.split(": dim")[0] for d in raised.value.diagnostics] == [
+        "'y' is declared float[4,6] (graph output) but proven float[4,5]"]
