@@ -12,7 +12,8 @@
 #include "report/json_writer.h"     // internal to the library
 #include "shapeprop/passes.h"
 #include "shapeprop/phases.h"
-#include "shapeprop/progress.h"
+#include "terminal/progress.h"
+#include "terminal/table.h"
 #include "shapeprop/report.h"
 #include "shapeprop/specialize.h"
 #include "test_util.h"

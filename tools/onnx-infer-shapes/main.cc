@@ -20,7 +20,8 @@
 #include "options.h"
 #include "shapeprop/driver.h"
 #include "shapeprop/io.h"
-#include "shapeprop/progress.h"
+#include "terminal/progress.h"
+#include "terminal/table.h"
 #include "shapeprop/report.h"
 #include "shapeprop/text.h"
 

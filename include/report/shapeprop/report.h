@@ -72,8 +72,5 @@ std::string to_json(const Report& report);
 // Writes to_json(report) to `path` atomically.
 Status write_report(const Report& report, const std::filesystem::path& path);
 
-// The before/after table a terminal shows after the summary line: nodes, functions, Ifs,
-// CastLikes and calls, then up to `op_rows` op types, those that changed most first.
-std::string counts_table(const ModelCounts& before, const ModelCounts& after, size_t op_rows = 12);
 
 }  // namespace shapeprop

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <set>
 
-#include "shapeprop/report.h"
+#include "terminal/table.h"
 
 namespace shapeprop {
 

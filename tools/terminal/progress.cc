@@ -1,4 +1,4 @@
-#include "shapeprop/progress.h"
+#include "terminal/progress.h"
 
 namespace shapeprop {
 
