@@ -44,7 +44,7 @@ fi
 if ! cmp -s "$work/cli.md" "$doc"; then
   diff -u --label "$doc" --label "$tool --help" "$doc" "$work/cli.md" || true
   echo "gen-cli-doc: $doc differs from what '$tool --help' prints (above)."
-  echo "Regenerate it with: bash scripts/gen-cli-doc.sh (after building onnx-infer-shapes), and describe any new option in the text below the block."
+  echo "Regenerate it with: bash scripts/gen-cli-doc.sh [$tool] (after building onnx-infer-shapes), and describe any new option in the text below the block."
   exit 1
 fi
 echo "gen-cli-doc: $doc matches $tool --help"

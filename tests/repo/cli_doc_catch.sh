@@ -16,5 +16,5 @@ set -e
 printf '%s\n' "$out"
 [ $status -eq 1 ] || { echo "FAIL: exit $status for a help the doc lacks a line of, not 1"; exit 1; }
 grep -F -e "+  --a-new-flag" <<<"$out" >/dev/null || { echo "FAIL: the diff does not show the new line"; exit 1; }
-grep -F -e "Regenerate it with: bash scripts/gen-cli-doc.sh" <<<"$out" >/dev/null || { echo "FAIL: no hint"; exit 1; }
+grep -F -e "Regenerate it with: bash scripts/gen-cli-doc.sh [" <<<"$out" >/dev/null || { echo "FAIL: no hint"; exit 1; }
 echo "gen-cli-doc.sh --check catches a help that differs from docs/cli.md"
