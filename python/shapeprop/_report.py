@@ -1,7 +1,7 @@
 """The report of a run, and the error a failed run raises.
 
 A Report is the JSON document ``onnx-infer-shapes --report FILE.json`` writes (schema:
-``docs/report.schema.json`` in the shapeprop repository, described in its README), parsed,
+``docs/report.schema.json`` in the shapeprop repository, described in docs/report.md), parsed,
 with attribute access to its main parts.
 """
 

@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "corpus"
 SCHEMA = ROOT / "docs" / "report.schema.json"
-README = ROOT / "README.md"
+REPORT_DOC = ROOT / "docs" / "report.md"
 CLI = os.environ.get("SHAPEPROP_CLI", str(ROOT / "build" / "release" / "tools" / "onnx-infer-shapes"))
 
 # Every real model of the corpus; one of them is malformed on purpose (its README says why).

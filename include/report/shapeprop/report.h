@@ -2,7 +2,7 @@
 // Python package's report object): what the model held before and after, what the
 // analysis found per function, what was folded and rewritten by kind, the diagnostics
 // with their call paths, the time per phase, and the assumptions the result relies on.
-// Its JSON schema is docs/report.schema.json, described in the README ("The report").
+// Its JSON schema is docs/report.schema.json, described in docs/report.md.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // Limits: how much input, nesting and growth shapeprop accepts before it stops with a
 // one-line error (or, for inlining, keeps the call and says so in a note), so that no
 // input can exhaust memory, time or the stack. Each has a default and a CLI flag
-// (tools/onnx-infer-shapes); the README's "Limits" table lists them.
+// (tools/onnx-infer-shapes); the "Limits" table of docs/cli.md lists them.
 //
 // Depths are measured statically, before any analysis, with explicit work lists:
 // load_model() checks the input size and how deep the text or protobuf nests (so that

@@ -1,4 +1,4 @@
-// Parses a model from text, validates it and prints it back: the README's library use.
+// Parses a model from text, validates it and prints it back: the smallest use of the installed library (docs/library.md).
 #include <iostream>
 
 #include "shapeprop/io.h"
