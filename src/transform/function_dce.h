@@ -1,0 +1,84 @@
+// The module-level pieces the transform's stages share: function DCE (functions nothing
+// reachable calls, opset imports no node uses, initializers nothing reads), finding and
+// counting calls, and the small queries of a model the round and the inline stage ask.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include "onnx/onnx_pb.h"
+#include "shapeprop/function_id.h"
+#include "shapeprop/specialize.h"
+#include "support/subgraphs.h"
+#include "transform/fold_body.h"
+
+namespace shapeprop::transform {
+
+using onnx::FunctionProto;
+using onnx::GraphProto;
+using onnx::ModelProto;
+using onnx::NodeProto;
+
+std::string serialized(const google::protobuf::Message& m);
+
+size_t count_all_nodes(const ModelProto& m);
+
+void collect_domains(const NodeList& nodes, std::set<std::string>& domains);
+
+// Finds the calls among nodes (and their subgraphs) of a set of functions.
+class CallFinder {
+ public:
+  explicit CallFinder(const std::set<FunctionId>& functions) : functions_(functions) {
+    for (const auto& f : functions) names_.insert(f.name);
+  }
+
+  // Adds the functions `nodes` call to `called`, and counts the calls in `count`.
+  void find(const NodeList& nodes, std::set<FunctionId>& called, size_t* count = nullptr) const {
+    if (functions_.empty()) return;
+    for (const auto& n : nodes) {
+      // Most nodes are ops no function is named after: told apart without building an id.
+      if (names_.contains(n.op_type())) {
+        FunctionId id = FunctionId::of(n);
+        if (functions_.count(id)) {
+          called.insert(std::move(id));
+          if (count) ++*count;
+        }
+      }
+      for_each_subgraph(n, [&](const GraphProto& g) { find(g.node(), called, count); });
+    }
+  }
+
+ private:
+  const std::set<FunctionId>& functions_;
+  std::unordered_set<std::string_view> names_;  // views the ids' names
+};
+
+std::set<FunctionId> function_ids(const ModelProto& m);
+
+size_t count_calls(const ModelProto& m);
+
+// Drops functions nothing reachable from the main graph calls, and opset imports no
+// node uses (the default domain stays).
+void remove_unused(ModelProto& m);
+
+// Initializers nothing reads (graph inputs with a default stay: they are interface).
+void remove_unused_initializers(GraphProto& g);
+
+// The version of the default domain among `imports` (0 when absent).
+int64_t onnx_opset(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports);
+
+// The graph's inputs and outputs: names the rewrites keep.
+std::unordered_set<std::string> interface_names(const GraphProto& g);
+
+// Folded constants in the main graph become initializers, unless the model's IR version
+// is below 4, where every initializer must also be a graph input: then they stay Constant
+// nodes.
+bool constants_may_be_initializers(const ModelProto& m);
+
+// Whether --keep names the function (domain, name): a backend's, left as the model wrote it.
+bool kept(const TransformOptions& options, const std::string& domain, const std::string& name);
+
+}  // namespace shapeprop::transform

@@ -1,0 +1,325 @@
+// The round: analyse, specialize each reached function per distinct context, fold, remove
+// dead code (round.h).
+#include "transform/round.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "infer/analysis_record.h"
+#include "infer/annotate.h"
+#include "infer/onnx_bridge.h"
+#include "ir/body.h"
+#include "shapeprop/dim.h"
+#include "support/proto_hash.h"
+#include "support/subgraphs.h"
+#include "transform/function_dce.h"
+#include "transform/inline.h"
+
+namespace shapeprop::transform {
+
+Result<bool> Round::run(ModelProto& out) {
+  PhaseClock analysing(result_.phases, "analysis", options_.infer.on_phase);
+  auto calls = CallGraph::build(model_);
+  if (!calls) return calls.error();
+  calls_ = std::move(*calls);
+  analysis_ = std::make_unique<infer::Analyzer>(model_, *calls_, options_.infer);
+  infer::Analyzer& analysis = *analysis_;
+  analysis.run();
+  diagnostics_ = analysis.take_diagnostics();
+  infer::merge_assumptions(result_.assumptions, analysis.assumptions());
+  analysing.stop();
+  for (const auto& d : diagnostics_) result_.diagnostics.push_back(d);
+  if (has_errors(result_.diagnostics)) return false;
+  if (try_unchanged_ && changes_nothing(analysis)) {
+    unchanged_ = true;
+    return true;
+  }
+
+  PhaseClock specializing(result_.phases, "specialization", options_.infer.on_phase);
+  start_from(out);
+  std::set<std::pair<std::string, std::string>> taken;  // (domain, name) of the original functions
+  for (const auto& f : model_.functions()) taken.insert({FunctionId::canonical_domain(f.domain()), f.name()});
+
+  std::set<std::tuple<std::string, std::string, std::string>> overloads_taken;  // (domain, name, overload)
+  for (const auto& f : model_.functions())
+    overloads_taken.insert({FunctionId::canonical_domain(f.domain()), f.name(), f.overload()});
+
+  std::map<FunctionId, size_t> made;  // specialization -> contexts beyond the first that share it
+  for (const auto& [f, contexts] : analysis.live_contexts()) {
+    // A function kept for a backend is left as it is: its calls name it (callee_names
+    // gives no name for them), and restore_missing_functions brings its body back.
+    if (kept(options_, f->domain(), f->name())) continue;
+    // Without the specialize pass a function called in several contexts stays as written
+    // (its calls too): only one context's facts may fold a body in place.
+    if (!stage_.specializes() && contexts.size() > 1) {
+      for (const infer::CallContext* c : contexts) {
+        name_of_[c] = f->name();
+        overload_of_[c] = f->overload();
+      }
+      *out.add_functions() = *f;
+      continue;
+    }
+    // Folding counts what it does; a function left as written (the limit below) did nothing.
+    const TransformStats stats_before = result_.stats;
+    const size_t notes_before = result_.rewrites_assuming_positive_dims.size();
+    std::vector<FunctionProto> bodies;
+    std::vector<std::vector<const infer::CallContext*>> users;
+    std::unordered_map<uint64_t, std::vector<size_t>> bodies_by_hash;
+    for (const infer::CallContext* c : contexts) {
+      FunctionProto body = fold_function(*f, analysis.summary(*c), *c);
+      // Identical folded bodies are one specialization: found by hash, confirmed whole.
+      auto& same_hash = bodies_by_hash[hash_message(body)];
+      auto same = std::find_if(same_hash.begin(), same_hash.end(),
+                               [&](size_t k) { return serialized(bodies[k]) == serialized(body); });
+      size_t index;
+      if (same != same_hash.end()) {
+        index = *same;
+      } else {
+        index = bodies.size();
+        same_hash.push_back(index);
+        bodies.push_back(std::move(body));
+        users.emplace_back();
+      }
+      users[index].push_back(c);
+    }
+    if (bodies.size() > options_.infer.limits.max_specializations) {
+      // Limits::max_specializations: the function stays as written, for every context
+      // (annotation writes the join of their facts); the functions it calls come back
+      // as written where their specializations were renamed (restore_missing_functions).
+      result_.diagnostics.push_back(Diagnostic::make(
+          Severity::Note, FunctionId::of(*f).str() + " would need " + std::to_string(bodies.size()) +
+                              " specializations, more than " + std::to_string(options_.infer.limits.max_specializations) +
+                              " (--max-specializations): its calls keep the function as written"));
+      result_.stats = stats_before;
+      result_.rewrites_assuming_positive_dims.resize(notes_before);
+      for (const infer::CallContext* c : contexts) {
+        name_of_[c] = f->name();
+        overload_of_[c] = f->overload();
+      }
+      *out.add_functions() = *f;
+      continue;
+    }
+    const std::string domain = FunctionId::canonical_domain(f->domain());
+    for (size_t k = 0; k < bodies.size(); ++k) {
+      // One body keeps the function's name (so that a second run renames nothing);
+      // several are numbered in first-use order: renamed copies, or overloads of the name.
+      std::string name = f->name();
+      std::string overload = f->overload();
+      if (bodies.size() > 1 && options_.naming == Naming::Copies) {
+        for (size_t n = k;; ++n) {
+          name = f->name() + "__" + std::to_string(n);
+          if (taken.insert({domain, name}).second) break;
+        }
+      } else if (bodies.size() > 1) {
+        for (size_t n = k;; ++n) {
+          overload = f->overload() + "__" + std::to_string(n);
+          if (overloads_taken.insert({domain, name, overload}).second) break;
+        }
+      }
+      bodies[k].set_name(name);
+      if (!overload.empty()) bodies[k].set_overload(overload);
+      for (const infer::CallContext* c : users[k]) {
+        name_of_[c] = name;
+        overload_of_[c] = overload;
+      }
+      if (bodies.size() > 1 || contexts.size() > 1)
+        made[FunctionId::of(bodies[k])] = users[k].size() - 1;
+      *out.add_functions() = std::move(bodies[k]);
+    }
+  }
+
+  fold_main_graph(analysis, out);
+  restore_missing_functions(out);
+  if (stage_.specializes() || stage_.dce) remove_unused(out);
+  // Specializations that survive (a function whose calls all folded away does not).
+  if (count_specializations_) {
+    for (const auto& f : out.functions()) {
+      auto it = made.find(FunctionId::of(f));
+      if (it == made.end()) continue;
+      ++result_.stats.counters[Counter::Specializations];
+      result_.stats.counters[Counter::Shared] += it->second;
+    }
+    if (options_.infer.describe_contexts) record_specializations(analysis);
+  }
+  return true;
+}
+
+void Round::give_back(ModelProto& out) {
+  if (take_initializers_) model_.mutable_graph()->mutable_initializer()->Swap(out.mutable_graph()->mutable_initializer());
+}
+
+bool Round::changes_nothing(const infer::Analyzer& analysis) const {
+  const GraphProto& g = model_.graph();
+  if (model_.functions_size() > 0 || g.value_info_size() > 0) return false;
+  std::unordered_set<std::string> live;
+  for (const auto& vi : g.output()) live.insert(vi.name());
+  transform::BodyTarget target;
+  if (constants_may_be_initializers(model_))
+    target.main_graph = const_cast<GraphProto*>(&g);  // read only: nothing is emitted
+  if (!transform::fold_changes_nothing(g.node(), analysis.graph().facts, target, live)) return false;
+  // Nor would any rewrite apply (a dry run only matches: the nodes are only read).
+  const transform::RewriteOptions options = rewrite_options(onnx_opset(model_.opset_import()), "");
+  Counters unused;
+  if (transform::rewrite_body(const_cast<NodeList&>(g.node()), transform::FactsByName(&analysis.graph().facts), target,
+                              interface_names(g), stage_.rewrites, options, /*dry=*/true, unused)
+          .changed)
+    return false;
+  NameMap reads(static_cast<size_t>(g.node_size()) * 2);
+  transform::collect_reads(g.node(), reads);
+  for (const auto& o : g.output()) reads.insert(o.name());
+  for (const auto& i : g.input()) reads.insert(i.name());
+  for (const auto& t : g.initializer())
+    if (!reads.contains(t.name())) return false;
+  std::set<std::string> used{""};
+  collect_domains(g.node(), used);
+  for (const auto& o : model_.opset_import())
+    if (!used.count(FunctionId::canonical_domain(o.domain()))) return false;
+  return true;
+}
+
+transform::RewriteOptions Round::rewrite_options(int64_t opset, const std::string& where) const {
+  transform::RewriteOptions o;
+  o.assume_positive_dims = options_.infer.assume_positive_dims;
+  o.onnx_opset = opset;
+  o.where = where;
+  o.notes = &result_.rewrites_assuming_positive_dims;
+  return o;
+}
+
+void Round::start_from(ModelProto& out) {
+  GraphProto& g = *model_.mutable_graph();
+  NodeList nodes;
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> value_info;
+  google::protobuf::RepeatedPtrField<FunctionProto> functions;
+  nodes.Swap(g.mutable_node());
+  value_info.Swap(g.mutable_value_info());
+  functions.Swap(model_.mutable_functions());
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
+  if (take_initializers_) initializers.Swap(g.mutable_initializer());
+  out = model_;  // what is left: small, unless the initializers are copied
+  g.mutable_node()->Swap(&nodes);
+  g.mutable_value_info()->Swap(&value_info);
+  model_.mutable_functions()->Swap(&functions);
+  if (take_initializers_) out.mutable_graph()->mutable_initializer()->Swap(&initializers);
+}
+
+void Round::record_specializations(const infer::Analyzer& analysis) {
+  result_.functions = infer::describe_contexts(analysis);
+  auto entry = result_.functions.begin();
+  for (const auto& [f, contexts] : analysis.live_contexts()) {
+    for (size_t i = 0; i < contexts.size(); ++i)
+      entry->contexts[i].specialization = FunctionId(f->domain(), name_of_[contexts[i]], f->overload()).str();
+    ++entry;
+  }
+}
+
+std::function<std::string(const infer::CallContext*)> Round::callee_names() {
+  return [this](const infer::CallContext* c) {
+    auto it = name_of_.find(c);
+    if (it != name_of_.end()) return it->second;
+    return kept(options_, c->function.domain, c->function.name) ? std::string() : c->function.name;
+  };
+}
+
+std::function<std::string(const infer::CallContext*)> Round::callee_overloads() {
+  if (options_.naming != Naming::Overloads) return nullptr;
+  return [this](const infer::CallContext* c) {
+    auto it = overload_of_.find(c);
+    return it != overload_of_.end() ? it->second : c->function.overload;
+  };
+}
+
+bool Round::rewrite(NodeList& nodes, const transform::FactsByName& facts, const transform::BodyTarget& target,
+             const std::unordered_set<std::string>& interface, const transform::RewriteOptions& options) {
+  if (stage_.rewrites.empty()) return false;
+  const auto run = transform::rewrite_body(nodes, facts, target, interface, stage_.rewrites, options,
+                                           /*dry=*/false, result_.stats.counters);
+  if (run.still_changing)
+    result_.diagnostics.push_back(Diagnostic::make(
+        Severity::Warning, "the rewrites of " + options.where + " did not settle: pass " +
+                               std::string(pass_info(*run.still_changing).name) + " still changed it in the last round"));
+  return run.changed;
+}
+
+transform::BodyTarget Round::body_target() {
+  transform::BodyTarget target;
+  target.callee_name = callee_names();
+  target.callee_overload = callee_overloads();
+  target.decide = stage_.fold;
+  target.collapse = stage_.dce;
+  return target;
+}
+
+FunctionProto Round::fold_function(const FunctionProto& f, const infer::Summary& facts, const infer::CallContext& context) {
+  FunctionProto body;
+  body.set_domain(f.domain());
+  if (f.has_overload()) body.set_overload(f.overload());
+  if (f.has_doc_string()) body.set_doc_string(f.doc_string());
+  *body.mutable_opset_import() = f.opset_import();
+  *body.mutable_input() = f.input();
+  *body.mutable_output() = f.output();
+  std::unordered_set<std::string> io(f.input().begin(), f.input().end());
+  io.insert(f.output().begin(), f.output().end());
+  transform::BodyTarget target = body_target();
+  target.attributes = &context.attributes;
+  transform::FactsByName facts_by_name(&facts.facts);
+  NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats.counters, &facts_by_name);
+  const std::unordered_set<std::string> outputs(f.output().begin(), f.output().end());
+  if (stage_.dce) transform::remove_dead_nodes(nodes, outputs);
+  const std::string where = "function " + FunctionId::of(f).str() + " " + context.str();
+  int64_t opset = onnx_opset(f.opset_import());
+  if (opset == 0) opset = onnx_opset(model_.opset_import());
+  if (rewrite(nodes, facts_by_name, target, io, rewrite_options(opset, where)) && stage_.dce) {
+    transform::collapse_identities(nodes, io);
+    transform::remove_dead_nodes(nodes, outputs);
+  }
+  body.mutable_node()->Swap(&nodes);
+  return body;
+}
+
+void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
+  const GraphProto& g = model_.graph();
+  GraphProto& target_graph = *out.mutable_graph();
+  std::unordered_set<std::string> keep;
+  for (const auto& vi : g.input()) keep.insert(vi.name());
+  for (const auto& vi : g.output()) keep.insert(vi.name());
+  for (const auto& t : target_graph.initializer()) keep.insert(t.name());
+  transform::BodyTarget target = body_target();
+  if (constants_may_be_initializers(model_)) target.main_graph = &target_graph;
+  transform::FactsByName facts_by_name(&analysis.graph().facts);
+  NodeList nodes =
+      transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats.counters, &facts_by_name);
+  std::unordered_set<std::string> live;
+  for (const auto& vi : g.output()) live.insert(vi.name());
+  if (stage_.dce) transform::remove_dead_nodes(nodes, live);
+  const auto interface = interface_names(g);
+  if (rewrite(nodes, facts_by_name, target, interface,
+              rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'")) &&
+      stage_.dce) {
+    transform::collapse_identities(nodes, keep);
+    transform::remove_dead_nodes(nodes, live);
+  }
+  target_graph.mutable_node()->Swap(&nodes);
+  if (stage_.dce) remove_unused_initializers(target_graph);
+}
+
+void Round::restore_missing_functions(ModelProto& out) {
+  for (bool added = true; added;) {
+    added = false;
+    auto present = function_ids(out);
+    std::set<FunctionId> originals = function_ids(model_);
+    const CallFinder calls(originals);
+    std::set<FunctionId> called;
+    calls.find(out.graph().node(), called);
+    for (const auto& f : out.functions()) calls.find(f.node(), called);
+    for (const auto& f : model_.functions())
+      if (called.count(FunctionId::of(f)) && !present.count(FunctionId::of(f))) {
+        *out.add_functions() = f;
+        added = true;
+      }
+  }
+}
+
+}  // namespace shapeprop::transform

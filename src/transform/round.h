@@ -1,0 +1,131 @@
+// One round of a transform stage (see specialize.cc for the stages and the pipeline).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "infer/analyzer.h"
+#include "onnx/onnx_pb.h"
+#include "shapeprop/call_graph.h"
+#include "shapeprop/passes.h"
+#include "shapeprop/specialize.h"
+#include "transform/body_pipeline.h"
+#include "transform/fold_body.h"
+
+namespace shapeprop::transform {
+
+using onnx::FunctionProto;
+using onnx::GraphProto;
+using onnx::ModelProto;
+using onnx::NodeProto;
+
+// A stage of a pipeline: a module pass and the body passes after it, which it runs over
+// each body it writes (or, at the start of a pipeline, body passes alone: the main graph
+// and each function called in one context).
+struct Stage {
+  std::optional<Pass> module;  // Specialize or Inline
+  bool fold = false;
+  bool dce = false;
+  std::vector<Pass> rewrites;  // the other body passes, in order
+  std::vector<Pass> passes;    // every pass of the stage, in order
+
+  bool specializes() const { return module == Pass::Specialize; }
+  bool inlines() const { return module == Pass::Inline; }
+  // Whether the stage analyses the model and writes its bodies anew (a Round): all but an
+  // inline without body passes after it.
+  bool has_round() const { return !inlines() || fold || dce || !rewrites.empty(); }
+  bool contains(Pass p) const { return std::find(passes.begin(), passes.end(), p) != passes.end(); }
+};
+
+// One round: analyse the model, write one folded copy of each reached function per
+// distinct context (identical copies shared), fold the main graph, remove dead code. The
+// round keeps its analysis, so that when the round changes nothing the analysis of its
+// input is the analysis of the result.
+class Round {
+ public:
+  // `take_initializers`: the round may move the input's initializers into its result (the
+  // input is the transform's own copy); otherwise it copies them (the caller's model).
+  // `try_unchanged`: the round first checks, without writing anything, whether it would
+  // change nothing (changes_nothing); worth it unless the input is fresh from inlining.
+  Round(ModelProto& model, const TransformOptions& options, const Stage& stage, TransformResult& result,
+        bool count_specializations, bool take_initializers, bool try_unchanged)
+      : model_(model),
+        options_(options),
+        stage_(stage),
+        result_(result),
+        count_specializations_(count_specializations),
+        take_initializers_(take_initializers),
+        try_unchanged_(try_unchanged) {}
+
+  // One round of specialize + fold + remove dead code into `out`. False (and `out`
+  // untouched) when the analysis found errors; an error when it could not run at all.
+  // `out` takes (or copies) the input's initializers; give_back returns them.
+  Result<bool> run(ModelProto& out);
+
+  // The round changed nothing: the input takes its initializers back from `out`, and
+  // stays the result, with this round's analysis of it.
+  void give_back(ModelProto& out);
+  const infer::Analyzer& analysis() const { return *analysis_; }
+  // run() found, without writing `out`, that the round would give its input back.
+  bool unchanged() const { return unchanged_; }
+  const Diagnostics& diagnostics() const { return diagnostics_; }
+
+ private:
+  ModelProto& model_;
+  const TransformOptions& options_;
+  const Stage& stage_;
+  TransformResult& result_;
+  const bool count_specializations_;  // later rounds see the first round's specializations
+  const bool take_initializers_;
+  const bool try_unchanged_;
+  std::optional<CallGraph> calls_;
+  std::unique_ptr<infer::Analyzer> analysis_;
+  Diagnostics diagnostics_;
+  std::unordered_map<const infer::CallContext*, std::string> name_of_;
+  std::unordered_map<const infer::CallContext*, std::string> overload_of_;
+  bool unchanged_ = false;
+
+  // The common last round of --mode inline: a graph without functions (and so without
+  // specializations), nothing left to fold, no dead code, no unused initializer or opset
+  // import, no value_info for the round to drop. Then the round is known to change
+  // nothing before it writes anything. Anything else is left to the round itself.
+  bool changes_nothing(const infer::Analyzer& analysis) const;
+
+  transform::RewriteOptions rewrite_options(int64_t opset, const std::string& where) const;
+
+  // `out` as the input, without what the round writes anew (nodes, functions, value_info),
+  // and with the input's initializers moved into it where it may take them. The analysis
+  // points into the input's nodes and functions, which stay where they are.
+  void start_from(ModelProto& out);
+
+  // The input's functions and contexts, each with the specialization that serves it.
+  void record_specializations(const infer::Analyzer& analysis);
+
+  std::function<std::string(const infer::CallContext*)> callee_names();
+
+  // Overloads are set only when specializations are overloads.
+  std::function<std::string(const infer::CallContext*)> callee_overloads();
+
+  // The rewrite passes over one folded body; a body they leave still changing after their
+  // rounds is a warning naming the pass (the next round of the transform takes it up).
+  bool rewrite(NodeList& nodes, const transform::FactsByName& facts, const transform::BodyTarget& target,
+               const std::unordered_set<std::string>& interface, const transform::RewriteOptions& options);
+
+  // Where a body's folding goes, with what the stage runs of fold and dce.
+  transform::BodyTarget body_target();
+
+  FunctionProto fold_function(const FunctionProto& f, const infer::Summary& facts, const infer::CallContext& context);
+
+  void fold_main_graph(const infer::Analyzer& analysis, ModelProto& out);
+
+  // A call the analysis did not specialize (one only ONNX's own rules walked, inside a
+  // SequenceMap body) keeps calling the original function, which then stays.
+  void restore_missing_functions(ModelProto& out);
+};
+
+}  // namespace shapeprop::transform
