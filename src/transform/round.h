@@ -4,25 +4,16 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "infer/analyzer.h"
-#include "onnx/onnx_pb.h"
 #include "shapeprop/call_graph.h"
 #include "shapeprop/passes.h"
-#include "shapeprop/specialize.h"
 #include "transform/body_pipeline.h"
-#include "transform/fold_body.h"
+#include "transform/function_dce.h"  // and the onnx names used here
 
 namespace shapeprop::transform {
-
-using onnx::FunctionProto;
-using onnx::GraphProto;
-using onnx::ModelProto;
-using onnx::NodeProto;
 
 // A stage of a pipeline: a module pass and the body passes after it, which it runs over
 // each body it writes (or, at the start of a pipeline, body passes alone: the main graph
