@@ -1,0 +1,143 @@
+// The analysis's control flow: If (only the taken branch when the condition is known),
+// Loop and Scan (loop-carried facts generalised until stable) (analyzer_impl.h).
+#include "infer/analyzer_impl.h"
+
+namespace shapeprop::infer {
+
+std::vector<Fact> Analyzer::Impl::call_if(const NodeProto& n, size_t index, const std::vector<const Fact*>& inputs, Frame& frame,
+                          const PathLink* path) {
+  const GraphProto* then_graph = graph_attribute(n, "then_branch", frame.attributes);
+  const GraphProto* else_graph = graph_attribute(n, "else_branch", frame.attributes);
+  if (!then_graph || !else_graph) {
+    report(frame, path, Severity::Error, "If needs then_branch and else_branch graphs");
+    return {};
+  }
+  std::optional<int64_t> cond = !inputs.empty() && inputs[0] ? inputs[0]->scalar_int() : std::nullopt;
+  if (cond) {
+    const bool take_then = *cond != 0;
+    frame.facts->set_branch(index, take_then ? 0 : 1);
+    const PathLink branch = link(path, take_then ? "then_branch" : "else_branch");
+    return walk_subgraph(take_then ? *then_graph : *else_graph, frame, {}, &branch);
+  }
+  const PathLink then_link = link(path, "then_branch");
+  const PathLink else_link = link(path, "else_branch");
+  auto a = walk_subgraph(*then_graph, frame, {}, &then_link);
+  auto b = walk_subgraph(*else_graph, frame, {}, &else_link);
+  std::vector<Fact> out;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) out.push_back(join(a[i], b[i]));
+  return out;
+}
+
+std::vector<Fact> Analyzer::Impl::call_loop(const NodeProto& n, const std::vector<const Fact*>& inputs, Frame& frame,
+                            const PathLink* path) {
+  const GraphProto* body = graph_attribute(n, "body", frame.attributes);
+  if (!body) {
+    report(frame, path, Severity::Error, "Loop needs a body graph");
+    return {};
+  }
+  const size_t carried = inputs.size() > 2 ? inputs.size() - 2 : 0;
+  std::vector<Fact> state;
+  for (size_t i = 0; i < carried; ++i) state.push_back(inputs[2 + i] ? *inputs[2 + i] : Fact());
+  auto bind = [](const std::vector<Fact>& s) {
+    std::vector<Fact> in{scalar_of(onnx::TensorProto::INT64), scalar_of(onnx::TensorProto::BOOL)};
+    for (const auto& f : s) in.push_back(without_elements(f));  // values change from one iteration to the next
+    return in;
+  };
+  // The state fed to the body has no elements (bind drops them), so neither does the
+  // state the fixpoint compares.
+  for (auto& f : state) f = without_elements(f);
+  const PathLink body_link = link(path, "body");
+  auto [out, stable] = fixpoint(*body, frame, state, 1, bind, &body_link);
+
+  // Scan outputs stack one element per iteration: exactly M when a trip count is
+  // given and no condition can stop the loop early.
+  Dim trips = Dim::unknown();
+  const bool has_cond = n.input_size() > 1 && !n.input(1).empty();
+  if (!inputs.empty() && inputs[0] && !has_cond)
+    if (auto m = inputs[0]->scalar_int()) trips = Dim::constant(*m);
+  std::vector<Fact> results = stable;
+  // A value carried in as an optional that the body gives back unwrapped (optional(seq)
+  // in, seq out: test_loop16_seq_none) is the Loop's result with the body's type, as in
+  // ONNX's Loop inference: the model declares the body's outputs as what the loop yields.
+  for (size_t i = 0; i < carried && 1 + i < out.size(); ++i) {
+    const bool optional_in = stable[i].other && stable[i].other->has_optional_type();
+    const Fact& body_out = out[1 + i];
+    if (optional_in && body_out.known() && !(body_out.other && body_out.other->has_optional_type()))
+      results[i] = without_elements(body_out);
+  }
+  for (size_t k = 1 + carried; k < out.size(); ++k) {
+    Fact f = without_elements(out[k]);
+    if (f.shape) f.shape->insert(f.shape->begin(), trips);
+    results.push_back(std::move(f));
+  }
+  return results;
+}
+
+std::vector<Fact> Analyzer::Impl::call_scan(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
+                            Frame& frame, const PathLink* path) {
+  const GraphProto* body = graph_attribute(n, "body", frame.attributes);
+  const AttributeProto* num_attr = attrs.find("num_scan_inputs");
+  const int opset = frame.opsets->count("") ? frame.opsets->at("") : 0;
+  if (!body || !num_attr) {
+    report(frame, path, Severity::Error, "Scan needs a body graph and num_scan_inputs");
+    return {};
+  }
+  if (opset < 9) return call_op(n, inputs, attrs, frame, path);  // Scan-8: batch axis, ONNX's rule
+  if (num_attr->i() < 0 || static_cast<uint64_t>(num_attr->i()) > inputs.size()) {  // ONNX's checker lets it pass
+    report(frame, path, Severity::Error,
+           "Scan's num_scan_inputs is " + std::to_string(num_attr->i()) + " but it has " +
+               std::to_string(inputs.size()) + " inputs");
+    return {};
+  }
+  const size_t num_scan = static_cast<size_t>(num_attr->i());
+  const size_t num_state = inputs.size() >= num_scan ? inputs.size() - num_scan : 0;
+  const auto in_axes = ints_attribute(attrs, "scan_input_axes");
+  const auto out_axes = ints_attribute(attrs, "scan_output_axes");
+
+  std::vector<Fact> slices;
+  Dim length = Dim::unknown();
+  for (size_t j = 0; j < num_scan; ++j) {
+    const Fact* f = inputs[num_state + j];
+    Fact slice = f ? without_elements(*f) : Fact();
+    if (slice.shape) {
+      int64_t axis = j < in_axes.size() ? in_axes[j] : 0;
+      const int64_t rank = static_cast<int64_t>(slice.shape->size());
+      if (axis < 0) axis += rank;
+      if (axis >= 0 && axis < rank) {
+        const Dim d = (*slice.shape)[static_cast<size_t>(axis)];
+        if (length.is_unknown()) length = d;
+        slice.shape->erase(slice.shape->begin() + axis);
+      } else {
+        slice.shape.reset();
+      }
+    }
+    slices.push_back(std::move(slice));
+  }
+  std::vector<Fact> state;
+  for (size_t i = 0; i < num_state; ++i) state.push_back(inputs[i] ? without_elements(*inputs[i]) : Fact());
+  auto bind = [&slices](const std::vector<Fact>& s) {
+    std::vector<Fact> in = s;
+    in.insert(in.end(), slices.begin(), slices.end());
+    return in;
+  };
+  const PathLink body_link = link(path, "body");
+  auto [out, stable] = fixpoint(*body, frame, state, 0, bind, &body_link);
+  std::vector<Fact> results = stable;
+  for (size_t k = num_state; k < out.size(); ++k) {
+    Fact f = without_elements(out[k]);
+    if (f.shape) {
+      const size_t j = k - num_state;
+      int64_t axis = j < out_axes.size() ? out_axes[j] : 0;
+      const int64_t rank = static_cast<int64_t>(f.shape->size()) + 1;
+      if (axis < 0) axis += rank;
+      if (axis >= 0 && axis < rank)
+        f.shape->insert(f.shape->begin() + axis, length);
+      else
+        f.shape.reset();
+    }
+    results.push_back(std::move(f));
+  }
+  return results;
+}
+
+}  // namespace shapeprop::infer
