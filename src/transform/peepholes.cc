@@ -9,10 +9,9 @@
 //    larger than X (Y): X (Y);
 //  - Expand by ones, Tile by ones, Slice of everything with steps of 1, and Reshape or
 //    Expand to the shape their input has: nothing;
-//  - Mul or Div by a constant one that broadcasts nothing: x * 1 and x / 1 are x exactly;
 //  - Dropout in inference (no training_mode) whose mask nobody reads: its input.
 // "Nothing" means the node's readers read its input (or the node becomes an Identity where
-// its output keeps its name).
+// its output keeps its name). Arithmetic with a neutral element is neutral_ops.cc's.
 #include <numeric>
 
 #include "rewrite_support.h"
@@ -25,24 +24,6 @@ using onnx::NodeProto;
 
 constexpr int64_t kAxesAsInput = 13;         // Squeeze/Unsqueeze take axes as an input
 constexpr int64_t kDropoutTrainingMode = 12;  // Dropout says when it drops
-
-// Every element of the value is `value` (all true for 1, all false for 0, with bools).
-bool all_elements_are(const Fact* f, int64_t value) {
-  if (!f || !f->is_tensor()) return false;
-  if (f->ints) {
-    if (f->ints->empty()) return false;
-    for (const Dim& d : *f->ints)
-      if (d.as_constant() != std::optional<int64_t>(value)) return false;
-    return true;
-  }
-  if (f->reals) {
-    if (f->reals->empty()) return false;
-    for (double d : *f->reals)
-      if (d != static_cast<double>(value)) return false;
-    return true;
-  }
-  return false;
-}
 
 std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> axes, size_t rank) {
   for (auto& a : axes) {
@@ -82,7 +63,6 @@ class Peepholes {
     else if (op == "Where") fix = constant_where(id);
     else if (op == "Expand" || op == "Tile") fix = first_of(keeps_shape(id), [&] { return by_ones(id); });
     else if (op == "Slice") fix = whole_slice(id);
-    else if (op == "Mul" || op == "Div") fix = by_one(id);
     else if (op == "Dropout") fix = inference_dropout(id);
     // A forward that would change nothing is no match.
     if (fix && fix->kind == Fix::Forward && !body_.can_forward(id, fix->to)) return std::nullopt;
@@ -181,13 +161,7 @@ class Peepholes {
     return forward(body_.input(id, 0), Counter::ConcatsFolded);
   }
 
-  bool same_known_shape(ValueId a, ValueId b) const {
-    const Fact* fa = body_.fact(a);
-    const Fact* fb = body_.fact(b);
-    const std::vector<Dim>* da = known_dims(fa);
-    const std::vector<Dim>* db = known_dims(fb);
-    return da && db && *da == *db && fa->elem_type == fb->elem_type && fa->elem_type != 0;
-  }
+  bool same_known_shape(ValueId a, ValueId b) const { return transform::same_known_shape(body_, a, b); }
 
   std::optional<Fix> constant_where(NodeId id) const {
     if (body_.num_inputs(id) != 3 || body_.num_outputs(id) != 1 || body_.input(id, 1) == ir::kNoValue ||
@@ -235,33 +209,13 @@ class Peepholes {
     return forward(body_.input(id, 0), Counter::ExpandsFolded);
   }
 
-  // x * 1, 1 * x, x / 1, where the one broadcasts nothing.
-  std::optional<Fix> by_one(NodeId id) const {
-    if (body_.num_inputs(id) != 2 || body_.num_outputs(id) != 1 || body_.input(id, 1) == ir::kNoValue)
-      return std::nullopt;
-    for (size_t k = 2; k-- > 0;) {
-      if (k == 0 && body_.node(id).op_type() == "Div") break;  // 1 / x is not x
-      const ValueId one = body_.input(id, k);
-      const ValueId x = body_.input(id, 1 - k);
-      const Fact* f = body_.fact(one);
-      if (!all_elements_are(f, 1)) continue;
-      const Fact* xf = body_.fact(x);
-      const Fact* of = body_.fact(body_.output(id, 0));
-      if (!xf || !of || xf->elem_type == 0 || xf->elem_type != of->elem_type) continue;
-      const bool scalar = f->shape && f->shape->empty();
-      if (!scalar && !same_known_shape(body_.output(id, 0), x)) continue;
-      return forward(x, Counter::NeutralOpsRemoved);
-    }
-    return std::nullopt;
-  }
-
   std::optional<Fix> inference_dropout(NodeId id) const {
     if (options_.onnx_opset < kDropoutTrainingMode) return std::nullopt;
     if (body_.num_inputs(id) >= 3 && body_.input(id, 2) != ir::kNoValue)
       if (!all_elements_are(body_.fact(body_.input(id, 2)), 0)) return std::nullopt;
     const ValueId mask = body_.output(id, 1);
     if (mask != ir::kNoValue && (body_.uses(mask) > 0 || body_.is_interface(mask))) return std::nullopt;
-    return forward(body_.input(id, 0), Counter::NeutralOpsRemoved);
+    return forward(body_.input(id, 0), Counter::DropoutsRemoved);
   }
 };
 

@@ -68,6 +68,33 @@ inline const std::vector<Dim>* known_dims(const Fact* f) {
   return &*f->shape;
 }
 
+// Whether two values have the same known shape and the same known element type.
+inline bool same_known_shape(const MutableBody& body, ValueId a, ValueId b) {
+  const Fact* fa = body.fact(a);
+  const Fact* fb = body.fact(b);
+  const std::vector<Dim>* da = known_dims(fa);
+  const std::vector<Dim>* db = known_dims(fb);
+  return da && db && *da == *db && fa->elem_type == fb->elem_type && fa->elem_type != 0;
+}
+
+// Every element of the value is known to be `value` (true for 1, false for 0, with bools).
+inline bool all_elements_are(const Fact* f, int64_t value) {
+  if (!f || !f->is_tensor()) return false;
+  if (f->ints) {
+    if (f->ints->empty()) return false;
+    for (const Dim& d : *f->ints)
+      if (d.as_constant() != std::optional<int64_t>(value)) return false;
+    return true;
+  }
+  if (f->reals) {
+    if (f->reals->empty()) return false;
+    for (double d : *f->reals)
+      if (d != static_cast<double>(value)) return false;
+    return true;
+  }
+  return false;
+}
+
 inline std::optional<size_t> rank_of(const Fact* f) {
   return f && f->is_tensor() ? f->rank() : std::nullopt;
 }
