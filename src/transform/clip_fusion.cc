@@ -33,19 +33,6 @@ struct Clamp {
   End lo, hi;
 };
 
-// The scalar constant's value, if the fact knows it and it is a number.
-std::optional<long double> scalar_value(const Fact* f) {
-  if (!f || !f->is_tensor() || !f->shape || !f->shape->empty()) return std::nullopt;
-  if (f->reals && f->reals->size() == 1) {
-    const double d = (*f->reals)[0];
-    if (std::isnan(d)) return std::nullopt;
-    return static_cast<long double>(d);
-  }
-  if (f->ints && f->ints->size() == 1)
-    if (auto c = (*f->ints)[0].as_constant()) return static_cast<long double>(*c);
-  return std::nullopt;
-}
-
 class ClipFusion {
  public:
   ClipFusion(const MutableBody& body, const RewriteOptions& options) : body_(body), options_(options) {}

@@ -2,6 +2,7 @@
 // inputs, telling what the facts know of a shape.
 #pragma once
 
+#include <cmath>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -93,6 +94,19 @@ inline bool all_elements_are(const Fact* f, int64_t value) {
     return true;
   }
   return false;
+}
+
+// The scalar constant's value, if the fact knows it and it is a number.
+inline std::optional<long double> scalar_value(const Fact* f) {
+  if (!f || !f->is_tensor() || !f->shape || !f->shape->empty()) return std::nullopt;
+  if (f->reals && f->reals->size() == 1) {
+    const double d = (*f->reals)[0];
+    if (std::isnan(d)) return std::nullopt;
+    return static_cast<long double>(d);
+  }
+  if (f->ints && f->ints->size() == 1)
+    if (auto c = (*f->ints)[0].as_constant()) return static_cast<long double>(*c);
+  return std::nullopt;
 }
 
 inline std::optional<size_t> rank_of(const Fact* f) {
