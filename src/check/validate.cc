@@ -7,19 +7,11 @@
 
 #include "ir/depth.h"
 #include "check/full_check.h"
+#include "check/onnx_checker.h"
 #include "onnx/checker.h"
 #include "schemas/checker_registry.h"
 #include "shapeprop/call_graph.h"
 #include "support/labels.h"
-
-#if SHAPEPROP_HAVE_CHECK_MODEL_WITH_CONTEXT
-// Defined and exported by ONNX's checker.cc, though checker.h does not declare it; it is
-// the only entry point that takes the model's folder for an in-memory model.
-// CMakeLists.txt checks that it links.
-namespace onnx::checker {
-void check_model(const ModelProto& model, CheckerContext& ctx);
-}
-#endif
 
 namespace shapeprop {
 
@@ -198,16 +190,11 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
     // stay, beside ours at load.
     const auto builtin = rules ? nullptr : builtin_op_rules();
     schemas::CheckerRegistry registry(rules ? *rules : *builtin, /*accept_unknown_default_ops=*/as_inference);
-#if SHAPEPROP_HAVE_CHECK_MODEL_WITH_CONTEXT
     onnx::checker::CheckerContext ctx;
     ctx.set_model_dir("#");
     ctx.set_schema_registry(&registry);
     ctx.set_skip_opset_compatibility_check(as_inference);
-    onnx::checker::check_model(*checked, ctx);
-#else  // external data is then looked up relative to the working folder, and ops with a
-       // rule in the default domain are rejected
-    onnx::checker::check_model(*checked, /*full_check=*/false, /*skip_opset_compatibility_check=*/as_inference);
-#endif
+    onnx_check_model(*checked, ctx);
     // What check_model(model, full_check=true) adds: ONNX's strict inference, with each
     // function body inferred once per distinct call signature (full_check.h).
     if (full_check) {

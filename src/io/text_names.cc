@@ -109,6 +109,13 @@ bool rewrite_quoted_names(std::string_view text, std::string& out, QuotedNames& 
       out += empty_token(token_for, names, prefix);
       out += c;
       ++i;
+    } else if ((c == ')' || c == '=') && previous_significant(out) == ',') {
+      // "(x, )" and "y, = ...": a trailing omitted input or output, as our printer writes
+      // it. ONNX's parser read it as an empty name up to 1.17 and reads it as nothing from
+      // 1.18 on; the empty token keeps the name under every ONNX.
+      out += empty_token(token_for, names, prefix);
+      out += c;
+      ++i;
     } else if (c == '\'') {
       std::string name;
       size_t j = i + 1;

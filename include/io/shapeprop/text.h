@@ -9,7 +9,10 @@
 //
 // One extension to the syntax: a name that is not an identifier is written in single
 // quotes ('onnx::Add_3', '' for an empty name), with \' and \\ escaped. The parser in
-// this library accepts it (it rewrites such names before ONNX's parser sees them).
+// this library accepts it (it rewrites such names before ONNX's parser sees them). It
+// also reads omitted inputs and outputs the same under every ONNX: a leading one
+// ("Loop (, cond)", as ONNX's printer writes it) and a trailing one ("Clip (x, lo, )",
+// "y, = ..."), which ONNX's parser reads as an empty name up to 1.17 and drops from 1.18.
 #pragma once
 
 #include <iosfwd>
