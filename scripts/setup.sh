@@ -283,10 +283,14 @@ fi
 
 # ---------------------------------------------------------------- onnxruntime-node
 # Its install script downloads extras and fails here; the CPU library is in the package.
-if [ ! -d "$here/tools/equiv/node_modules/onnxruntime-node" ] && [ -n "$dry_run" ]; then
-  would+=("onnxruntime-node (npm)")
-elif [ ! -d "$here/tools/equiv/node_modules/onnxruntime-node" ]; then
-  say "installing onnxruntime-node"
+# The version package.json pins, also over an older one installed before.
+version_in() { sed -n 's/.*"'"$1"'": *"\([^"]*\)".*/\1/p' "$2" 2>/dev/null | head -n1; }
+ort_wanted=$(version_in onnxruntime-node "$here/tools/equiv/package.json")
+ort_have=$(version_in version "$here/tools/equiv/node_modules/onnxruntime-node/package.json")
+if [ "$ort_have" != "$ort_wanted" ] && [ -n "$dry_run" ]; then
+  would+=("onnxruntime-node $ort_wanted (npm)")
+elif [ "$ort_have" != "$ort_wanted" ]; then
+  say "installing onnxruntime-node $ort_wanted"
   (cd "$here/tools/equiv" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi
 

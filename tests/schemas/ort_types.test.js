@@ -122,3 +122,33 @@ test('--fill gives an integer input the value of an expression of the binding', 
   const wrong = await types.checkTypes(file, { bind: { N: [1, 3] }, fill: { shape: 'N' } });
   assert.equal(wrong.ok, false);
 });
+
+test('a value of a type the binding cannot return is checked through a Cast to float', async () => {
+  // Y = Cast<to float>(t), t = Cast<to int2>(Concat(X, X)) at opset 25 / IR 13: t [2*N,3].
+  const INT2 = 26;
+  const UINT2 = 25;
+  const at = (tDims, tType) => {
+    const base = onnx.model({
+      nodes: [
+        onnx.node('Concat', ['X', 'X'], ['c'], { axis: 0 }),
+        onnx.node('Cast', ['c'], ['t'], { to: INT2 }),
+        onnx.node('Cast', ['t'], ['Y'], { to: DT.FLOAT }),
+      ],
+      inputs: [['X', DT.FLOAT, ['N', 3]]],
+      outputs: [['Y', DT.FLOAT, ['2*N', 3]]],
+      opset: 25,
+      irVersion: 13,
+    });
+    const file = path.join(tmp, `int2_${fs.readdirSync(tmp).length}.onnx`);
+    const declared = [valueInfo('c', DT.FLOAT, ['2*N', 3]), valueInfo('t', tType, tDims)];
+    fs.writeFileSync(file, Buffer.concat([base, pb.message(7, declared)]));
+    return file;
+  };
+  const r = await types.checkTypes(at(['2*N', 3], INT2), { bind: { N: [1, 4] } });
+  assert.equal(r.ok, true);
+  assert.equal(r.fullyTyped, true);
+  const dim = await types.checkTypes(at(['N', 3], INT2), { bind: { N: [1, 4] } });
+  assert.equal(dim.ok, false);
+  assert.match(dim.runs[0].problems[0], /^t: declared int2\[N,3\], ONNX Runtime gives int2\[2,3\] \(dim 0/);
+  await assert.rejects(types.checkTypes(at(['2*N', 3], UINT2), { bind: { N: [1] } }), /tensor\(uint2\).*tensor\(int2\)/);
+});

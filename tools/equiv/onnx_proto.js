@@ -35,6 +35,9 @@ const ELEM_TYPES = {
   21: 'uint4',
   22: 'int4',
   23: 'float4e2m1',
+  24: 'float8e8m0',
+  25: 'uint2',
+  26: 'int2',
 };
 
 // Wire types (https://protobuf.dev/programming-guides/encoding/).
