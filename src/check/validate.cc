@@ -7,6 +7,7 @@
 
 #include "ir/depth.h"
 #include "check/full_check.h"
+#include "check/linked_onnx.h"
 #include "check/onnx_checker.h"
 #include "onnx/checker.h"
 #include "schemas/checker_registry.h"
@@ -212,6 +213,8 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
 }
 
 Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin, const Limits& limits) {
+  // A model newer than the linked ONNX reads is one error, whatever else it holds.
+  if (auto newer = newer_than_linked_onnx(model, origin)) return {std::move(*newer)};
   // First, so that nothing that recurses (ONNX's checker, the analyzer) sees deeper models.
   if (Diagnostics deep = check_depths(model, origin, limits); !deep.empty()) return deep;
   Diagnostics found = StructureValidator(model, origin).run();

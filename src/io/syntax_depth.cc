@@ -1,14 +1,12 @@
 // Depth scans of text and protobuf bytes; see syntax_depth.h.
 #include "io/syntax_depth.h"
 
-#include <google/protobuf/descriptor.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "onnx/onnx_pb.h"
+#include "io/onnx_wire.h"
 
 namespace shapeprop {
 
@@ -95,10 +93,10 @@ enum WireType : uint64_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kSta
 
 // One open message (or group) while scanning.
 struct Frame {
-  const google::protobuf::Descriptor* type;  // nullptr for a group of unknown fields
-  size_t end;                                // where a message ends; its parent's end for a group
-  uint64_t group_field;                      // the group's field number
-  bool graph;                                // a GraphProto or FunctionProto: a body of nodes
+  onnx_wire::Message type;  // None for a group of unknown fields
+  size_t end;               // where a message ends; its parent's end for a group
+  uint64_t group_field;     // the group's field number
+  bool graph;               // a GraphProto or FunctionProto: a body of nodes
 };
 
 // How a scan ended: the deepest message nesting seen (for protobuf's recursion limit), or
@@ -112,9 +110,8 @@ struct ScanResult {
 // not know are skipped, as protobuf does), counting nested messages and nested bodies of
 // nodes (GraphProto, FunctionProto). Stops as soon as a limit is passed.
 ScanResult scan(std::string_view bytes, size_t max_bodies, size_t max_messages) {
-  const auto* graph_type = onnx::GraphProto::descriptor();
-  const auto* function_type = onnx::FunctionProto::descriptor();
-  std::vector<Frame> stack = {{onnx::ModelProto::descriptor(), bytes.size(), 0, false}};
+  using onnx_wire::Message;
+  std::vector<Frame> stack = {{Message::Model, bytes.size(), 0, false}};
   size_t bodies = 0;
   ScanResult result;
   size_t pos = 0;
@@ -124,7 +121,7 @@ ScanResult scan(std::string_view bytes, size_t max_bodies, size_t max_messages) 
   };
   while (true) {
     const Frame top = stack.back();
-    if (pos == top.end && top.type) {
+    if (pos == top.end && top.type != Message::None) {
       if (stack.size() == 1) return result;
       bodies -= top.graph ? 1 : 0;
       stack.pop_back();
@@ -147,13 +144,12 @@ ScanResult scan(std::string_view bytes, size_t max_bodies, size_t max_messages) 
       }
       case kLengthDelimited: {
         if (!read_varint(bytes, pos, top.end, length) || length > top.end - pos) return malformed();
-        const auto* f = top.type ? top.type->FindFieldByNumber(static_cast<int>(field)) : nullptr;
-        if (!f || f->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
+        const Message type = onnx_wire::field_message(top.type, field);
+        if (type == Message::None) {
           pos += length;
           continue;
         }
-        const auto* type = f->message_type();
-        const bool graph = type == graph_type || type == function_type;
+        const bool graph = type == Message::Graph || type == Message::Function;
         stack.push_back({type, pos + static_cast<size_t>(length), 0, graph});
         if (graph && ++bodies > max_bodies) {
           result.outcome = ScanResult::TooManySubgraphs;
@@ -162,10 +158,10 @@ ScanResult scan(std::string_view bytes, size_t max_bodies, size_t max_messages) 
         break;
       }
       case kStartGroup:
-        stack.push_back({nullptr, top.end, field, false});
+        stack.push_back({Message::None, top.end, field, false});
         break;
       case kEndGroup:
-        if (top.type || top.group_field != field) return malformed();
+        if (top.type != Message::None || top.group_field != field) return malformed();
         stack.pop_back();
         continue;
       default:

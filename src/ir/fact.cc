@@ -6,6 +6,7 @@
 
 #include "onnx/defs/parser.h"
 #include "shapeprop/hash_combine.h"
+#include "shapeprop/text.h"
 #include "support/tensor_data.h"
 
 namespace shapeprop {
@@ -399,11 +400,7 @@ size_t Fact::hash() const {
 }
 
 std::string Fact::str() const {
-  if (other) {
-    std::ostringstream os;
-    os << other->ShortDebugString();
-    return os.str();
-  }
+  if (other) return print_type(*other);  // also under protobuf-lite, which has no text format
   if (!known() && !has_elements()) return "?";
   std::string s = elem_type_name(elem_type);
   if (!shape) {

@@ -11,7 +11,7 @@
 
 namespace shapeprop::transform {
 
-std::string serialized(const google::protobuf::Message& m) {
+std::string serialized(const google::protobuf::MessageLite& m) {
   std::string bytes;
   google::protobuf::io::StringOutputStream raw(&bytes);
   google::protobuf::io::CodedOutputStream out(&raw);

@@ -22,7 +22,7 @@ using onnx::GraphProto;
 using onnx::ModelProto;
 using onnx::NodeProto;
 
-std::string serialized(const google::protobuf::Message& m);
+std::string serialized(const google::protobuf::MessageLite& m);
 
 size_t count_all_nodes(const ModelProto& m);
 

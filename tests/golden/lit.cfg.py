@@ -12,9 +12,17 @@
 #   %bad-input OUT -- CMD   CMD must exit 2 with one line on stderr and leave no OUT
 #   %gen-deep KIND N   writes a model that nests deep or grows fast (gen_deep.py)
 #
+#   %ort-types M  every type M declares is the one ONNX Runtime computes, at the same two
+#              bindings, and every value of its main graph is fully typed (ort_types.js)
+#   %onnx-ir, %onnx-opset  the highest IR version and ai.onnx opset the linked ONNX reads
+#
 # Features: "root" when the tests run as root (mknod needs it; tests that make device
-# files say REQUIRES: root and are reported UNSUPPORTED otherwise).
+# files say REQUIRES: root and are reported UNSUPPORTED otherwise); "onnx-irN" and
+# "onnx-opsetN" for every IR version and ai.onnx opset the linked ONNX reads (models of
+# newer versions say REQUIRES: onnx-ir13, onnx-opset26), from onnx-infer-shapes --version.
 import os
+import re
+import subprocess
 import lit.formats
 
 config.name = "shapeprop-golden"
@@ -33,9 +41,23 @@ config.substitutions.append(("%corpus", config.shapeprop_corpus_dir))
 # symbolic dims the golden models use).
 equiv = os.path.join(config.shapeprop_source_dir, "tools", "equiv", "equiv.js")
 config.substitutions.append(("%equiv", "node " + equiv + " --quiet --seeds 1,2,3 --bind N=2,3 --bind batch=1,3 --bind seq=2,5"))
+ort_types = os.path.join(config.shapeprop_source_dir, "tools", "equiv", "ort_types.js")
+config.substitutions.append(("%ort-types", "node " + ort_types + " --quiet --require-full --bind N=2,3 --bind batch=1,3 --bind seq=2,5"))
 config.substitutions.append(("%bad-input", os.path.join(config.test_source_root, "bad_input.sh")))
 config.substitutions.append(("%exit", os.path.join(config.test_source_root, "expect_exit.sh")))
 config.substitutions.append(("%gen-deep", "python3 " + os.path.join(config.test_source_root, "gen_deep.py")))
 if os.geteuid() == 0:
     config.available_features.add("root")
 config.environment["LC_ALL"] = "C"
+
+version = subprocess.run([infer, "--version"], capture_output=True, text=True).stdout
+found = re.search(r"\(IR (\d+), ai\.onnx opsets up to (\d+)\)", version)
+if not found:
+    lit_config.fatal("onnx-infer-shapes --version names no IR version and opset: " + version)
+onnx_ir, onnx_opset = int(found.group(1)), int(found.group(2))
+config.substitutions.append(("%onnx-ir", str(onnx_ir)))
+config.substitutions.append(("%onnx-opset", str(onnx_opset)))
+for n in range(1, onnx_ir + 1):
+    config.available_features.add("onnx-ir%d" % n)
+for n in range(1, onnx_opset + 1):
+    config.available_features.add("onnx-opset%d" % n)

@@ -36,6 +36,9 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
                              const OpRules* rules = nullptr, CheckerMode mode = CheckerMode::as_inference);
 
 // Rules every model must keep for shapeprop to analyse it:
+//  - its IR version and the opsets of ONNX's domains it imports are ones the linked ONNX
+//    reads (checked before anything else: otherwise the one error names the ONNX release
+//    the model needs);
 //  - subgraphs and calls nest no deeper than `limits` allow (checked first; see
 //    limits.h);
 //  - each opset_import list names a domain once;

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <cstdint>
+#include <string_view>
+
 namespace shapeprop {
 
 // The version of shapeprop itself (the project() version in CMakeLists.txt).
@@ -7,5 +10,10 @@ const char* version();
 
 // The version of the ONNX library it was built against.
 const char* onnx_version();
+
+// What that ONNX reads: the highest IR version, and the highest opset version of one of
+// its own domains ("" or "ai.onnx", "ai.onnx.ml", ...; 0 for a domain it does not know).
+int64_t onnx_ir_version();
+int64_t onnx_max_opset(std::string_view domain);
 
 }  // namespace shapeprop
