@@ -16,10 +16,14 @@ packages=(
   libgtest-dev libgmock-dev llvm-tools nodejs
   python3 python3-dev python3-pybind11 pybind11-dev patchelf
   python3-pytest python3-jsonschema python3-venv python3-pip python3-scikit-build-core
+  bsdextrautils  # script(1), the pseudo-terminal of golden report/terminal.test
 )
-if bash "$here/scripts/sid-root.sh" lite-onnx-1.21.0-1 "${packages[@]}" \
+# The root's name holds a digest of the list, so that a changed list makes a new root
+# (sid-root.sh takes a root that is there as it is).
+digest=$(printf '%s\n' "${packages[@]}" | sha256sum | cut -c1-8)
+if bash "$here/scripts/sid-root.sh" "lite-onnx-1.21.0-1-$digest" "${packages[@]}" \
      libonnx-dev/experimental libonnx1l/experimental python3-onnx/experimental; then
   exit 0
 fi
 say "libonnx-dev 1.21.0-1 (experimental) could not be installed: falling back to sid's 1.20.0-6"
-bash "$here/scripts/sid-root.sh" lite-onnx-1.20.0-6 "${packages[@]}" libonnx-dev=1.20.0-6 python3-onnx=1.20.0-6
+bash "$here/scripts/sid-root.sh" "lite-onnx-1.20.0-6-$digest" "${packages[@]}" libonnx-dev=1.20.0-6 python3-onnx=1.20.0-6

@@ -10,8 +10,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(ValidateStructure, ValidModelHasNoErrors) {
-  auto m = testing::parse_or_fail(R"ONNX(
+// A graph calling a model-local function.
+constexpr const char* kCallsAFunction = R"ONNX(
 <ir_version: 8, opset_import: ["" : 18, "local" : 1]>
 g (float[2] x) => (float[2] y) {
    y = local.f (x)
@@ -20,22 +20,16 @@ g (float[2] x) => (float[2] y) {
 f (x) => (y) {
    y = Abs (x)
 }
-)ONNX");
+)ONNX";
+
+TEST(ValidateStructure, ValidModelHasNoErrors) {
+  auto m = testing::parse_or_fail(kCallsAFunction);
   EXPECT_FALSE(has_errors(validate_model(m, "m")));
 }
 
 // A model at (ir, opset) with a function importing ai.onnx at function_opset.
 onnx::ModelProto versioned_model(int64_t ir, int64_t opset, int64_t function_opset) {
-  auto m = testing::parse_or_fail(R"ONNX(
-<ir_version: 8, opset_import: ["" : 18, "local" : 1]>
-g (float[2] x) => (float[2] y) {
-   y = local.f (x)
-}
-<domain: "local", opset_import: ["" : 18]>
-f (x) => (y) {
-   y = Abs (x)
-}
-)ONNX");
+  auto m = testing::parse_or_fail(kCallsAFunction);
   m.set_ir_version(ir);
   m.mutable_opset_import(0)->set_version(opset);
   m.mutable_functions(0)->mutable_opset_import(0)->set_version(function_opset);
@@ -48,7 +42,7 @@ TEST(LinkedOnnx, ItsOwnNewestVersionsAreRead) {
   EXPECT_GE(opset, 21);
   EXPECT_EQ(onnx_max_opset("ai.onnx"), opset);
   EXPECT_EQ(onnx_max_opset("no.such.domain"), 0);
-  EXPECT_FALSE(has_errors(validate_model(versioned_model(ir, opset, opset), "m", "")));
+  EXPECT_FALSE(has_errors(validate_model(versioned_model(ir, opset, opset), "m")));
 }
 
 TEST(LinkedOnnx, ANewerModelIsOneErrorNamingBothVersions) {
@@ -60,7 +54,7 @@ TEST(LinkedOnnx, ANewerModelIsOneErrorNamingBothVersions) {
        {std::pair{versioned_model(ir + 1, opset, opset), "(ir_version " + std::to_string(ir + 1) + ")"},
         std::pair{versioned_model(ir, opset + 1, opset), "(ai.onnx opset " + std::to_string(opset + 1) + ")"},
         std::pair{versioned_model(ir, opset, opset + 1), "(ai.onnx opset " + std::to_string(opset + 1) + ")"}}) {
-    auto d = validate_model(model, "m.onnx", "");
+    auto d = validate_model(model, "m.onnx");
     ASSERT_EQ(d.size(), 1u);
     EXPECT_THAT(d[0].str(), HasSubstr("m.onnx: error: the model needs "));
     EXPECT_THAT(d[0].str(), HasSubstr(what + ", and " + linked));
@@ -70,12 +64,12 @@ TEST(LinkedOnnx, ANewerModelIsOneErrorNamingBothVersions) {
 TEST(LinkedOnnx, TheReleaseAModelNeedsIsNamed) {
   // One step past the linked ONNX: the release that reads it, when one is known.
   if (onnx_ir_version() < 13) {  // ONNX 1.16 to 1.19
-    auto d = validate_model(versioned_model(13, 25, 25), "m", "");
+    auto d = validate_model(versioned_model(13, 25, 25), "m");
     ASSERT_EQ(d.size(), 1u);
     EXPECT_THAT(d[0].str(), HasSubstr("the model needs ONNX 1.20 or newer (ir_version 13, ai.onnx opset 25)"));
     EXPECT_THAT(d[0].str(), HasSubstr("rebuild shapeprop against ONNX 1.20 or newer"));
   }
-  auto d = validate_model(versioned_model(onnx_ir_version(), 99, 18), "m", "");
+  auto d = validate_model(versioned_model(onnx_ir_version(), 99, 18), "m");
   ASSERT_EQ(d.size(), 1u);
   EXPECT_THAT(d[0].str(), HasSubstr("the model needs an ONNX newer than 1.21 (ai.onnx opset 99)"));
 }

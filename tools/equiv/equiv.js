@@ -417,6 +417,11 @@ function compareTensors(tensorA, tensorB, tol = {}) {
 let ortModule;
 function ort() {
   if (!ortModule) {
+    // onnxruntime-node 1.30's binding takes float16 data as Uint16Array bits only. Where
+    // the runtime has a Float16Array (Node.js 24: Debian sid's), onnxruntime-common would
+    // hand the binding one, which it reads as empty ("not enough space: expected 40, got
+    // 0"); without it, onnxruntime-common keeps the Uint16Array bits this file makes.
+    delete globalThis.Float16Array;
     try {
       ortModule = require('onnxruntime-node');
     } catch (e) {
@@ -720,6 +725,7 @@ function runMain(name, main) {
 
 module.exports = {
   runMain,
+  loadOrt: ort,
   parseCommandLine,
   forEachArgument,
   compareModels,

@@ -32,6 +32,7 @@ const {
   runMain,
   EquivError,
   DEFAULTS,
+  loadOrt,
 } = require('./equiv');
 
 const USAGE = `usage: node ort_types.js MODEL.onnx [options]
@@ -313,12 +314,7 @@ function filledTensor(dtype, dims, value) {
 
 async function checkTypes(file, options = {}) {
   const opts = { ...DEFAULTS, seed: 1, fill: {}, requireFull: false, ...options };
-  let ort;
-  try {
-    ort = require('onnxruntime-node');
-  } catch (e) {
-    throw new EquivError(`cannot load onnxruntime-node (run 'npm ci --ignore-scripts' in ${__dirname}): ${e.message}`);
-  }
+  const ort = loadOrt();
   let bytes;
   let model;
   try {
