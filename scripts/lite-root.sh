@@ -16,7 +16,7 @@ packages=(
   libgtest-dev libgmock-dev llvm-tools nodejs
   python3 python3-dev python3-pybind11 pybind11-dev patchelf
   python3-pytest python3-jsonschema python3-venv python3-pip python3-scikit-build-core
-  bsdextrautils  # script(1), the pseudo-terminal of golden report/terminal.test
+  bsdutils  # script(1), the pseudo-terminal of golden report/terminal.test
 )
 # The root's name holds a digest of the list, so that a changed list makes a new root
 # (sid-root.sh takes a root that is there as it is).
