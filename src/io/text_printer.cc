@@ -89,8 +89,6 @@ class Printer {
     os_ << '\n';
   }
 
-  void type_only(const onnx::TypeProto& t) { type(t); }
-
   void graph(const onnx::GraphProto& g) {
     name(g.name());
     os_ << ' ';
@@ -434,12 +432,6 @@ std::string print_function(const onnx::FunctionProto& function) {
 std::string print_graph(const onnx::GraphProto& graph) {
   std::ostringstream os;
   Printer(os).graph(graph);
-  return os.str();
-}
-
-std::string print_type(const onnx::TypeProto& type) {
-  std::ostringstream os;
-  Printer(os).type_only(type);
   return os.str();
 }
 

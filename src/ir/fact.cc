@@ -6,7 +6,6 @@
 
 #include "onnx/defs/parser.h"
 #include "shapeprop/hash_combine.h"
-#include "shapeprop/text.h"
 #include "support/tensor_data.h"
 
 namespace shapeprop {
@@ -399,8 +398,43 @@ size_t Fact::hash() const {
   return h;
 }
 
+namespace {
+
+// A type as the text printer spells it (seq(float[N,2]), map(int64, float), ...), for the
+// types a Fact keeps whole. Under protobuf-lite there is no ShortDebugString, and the
+// printer is in the io layer, above this one.
+std::string type_text(const onnx::TypeProto& t) {
+  const auto tensor = [](int32_t elem, bool has_shape, const onnx::TensorShapeProto& shape) {
+    std::string s = elem_type_name(elem);
+    if (!has_shape) return s + "[]";
+    for (int i = 0; i < shape.dim_size(); ++i) {
+      const auto& d = shape.dim(i);
+      s += (i ? "," : "[") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?");
+    }
+    return shape.dim_size() ? s + "]" : s;
+  };
+  switch (t.value_case()) {
+    case onnx::TypeProto::kTensorType:
+      return tensor(t.tensor_type().elem_type(), t.tensor_type().has_shape(), t.tensor_type().shape());
+    case onnx::TypeProto::kSparseTensorType:
+      return "sparse_tensor(" +
+             tensor(t.sparse_tensor_type().elem_type(), t.sparse_tensor_type().has_shape(), t.sparse_tensor_type().shape()) +
+             ")";
+    case onnx::TypeProto::kSequenceType:
+      return "seq(" + type_text(t.sequence_type().elem_type()) + ")";
+    case onnx::TypeProto::kOptionalType:
+      return "optional(" + type_text(t.optional_type().elem_type()) + ")";
+    case onnx::TypeProto::kMapType:
+      return "map(" + elem_type_name(t.map_type().key_type()) + ", " + type_text(t.map_type().value_type()) + ")";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
 std::string Fact::str() const {
-  if (other) return print_type(*other);  // also under protobuf-lite, which has no text format
+  if (other) return type_text(*other);
   if (!known() && !has_elements()) return "?";
   std::string s = elem_type_name(elem_type);
   if (!shape) {

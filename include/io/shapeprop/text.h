@@ -28,8 +28,6 @@ std::string print_model(const onnx::ModelProto& model);
 void print_model(std::ostream& os, const onnx::ModelProto& model);
 std::string print_function(const onnx::FunctionProto& function);
 std::string print_graph(const onnx::GraphProto& graph);
-// A type as a value_info entry spells it: float[N,3], seq(float[2]), optional(int64).
-std::string print_type(const onnx::TypeProto& type);
 
 // The model as text can hold it: node names, doc strings of nodes, graphs and values,
 // denotations, metadata of graphs, nodes and functions, training info, quantization
