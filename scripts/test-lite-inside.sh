@@ -19,7 +19,9 @@ ctest --test-dir build/lite -j "$jobs" --output-on-failure -L 'unit|golden|corpu
 # pip install . as a Python user does, into an environment that sees the root's packages.
 rm -rf build/lite-venv build/lite-pip
 python3 -m venv --system-site-packages build/lite-venv
-build/lite-venv/bin/pip install --no-build-isolation --no-index --no-deps \
+# CMAKE_BUILD_PARALLEL_LEVEL: scikit-build-core's build would otherwise take ninja's default
+# (the cores + 2).
+CMAKE_BUILD_PARALLEL_LEVEL=$jobs build/lite-venv/bin/pip install --no-build-isolation --no-index --no-deps \
   --config-settings=build-dir=build/lite-pip . 2>&1 | tail -n 3
 site=$(build/lite-venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
 # The tests compare with the CLI of the build above, and check that the package they
