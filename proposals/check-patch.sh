@@ -9,7 +9,7 @@
 #      a tree without one (the C++ sources inside Debian's python3-onnx package, the folder
 #      that holds onnx/) by shapeprop's cmake/onnx/CMakeLists.txt;
 #   3. ONNX's C++ tests run, all of them, stock and patched (counts printed);
-#   4. the proposals' examples (tests/golden/proposals/*/*.onnxtxt) go through each build's
+#   4. the proposals' examples (tests/golden/proposals/*/*.onnxtxt, *.test) go through each build's
 #      full checker, check_model(model, full_check=true), which must give the verdict each
 #      example states for that build: "# UPSTREAM stock: ..." and "# UPSTREAM <patch file
 #      name>: pass|fail: TEXT" (tests/upstream/check_examples.cc).
@@ -151,10 +151,10 @@ examples() {
   fi
   cmake --build "$dir" >>"$work/examples-$name.log" 2>&1 || { cat "$work/examples-$name.log"; die "building check-examples failed"; }
   shopt -s nullglob
-  local files=("$repo"/tests/golden/proposals/*/*.onnxtxt)
+  local files=("$repo"/tests/golden/proposals/*/*.onnxtxt "$repo"/tests/golden/proposals/*/*.test)
   [ ${#files[@]} -gt 0 ] || die "no examples under tests/golden/proposals"
   say "the proposals' examples through the $name ONNX $version's full checker (verdicts stated for '$flavour')"
-  "$dir/check-examples" "$flavour" "${files[@]}" | sed "s|$repo/||"
+  "$dir/check-examples" "$repo" "$flavour" "${files[@]}" | sed "s|$repo/||"
 }
 
 mkdir -p "$work/stock" "$work/patched"
