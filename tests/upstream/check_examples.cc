@@ -8,7 +8,7 @@
 // states the verdict of the models those name (text or binary) instead of its own.
 // Built against the ONNX under test only (no shapeprop): a text model is read by ONNX's
 // own parser. Prints one line per model; exit 0 when every verdict is as stated, 1
-// otherwise, 2 on bad usage or a model that cannot be read.
+// otherwise, 2 on bad usage, a model that cannot be read, or no verdict for FLAVOUR.
 #include <glob.h>
 
 #include <fstream>
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   const std::string root = argv[1];
   const std::string marker = std::string("# UPSTREAM ") + argv[2] + ": ";
   const std::string model_marker = "# UPSTREAM-MODEL: ";
-  int failed = 0;
+  int failed = 0, checked = 0;
   for (int i = 3; i < argc; ++i) {
     const std::string path = argv[i];
     std::string text;
@@ -104,7 +104,12 @@ int main(int argc, char** argv) {
       if (!ok) std::cout << "\n     the checker " << (error.empty() ? "passed it" : "said: " + error.substr(0, error.find("\n\n")));
       std::cout << '\n';
       failed += ok ? 0 : 1;
+      ++checked;
     }
+  }
+  if (checked == 0) {
+    std::cerr << "no example states a verdict for " << argv[2] << '\n';
+    return 2;
   }
   return failed ? 1 : 0;
 }
