@@ -86,7 +86,7 @@ stage() {
     moved=$(grep -E 'offset|fuzz' "$work/$name/patch.log" || true)
     if [ -n "$moved" ]; then
       say "$patch_name applies to ONNX $version with:"
-      printf '  %s\n' "$moved"
+      sed 's/^/  /' <<<"$moved"
       [ -z "${CHECK_PATCH_CLEAN:-}" ] || die "CHECK_PATCH_CLEAN is set: the patch must apply without offset or fuzz"
     else
       say "$patch_name applies to ONNX $version cleanly (no offset, no fuzz)"
