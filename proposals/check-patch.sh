@@ -36,10 +36,10 @@ die() { printf 'check-patch: %s\n' "$*" >&2; exit 1; }
 
 if [ -f "$tree/VERSION_NUMBER" ]; then
   version=$(tr -d '[:space:]' <"$tree/VERSION_NUMBER")
-elif [ -f "$tree/onnx/version.py" ]; then
-  version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$tree/onnx/version.py")
+elif [ -f "$tree/onnx/common/version.h" ]; then
+  version=$(sed -n 's/.*LAST_RELEASE_VERSION = "\([0-9.]*\)".*/\1/p' "$tree/onnx/common/version.h")
 else
-  die "cannot tell the ONNX version of $tree (no VERSION_NUMBER, no onnx/version.py)"
+  die "cannot tell the ONNX version of $tree (no VERSION_NUMBER, no onnx/common/version.h)"
 fi
 [ -n "$version" ] || die "cannot read the ONNX version of $tree"
 work=${3:-$repo/build/check-patch/$version}
