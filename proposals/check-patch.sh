@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # check-patch.sh PATCH ONNX_SOURCE_DIR [WORK_DIR]: a proposal's patch to ONNX, checked on an
 # ONNX source tree, as an ONNX maintainer would:
-#   1. the tree is copied twice, as it is ("stock") and with PATCH applied (`patch -p1`);
-#      the log says every hunk that needed an offset or fuzz (CHECK_PATCH_CLEAN=1: any
-#      offset or fuzz is a failure);
-#   2. each copy is built with ONNX's own C++ tests and installed into WORK_DIR: a tree with
-#      its own CMakeLists.txt (an onnx/onnx checkout or `git archive` of a tag) by that file,
-#      a tree without one (the C++ sources inside Debian's python3-onnx package, the folder
+#   1. the tree is built as it is ("stock") and with PATCH applied (`patch -p1`); the log
+#      says every hunk that needed an offset or fuzz (CHECK_PATCH_CLEAN=1: any offset or
+#      fuzz is a failure);
+#   2. each is built with ONNX's own C++ tests and installed into WORK_DIR: a tree with its
+#      own CMakeLists.txt (an onnx/onnx checkout or `git archive` of a tag) by that file, a
+#      tree without one (the C++ sources inside Debian's python3-onnx package, the folder
 #      that holds onnx/) by shapeprop's cmake/onnx/CMakeLists.txt;
 #   3. ONNX's C++ tests run, all of them, stock and patched (counts printed);
-#   4. the proposals' examples (tests/golden/proposals/*/*.onnxtxt, *.test) go through each build's
-#      full checker, check_model(model, full_check=true), which must give the verdict each
-#      example states for that build: "# UPSTREAM stock: ..." and "# UPSTREAM <patch file
-#      name>: pass|fail: TEXT" (tests/upstream/check_examples.cc).
-# WORK_DIR (default: build/check-patch/<ONNX version> in this checkout) keeps the builds:
-# a second run rebuilds only the files that differ (a copy is refreshed file by file, by
-# content), so checking a second patch on the same version costs an incremental build.
+#   4. the proposals' examples (tests/golden/proposals/*/*.onnxtxt, *.test) go through each
+#      build's full checker, check_model(model, full_check=true), which must give the
+#      verdict each example states for that build: "# UPSTREAM stock: ..." and "# UPSTREAM
+#      <patch file name>: pass|fail: TEXT" (tests/upstream/check_examples.cc).
+# WORK_DIR (default: build/check-patch/<ONNX version> in this checkout) keeps one source
+# copy and one build folder, refreshed file by file by content, so the patched build after
+# the stock one, and a second patch on the same version, cost an incremental build; the
+# stock install and test program are kept while the tree is unchanged.
 # Environment: CHECK_PATCH_JOBS (default 2), CHECK_PATCH_CLEAN.
 set -euo pipefail
 
@@ -71,9 +72,9 @@ sync_tree() {
   done
 }
 
-# stage NAME [PATCH]: WORK/NAME/src is the tree, with PATCH applied when given.
+# stage NAME [PATCH]: WORK/staging/NAME is the tree, with PATCH applied when given.
 stage() {
-  local name=$1 patch=${2:-} staging="$work/$1/staging"
+  local name=$1 patch=${2:-} staging="$work/staging/$1"
   rm -rf "$staging"
   mkdir -p "$staging"
   (cd "$tree" && tar --exclude=./onnx/backend/test/data --exclude=./.git -cf - .) | (cd "$staging" && tar -xf -)
@@ -92,7 +93,7 @@ stage() {
       say "$patch_name applies to ONNX $version cleanly (no offset, no fuzz)"
     fi
   fi
-  # ONNX 1.22 asks for CMake 3.26; Debian 12 has 3.25, which builds it.
+  # ONNX 1.21 and 1.22 ask for CMake 3.26; Debian 12 has 3.25, which builds them.
   if [ -f "$staging/CMakeLists.txt" ]; then
     local have
     have=$(cmake --version | sed -n 's/^cmake version \([0-9]*\.[0-9]*\).*/\1/p')
@@ -101,44 +102,52 @@ stage() {
       say "(ONNX $version asks for CMake 3.26; building it with CMake $have, the copy's minimum lowered)"
     fi
   fi
-  sync_tree "$staging" "$work/$name/src"
-  rm -rf "$staging"
 }
 
-# build NAME: configure (once), build ONNX and its C++ tests, install into WORK/NAME/install.
+# The content of a staged tree, as one hash.
+tree_hash() {
+  (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-32)
+}
+
+# build NAME: WORK/src made the staged NAME tree, configured (once), built with ONNX's C++
+# tests and installed into WORK/NAME/install; the test program kept as WORK/NAME/onnx_gtests.
 build() {
   local name=$1 dir="$work/$1"
-  if [ ! -f "$dir/build/CMakeCache.txt" ]; then
-    local common=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$dir/install"
-                  -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DONNX_ML=1 -DONNX_BUILD_TESTS=ON)
+  sync_tree "$work/staging/$name" "$work/src"
+  if [ ! -f "$work/build/CMakeCache.txt" ]; then
+    local common=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON
+                  -DONNX_ML=1 -DONNX_BUILD_TESTS=ON)
     if [ $cmake_source = own ]; then
-      cmake -S "$dir/src" -B "$dir/build" "${common[@]}" -DONNX_USE_PROTOBUF_SHARED_LIBS=ON \
+      cmake -S "$work/src" -B "$work/build" "${common[@]}" -DONNX_USE_PROTOBUF_SHARED_LIBS=ON \
         -DONNX_BUILD_PYTHON=OFF -DONNX_WERROR=OFF >"$dir/configure.log" 2>&1
     else
-      cmake -S "$repo/cmake/onnx" -B "$dir/build" "${common[@]}" -DONNX_SOURCE_DIR="$dir/src" >"$dir/configure.log" 2>&1
-    fi || { cat "$dir/configure.log"; die "configuring the $name ONNX failed"; }
+      cmake -S "$repo/cmake/onnx" -B "$work/build" "${common[@]}" -DONNX_SOURCE_DIR="$work/src" >"$dir/configure.log" 2>&1
+    fi || { cat "$dir/configure.log"; die "configuring ONNX failed"; }
   else
     # Re-run the configuration: a patch may add files that a glob collects.
-    cmake "$dir/build" >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; die "configuring the $name ONNX failed"; }
+    cmake "$work/build" >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; die "configuring ONNX failed"; }
   fi
   say "building the $name ONNX $version with its C++ tests (nice, $jobs jobs)"
-  local start=$SECONDS
-  nice -n 10 cmake --build "$dir/build" -j "$jobs" >"$dir/build.log" 2>&1 || { tail -60 "$dir/build.log"; die "building the $name ONNX failed"; }
-  cmake --install "$dir/build" >"$dir/install.log" 2>&1 || { tail -20 "$dir/install.log"; die "installing the $name ONNX failed"; }
+  local start=$SECONDS binary
+  nice -n 10 cmake --build "$work/build" -j "$jobs" >"$dir/build.log" 2>&1 || { tail -60 "$dir/build.log"; die "building the $name ONNX failed"; }
+  rm -rf "$dir/install"
+  cmake --install "$work/build" --prefix "$dir/install" >"$dir/install.log" 2>&1 ||
+    { tail -20 "$dir/install.log"; die "installing the $name ONNX failed"; }
+  binary=$(find "$work/build" -maxdepth 2 -type f -name onnx_gtests -perm -u+x | head -n1)
+  [ -n "$binary" ] || die "no onnx_gtests in $work/build"
+  cp "$binary" "$dir/onnx_gtests"
   say "built in $((SECONDS - start)) s"
 }
 
 # gtests NAME: all of ONNX's C++ tests of that build; prints gtest's counts.
 gtests() {
-  local name=$1 binary
-  binary=$(find "$work/$1/build" -maxdepth 2 -type f -name onnx_gtests -perm -u+x | head -n1)
-  [ -n "$binary" ] || die "no onnx_gtests in $work/$1/build"
+  local name=$1
   say "ONNX's C++ tests, $name ONNX $version"
-  if ! (cd "$(dirname "$binary")" && "$binary" --gtest_brief=1) >"$work/$1/gtests.log" 2>&1; then
-    grep -E '^\[  FAILED  \]|Failure|^\[==========\]|PASSED' "$work/$1/gtests.log" | head -80
+  if ! (cd "$work/build" && "$work/$name/onnx_gtests" --gtest_brief=1) >"$work/$name/gtests.log" 2>&1; then
+    grep -E '^\[  FAILED  \]|Failure|^\[==========\]|PASSED' "$work/$name/gtests.log" | head -80
     die "ONNX's C++ tests fail on the $name ONNX $version"
   fi
-  grep -E '^\[==========\]|^\[  PASSED  \]' "$work/$1/gtests.log" | sed 's/^/  /'
+  grep -E '^\[==========\]|^\[  PASSED  \]' "$work/$name/gtests.log" | sed 's/^/  /'
 }
 
 # examples NAME FLAVOUR: the examples through that build's full checker.
@@ -159,9 +168,17 @@ examples() {
 
 mkdir -p "$work/stock" "$work/patched"
 stage stock
+stock_hash=$(tree_hash "$work/staging/stock")
+if [ "$(cat "$work/stock/stamp" 2>/dev/null)" = "$stock_hash" ] && [ -x "$work/stock/onnx_gtests" ]; then
+  say "the stock ONNX $version built before from the same tree: kept"
+else
+  rm -f "$work/stock/stamp"
+  build stock
+  echo "$stock_hash" >"$work/stock/stamp"
+fi
 stage patched "$patch_file"
-build stock
 build patched
+rm -rf "$work/staging"
 gtests stock
 gtests patched
 examples stock stock
