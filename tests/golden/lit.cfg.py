@@ -11,6 +11,8 @@
 #   %exit N -- CMD   runs CMD and fails unless it exits with status N
 #   %bad-input OUT -- CMD   CMD must exit 2 with one line on stderr and leave no OUT
 #   %gen-deep KIND N   writes a model that nests deep or grows fast (gen_deep.py)
+#   %within S MB -- CMD   CMD must end within S seconds and MB megabytes of peak memory
+#              (/usr/bin/time); passes CMD's exit status on
 #
 # Features: "root" when the tests run as root (mknod needs it; tests that make device
 # files say REQUIRES: root and are reported UNSUPPORTED otherwise).
@@ -35,6 +37,7 @@ equiv = os.path.join(config.shapeprop_source_dir, "tools", "equiv", "equiv.js")
 config.substitutions.append(("%equiv", "node " + equiv + " --quiet --seeds 1,2,3 --bind N=2,3 --bind batch=1,3 --bind seq=2,5"))
 config.substitutions.append(("%bad-input", os.path.join(config.test_source_root, "bad_input.sh")))
 config.substitutions.append(("%exit", os.path.join(config.test_source_root, "expect_exit.sh")))
+config.substitutions.append(("%within", os.path.join(config.test_source_root, "within.sh")))
 config.substitutions.append(("%gen-deep", "python3 " + os.path.join(config.test_source_root, "gen_deep.py")))
 if os.geteuid() == 0:
     config.available_features.add("root")
