@@ -6,11 +6,14 @@
 #
 # Each target's corpus grows in build/fuzz/run/corpus/NAME across runs (seeded with the
 # target's regressions, tools/fuzz/regressions/NAME, and for the model targets with the
-# corpus's models and the golden tests' text); inputs that crash, leak, hang (-timeout) or
-# allocate too much (-malloc_limit_mb) land in build/fuzz/run/findings/NAME, and the run
-# exits 1. Environment:
+# real exporters' models: tests/data/corpus and, where it is, tests/data/real-exports, as
+# protobuf for model_binary and printed as text for model_text, beside the golden tests'
+# text); inputs that crash, leak, hang (-timeout) or allocate too much (-malloc_limit_mb)
+# land in build/fuzz/run/findings/NAME, and the run exits 1. Environment:
 #   SHAPEPROP_FUZZ_TARGETS  the targets to run (default: all five)
 #   SHAPEPROP_FUZZ_FORK     libFuzzer workers per target (-fork=N; default 1: no fork)
+#   SHAPEPROP_FUZZ_TIMEOUT  seconds (wall) one input may take (-timeout; default 10: raise
+#                           it for a run niced under other work, which starves it)
 #   SHAPEPROP_JOBS          build jobs (default: nproc)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -18,6 +21,7 @@ seconds=${1:-60}
 targets=${SHAPEPROP_FUZZ_TARGETS:-model_binary model_text model_structured dim differential}
 jobs=${SHAPEPROP_JOBS:-$(nproc)}
 fork=${SHAPEPROP_FUZZ_FORK:-1}
+timeout=${SHAPEPROP_FUZZ_TIMEOUT:-10}
 
 # Several runs at once (one target each, on several cores) configure and build one after
 # the other: two CMake configures of one build folder at once break each other.
@@ -25,26 +29,35 @@ mkdir -p build
 (
   flock 9
   cmake --preset fuzz >/dev/null
-  cmake --build --preset fuzz -j "$jobs" --target $(for t in $targets; do printf 'fuzz-%s ' "$t"; done)
+  cmake --build --preset fuzz -j "$jobs" --target onnx-infer-shapes $(for t in $targets; do printf 'fuzz-%s ' "$t"; done)
 ) 9>build/.fuzz-build.lock
 
 run=build/fuzz/run
-corpus_dir=tests/data/corpus
+# The real exporters' models, and each printed as text (once) for the text target.
+exports=(tests/data/corpus/functions tests/data/corpus/torch-dynamo tests/data/corpus/torchlib-2024-03/models)
+if [ -d tests/data/real-exports ]; then exports+=(tests/data/real-exports); fi
+text_seeds=$run/seeds/model_text
+mkdir -p "$text_seeds"
+for model in $(find "${exports[@]}" -name '*.onnx' | sort); do
+  text=$text_seeds/$(basename "$(dirname "$model")")-$(basename "$model" .onnx).onnxtxt
+  [ -e "$text" ] || build/fuzz/tools/onnx-infer-shapes "$model" --no-infer --emit text -q -o "$text" 2>/dev/null || true
+done
 failed=()
 for t in $targets; do
   corpus=$run/corpus/$t findings=$run/findings/$t
   mkdir -p "$corpus" "$findings"
   seeds=()  # kept findings, where a target has some
   if [ -d "tools/fuzz/regressions/$t" ]; then seeds+=("tools/fuzz/regressions/$t"); fi
-  options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1
+  options=(-max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1
            -artifact_prefix="$findings/")
   case $t in
+    # Long enough for the real exports (up to ~330 KB); mutations still start small.
     model_binary)
-      seeds+=("$corpus_dir/functions" "$corpus_dir/torchlib-2024-03/models")
-      options+=(-dict=tools/fuzz/onnx.dict -max_len=100000) ;;
+      seeds+=("${exports[@]}")
+      options+=(-dict=tools/fuzz/onnx.dict -max_len=400000) ;;
     model_text)
-      seeds+=(tests/golden examples)
-      options+=(-dict=tools/fuzz/onnx.dict -max_len=100000) ;;
+      seeds+=(tests/golden examples "$text_seeds")
+      options+=(-dict=tools/fuzz/onnx.dict -max_len=400000) ;;
     *)  # the bytes are choices: long inputs from the start, not grown slowly
       options+=(-max_len=4096 -len_control=0) ;;
   esac

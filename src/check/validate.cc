@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -11,6 +12,7 @@
 #include "onnx/checker.h"
 #include "schemas/checker_registry.h"
 #include "shapeprop/call_graph.h"
+#include "shapeprop/version.h"
 #include "support/labels.h"
 
 #if SHAPEPROP_HAVE_CHECK_MODEL_WITH_CONTEXT
@@ -41,6 +43,38 @@ std::string function_label(const std::string& domain, const std::string& name, c
   return FunctionId(domain, name, overload).str();
 }
 
+// The ONNX release that brought an IR version or a default-domain opset newer than ONNX
+// 1.17's, so that a model the linked ONNX cannot read names the one it needs.
+std::string release_of(const std::map<int64_t, const char*>& releases, int64_t version) {
+  auto it = releases.find(version);
+  return it == releases.end() ? "a later ONNX" : std::string("ONNX ") + it->second;
+}
+
+std::string built_on() { return std::string("ONNX ") + onnx_version() + ", which this shapeprop is built on,"; }
+
+// A model of an IR version or importing an opset of ONNX's own domains that the linked
+// ONNX does not know yet: its schemas of an older version would stand in for the model's
+// (ONNX's checker and inference take the latest one they have), so that an op changed
+// since would be read wrongly.
+std::optional<std::string> newer_ir(int64_t ir_version) {
+  if (ir_version <= onnx::Version::IR_VERSION) return std::nullopt;
+  static const std::map<int64_t, const char*> releases = {{11, "1.18"}, {12, "1.19"}, {13, "1.20"}};
+  return "ir_version " + std::to_string(ir_version) + " is newer than " + built_on() + " reads (up to " +
+         std::to_string(onnx::Version::IR_VERSION) + "); it came with " + release_of(releases, ir_version);
+}
+
+std::optional<std::string> newer_opset(const std::string& domain, int64_t version) {
+  const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto range = known.find(domain);
+  if (range == known.end() || version <= range->second.second) return std::nullopt;
+  static const std::map<int64_t, const char*> releases = {{23, "1.18"}, {24, "1.19"}, {25, "1.20"}, {26, "1.21"}};
+  return "opset_import asks for version " + std::to_string(version) + " of " +
+         (domain.empty() ? std::string("the default domain") : "domain '" + domain + "'") + "; " + built_on() +
+         " knows versions up to " + std::to_string(range->second.second) +
+         (domain.empty() ? " (version " + std::to_string(version) + " came with " + release_of(releases, version) + ")"
+                         : std::string());
+}
+
 class StructureValidator {
  public:
   StructureValidator(const onnx::ModelProto& model, std::string_view origin) : model_(model), origin_(origin) {
@@ -54,6 +88,7 @@ class StructureValidator {
   }
 
   Diagnostics run() {
+    if (auto newer = newer_ir(model_.ir_version())) report({}, *newer);
     const std::vector<std::string> main = {"graph '" + model_.graph().name() + "'"};
     const std::set<std::string> imports = domains(model_.opset_import(), main);
     untyped_values(model_.graph(), main);
@@ -76,6 +111,7 @@ class StructureValidator {
   std::map<std::tuple<std::string, std::string, std::string>, const onnx::FunctionProto*> functions_;
   std::set<std::string> function_domains_;
   std::set<std::pair<std::string, std::string>> reported_imports_;  // (scope, domain)
+  std::set<std::string> reported_newer_;                            // versions newer than ONNX's, once each
   Diagnostics diagnostics_;
 
   void report(std::vector<std::string> path, std::string message, Severity severity = Severity::Error) {
@@ -116,6 +152,8 @@ class StructureValidator {
       if (!fresh)
         report(path, "opset_import lists domain '" + o.domain() + "' twice (versions " + std::to_string(it->second) +
                          " and " + std::to_string(o.version()) + ")");
+      if (auto newer = newer_opset(canonical_domain(o.domain()), o.version()); newer && reported_newer_.insert(*newer).second)
+        report(path, *newer);
     }
     std::set<std::string> out;
     for (const auto& [domain, version] : versions) out.insert(domain);

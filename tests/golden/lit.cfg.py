@@ -15,7 +15,8 @@
 #              (/usr/bin/time); passes CMD's exit status on
 #
 # Features: "root" when the tests run as root (mknod needs it; tests that make device
-# files say REQUIRES: root and are reported UNSUPPORTED otherwise).
+# files say REQUIRES: root and are reported UNSUPPORTED otherwise); "onnx-MAJOR.MINOR",
+# the ONNX shapeprop is built on (tests of what an older ONNX must refuse say which).
 import os
 import lit.formats
 
@@ -41,4 +42,5 @@ config.substitutions.append(("%within", os.path.join(config.test_source_root, "w
 config.substitutions.append(("%gen-deep", "python3 " + os.path.join(config.test_source_root, "gen_deep.py")))
 if os.geteuid() == 0:
     config.available_features.add("root")
+config.available_features.add("onnx-" + ".".join(config.shapeprop_onnx_version.split(".")[:2]))
 config.environment["LC_ALL"] = "C"
