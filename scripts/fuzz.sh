@@ -63,10 +63,16 @@ for t in $targets; do
   esac
   if [ "$fork" -gt 1 ]; then options+=(-fork="$fork" -ignore_crashes=0); fi
   echo "fuzz: $t for ${seconds}s"
+  # The fuzzer's own CPU time (the build and the seeds' printing above not counted), by GNU
+  # time where it is, appended to the log.
+  timer=()
+  if [ -x /usr/bin/time ]; then timer=(/usr/bin/time -f $'time::user_s: %U\ntime::sys_s: %S\ntime::wall_s: %e' -o "$run/$t.time"); fi
   status=0
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "build/fuzz/tools/fuzz/fuzz-$t" "${options[@]}" "$corpus" "${seeds[@]}" >"$run/$t.log" 2>&1 || status=$?
-  grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+.*DONE' "$run/$t.log" | tail -3 | sed "s/^/fuzz: $t: /" || true
+    "${timer[@]}" "build/fuzz/tools/fuzz/fuzz-$t" "${options[@]}" "$corpus" "${seeds[@]}" >"$run/$t.log" 2>&1 || status=$?
+  if [ ${#timer[@]} -gt 0 ]; then grep '^time::' "$run/$t.time" >>"$run/$t.log" || true; fi
+  grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+.*DONE|^time::(user|sys)_s' "$run/$t.log" | tail -5 |
+    sed "s/^/fuzz: $t: /" || true
   if [ "$status" -ne 0 ] || [ -n "$(ls -A "$findings")" ]; then
     echo "fuzz: $t FOUND A PROBLEM (exit $status); see $run/$t.log and $findings" >&2
     grep -E 'ERROR|invariant|SUMMARY' "$run/$t.log" | head -5 >&2 || true
