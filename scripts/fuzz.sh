@@ -14,6 +14,10 @@
 #   SHAPEPROP_FUZZ_FORK     libFuzzer workers per target (-fork=N; default 1: no fork)
 #   SHAPEPROP_FUZZ_TIMEOUT  seconds (wall) one input may take (-timeout; default 10: raise
 #                           it for a run niced under other work, which starves it)
+#   SHAPEPROP_FUZZ_CLOCK    wall (default) or cpu: SECONDS are the fuzzer's own CPU time
+#                           (user + sys), so that a run niced on a shared machine gets its
+#                           share whatever the load; it is then interrupted (libFuzzer
+#                           prints its final stats and exits 72, taken as a normal end)
 #   SHAPEPROP_JOBS          build jobs (default: nproc)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -22,6 +26,9 @@ targets=${SHAPEPROP_FUZZ_TARGETS:-model_binary model_text model_structured dim d
 jobs=${SHAPEPROP_JOBS:-$(nproc)}
 fork=${SHAPEPROP_FUZZ_FORK:-1}
 timeout=${SHAPEPROP_FUZZ_TIMEOUT:-10}
+clock=${SHAPEPROP_FUZZ_CLOCK:-wall}
+case $clock in wall | cpu) ;; *) echo "fuzz: SHAPEPROP_FUZZ_CLOCK is wall or cpu, not '$clock'" >&2; exit 2 ;; esac
+if [ "$clock" = cpu ] && [ "$fork" -gt 1 ]; then echo "fuzz: SHAPEPROP_FUZZ_CLOCK=cpu takes no fork mode" >&2; exit 2; fi
 
 # Several runs at once (one target each, on several cores) configure and build one after
 # the other: two CMake configures of one build folder at once break each other.
@@ -42,13 +49,29 @@ for model in $(find "${exports[@]}" -name '*.onnx' | sort); do
   text=$text_seeds/$(basename "$(dirname "$model")")-$(basename "$model" .onnx).onnxtxt
   [ -e "$text" ] || build/fuzz/tools/onnx-infer-shapes "$model" --no-infer --emit text -q -o "$text" 2>/dev/null || true
 done
+# Interrupts the fuzzer (PID, or the child of /usr/bin/time PID) once its user + sys time
+# reaches SECONDS; /proc/PID/stat fields 14 and 15, in clock ticks.
+stop_at_cpu_seconds() {
+  local pid=$1 budget=$(( $2 * $(getconf CLK_TCK) )) fuzzer stat fields
+  fuzzer=$pid
+  if [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = time ]; then
+    fuzzer=
+    while [ -z "$fuzzer" ] && kill -0 "$pid" 2>/dev/null; do fuzzer=$(pgrep -P "$pid" || true); sleep 0.2; done
+  fi
+  while stat=$(cat /proc/"$fuzzer"/stat 2>/dev/null); do
+    read -ra fields <<<"${stat##*) }"  # after the command name, field 3 is fields[0]
+    if [ $(( fields[11] + fields[12] )) -ge "$budget" ]; then kill -INT "$fuzzer" 2>/dev/null || true; return; fi
+    sleep 2
+  done
+}
+
 failed=()
 for t in $targets; do
   corpus=$run/corpus/$t findings=$run/findings/$t
   mkdir -p "$corpus" "$findings"
   seeds=()  # kept findings, where a target has some
   if [ -d "tools/fuzz/regressions/$t" ]; then seeds+=("tools/fuzz/regressions/$t"); fi
-  options=(-max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1
+  options=(-timeout="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1
            -artifact_prefix="$findings/")
   case $t in
     # Long enough for the real exports (up to ~330 KB); mutations still start small.
@@ -61,15 +84,21 @@ for t in $targets; do
     *)  # the bytes are choices: long inputs from the start, not grown slowly
       options+=(-max_len=4096 -len_control=0) ;;
   esac
+  if [ "$clock" = wall ]; then options+=(-max_total_time="$seconds"); fi
   if [ "$fork" -gt 1 ]; then options+=(-fork="$fork" -ignore_crashes=0); fi
-  echo "fuzz: $t for ${seconds}s"
+  echo "fuzz: $t for ${seconds}s ($clock)"
   # The fuzzer's own CPU time (the build and the seeds' printing above not counted), by GNU
   # time where it is, appended to the log.
   timer=()
   if [ -x /usr/bin/time ]; then timer=(/usr/bin/time -f $'time::user_s: %U\ntime::sys_s: %S\ntime::wall_s: %e' -o "$run/$t.time"); fi
   status=0
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "${timer[@]}" "build/fuzz/tools/fuzz/fuzz-$t" "${options[@]}" "$corpus" "${seeds[@]}" >"$run/$t.log" 2>&1 || status=$?
+    "${timer[@]}" "build/fuzz/tools/fuzz/fuzz-$t" "${options[@]}" "$corpus" "${seeds[@]}" >"$run/$t.log" 2>&1 &
+  fuzzing=$! watcher=
+  if [ "$clock" = cpu ]; then stop_at_cpu_seconds "$fuzzing" "$seconds" & watcher=$!; fi
+  wait "$fuzzing" || status=$?
+  if [ -n "$watcher" ]; then wait "$watcher" || true; fi
+  if [ "$clock" = cpu ] && [ "$status" -eq 72 ]; then status=0; fi  # interrupted at its CPU time
   if [ ${#timer[@]} -gt 0 ]; then grep '^time::' "$run/$t.time" >>"$run/$t.log" || true; fi
   grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+.*DONE|^time::(user|sys)_s' "$run/$t.log" | tail -5 |
     sed "s/^/fuzz: $t: /" || true
@@ -83,4 +112,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: problems found by: ${failed[*]}" >&2
   exit 1
 fi
-echo "fuzz: ${targets// /, }: nothing found in ${seconds}s each"
+echo "fuzz: ${targets// /, }: nothing found in ${seconds}s ($clock) each"
