@@ -71,7 +71,9 @@ for t in $targets; do
   mkdir -p "$corpus" "$findings"
   seeds=()  # kept findings, where a target has some
   if [ -d "tools/fuzz/regressions/$t" ]; then seeds+=("tools/fuzz/regressions/$t"); fi
-  options=(-timeout="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1
+  # Slow units (written beside the findings) are those slower than the timeout, not than
+  # libFuzzer's 10 s: a run niced under other work reports wall time.
+  options=(-timeout="$timeout" -report_slow_units="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1
            -artifact_prefix="$findings/")
   case $t in
     # Long enough for the real exports (up to ~330 KB); mutations still start small.
