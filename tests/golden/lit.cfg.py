@@ -11,8 +11,9 @@
 #   %exit N -- CMD   runs CMD and fails unless it exits with status N
 #   %bad-input OUT -- CMD   CMD must exit 2 with one line on stderr and leave no OUT
 #   %gen-deep KIND N   writes a model that nests deep or grows fast (gen_deep.py)
-#   %within S MB -- CMD   CMD must end within S seconds and MB megabytes of peak memory
-#              (/usr/bin/time); passes CMD's exit status on
+#   %within S MB [--baseline 'BASE'] -- CMD   CMD must end within S seconds and MB
+#              megabytes of peak memory (/usr/bin/time), beyond BASE's peak when given;
+#              passes CMD's exit status on
 #
 # Features: "root" when the tests run as root (mknod needs it; tests that make device
 # files say REQUIRES: root and are reported UNSUPPORTED otherwise); "onnx-MAJOR.MINOR",
