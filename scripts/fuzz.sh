@@ -6,11 +6,18 @@
 #
 # Each target's corpus grows in build/fuzz/run/corpus/NAME across runs (seeded with the
 # target's regressions, tools/fuzz/regressions/NAME, and for the model targets with the
-# corpus's models and the golden tests' text); inputs that crash, leak, hang (-timeout) or
-# allocate too much (-malloc_limit_mb) land in build/fuzz/run/findings/NAME, and the run
-# exits 1. Environment:
+# real exporters' models: tests/data/corpus and, where it is, tests/data/real-exports, as
+# protobuf for model_binary and printed as text for model_text, beside the golden tests'
+# text); inputs that crash, leak, hang (-timeout) or allocate too much (-malloc_limit_mb)
+# land in build/fuzz/run/findings/NAME, and the run exits 1. Environment:
 #   SHAPEPROP_FUZZ_TARGETS  the targets to run (default: all five)
 #   SHAPEPROP_FUZZ_FORK     libFuzzer workers per target (-fork=N; default 1: no fork)
+#   SHAPEPROP_FUZZ_TIMEOUT  seconds (wall) one input may take (-timeout; default 10: raise
+#                           it for a run niced under other work, which starves it)
+#   SHAPEPROP_FUZZ_CLOCK    wall (default) or cpu: SECONDS are the fuzzer's own CPU time
+#                           (user + sys), so that a run niced on a shared machine gets its
+#                           share whatever the load; it is then interrupted (libFuzzer
+#                           prints its final stats and exits 72, taken as a normal end)
 #   SHAPEPROP_JOBS          build jobs (default: nproc)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -18,6 +25,10 @@ seconds=${1:-60}
 targets=${SHAPEPROP_FUZZ_TARGETS:-model_binary model_text model_structured dim differential}
 jobs=${SHAPEPROP_JOBS:-$(nproc)}
 fork=${SHAPEPROP_FUZZ_FORK:-1}
+timeout=${SHAPEPROP_FUZZ_TIMEOUT:-10}
+clock=${SHAPEPROP_FUZZ_CLOCK:-wall}
+case $clock in wall | cpu) ;; *) echo "fuzz: SHAPEPROP_FUZZ_CLOCK is wall or cpu, not '$clock'" >&2; exit 2 ;; esac
+if [ "$clock" = cpu ] && [ "$fork" -gt 1 ]; then echo "fuzz: SHAPEPROP_FUZZ_CLOCK=cpu takes no fork mode" >&2; exit 2; fi
 
 # Several runs at once (one target each, on several cores) configure and build one after
 # the other: two CMake configures of one build folder at once break each other.
@@ -25,35 +36,74 @@ mkdir -p build
 (
   flock 9
   cmake --preset fuzz >/dev/null
-  cmake --build --preset fuzz -j "$jobs" --target $(for t in $targets; do printf 'fuzz-%s ' "$t"; done)
+  cmake --build --preset fuzz -j "$jobs" --target onnx-infer-shapes $(for t in $targets; do printf 'fuzz-%s ' "$t"; done)
 ) 9>build/.fuzz-build.lock
 
 run=build/fuzz/run
-corpus_dir=tests/data/corpus
+# The real exporters' models, and each printed as text (once) for the text target.
+exports=(tests/data/corpus/functions tests/data/corpus/torch-dynamo tests/data/corpus/torchlib-2024-03/models)
+if [ -d tests/data/real-exports ]; then exports+=(tests/data/real-exports); fi
+text_seeds=$run/seeds/model_text
+mkdir -p "$text_seeds"
+for model in $(find "${exports[@]}" -name '*.onnx' | sort); do
+  text=$text_seeds/$(basename "$(dirname "$model")")-$(basename "$model" .onnx).onnxtxt
+  [ -e "$text" ] || build/fuzz/tools/onnx-infer-shapes "$model" --no-infer --emit text -q -o "$text" 2>/dev/null || true
+done
+# Interrupts the fuzzer (PID, or the child of /usr/bin/time PID) once its user + sys time
+# reaches SECONDS; /proc/PID/stat fields 14 and 15, in clock ticks.
+stop_at_cpu_seconds() {
+  local pid=$1 budget=$(( $2 * $(getconf CLK_TCK) )) fuzzer stat fields
+  fuzzer=$pid
+  if [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = time ]; then
+    fuzzer=
+    while [ -z "$fuzzer" ] && kill -0 "$pid" 2>/dev/null; do fuzzer=$(pgrep -P "$pid" || true); sleep 0.2; done
+  fi
+  while stat=$(cat /proc/"$fuzzer"/stat 2>/dev/null); do
+    read -ra fields <<<"${stat##*) }"  # after the command name, field 3 is fields[0]
+    if [ $(( fields[11] + fields[12] )) -ge "$budget" ]; then kill -INT "$fuzzer" 2>/dev/null || true; return; fi
+    sleep 2
+  done
+}
+
 failed=()
 for t in $targets; do
   corpus=$run/corpus/$t findings=$run/findings/$t
   mkdir -p "$corpus" "$findings"
   seeds=()  # kept findings, where a target has some
   if [ -d "tools/fuzz/regressions/$t" ]; then seeds+=("tools/fuzz/regressions/$t"); fi
-  options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1
+  # Slow units (written beside the findings) are those slower than the timeout, not than
+  # libFuzzer's 10 s: a run niced under other work reports wall time.
+  options=(-timeout="$timeout" -report_slow_units="$timeout" -rss_limit_mb=2048 -malloc_limit_mb=2048 -print_final_stats=1
            -artifact_prefix="$findings/")
   case $t in
+    # Long enough for the real exports (up to ~330 KB); mutations still start small.
     model_binary)
-      seeds+=("$corpus_dir/functions" "$corpus_dir/torchlib-2024-03/models")
-      options+=(-dict=tools/fuzz/onnx.dict -max_len=100000) ;;
+      seeds+=("${exports[@]}")
+      options+=(-dict=tools/fuzz/onnx.dict -max_len=400000) ;;
     model_text)
-      seeds+=(tests/golden examples)
-      options+=(-dict=tools/fuzz/onnx.dict -max_len=100000) ;;
+      seeds+=(tests/golden examples "$text_seeds")
+      options+=(-dict=tools/fuzz/onnx.dict -max_len=400000) ;;
     *)  # the bytes are choices: long inputs from the start, not grown slowly
       options+=(-max_len=4096 -len_control=0) ;;
   esac
+  if [ "$clock" = wall ]; then options+=(-max_total_time="$seconds"); fi
   if [ "$fork" -gt 1 ]; then options+=(-fork="$fork" -ignore_crashes=0); fi
-  echo "fuzz: $t for ${seconds}s"
+  echo "fuzz: $t for ${seconds}s ($clock)"
+  # The fuzzer's own CPU time (the build and the seeds' printing above not counted), by GNU
+  # time where it is, appended to the log.
+  timer=()
+  if [ -x /usr/bin/time ]; then timer=(/usr/bin/time -f $'time::user_s: %U\ntime::sys_s: %S\ntime::wall_s: %e' -o "$run/$t.time"); fi
   status=0
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "build/fuzz/tools/fuzz/fuzz-$t" "${options[@]}" "$corpus" "${seeds[@]}" >"$run/$t.log" 2>&1 || status=$?
-  grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+.*DONE' "$run/$t.log" | tail -3 | sed "s/^/fuzz: $t: /" || true
+    "${timer[@]}" "build/fuzz/tools/fuzz/fuzz-$t" "${options[@]}" "$corpus" "${seeds[@]}" >"$run/$t.log" 2>&1 &
+  fuzzing=$! watcher=
+  if [ "$clock" = cpu ]; then stop_at_cpu_seconds "$fuzzing" "$seconds" & watcher=$!; fi
+  wait "$fuzzing" || status=$?
+  if [ -n "$watcher" ]; then wait "$watcher" || true; fi
+  if [ "$clock" = cpu ] && [ "$status" -eq 72 ]; then status=0; fi  # interrupted at its CPU time
+  if [ ${#timer[@]} -gt 0 ]; then grep '^time::' "$run/$t.time" >>"$run/$t.log" || true; fi
+  grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+.*DONE|^time::(user|sys)_s' "$run/$t.log" | tail -5 |
+    sed "s/^/fuzz: $t: /" || true
   if [ "$status" -ne 0 ] || [ -n "$(ls -A "$findings")" ]; then
     echo "fuzz: $t FOUND A PROBLEM (exit $status); see $run/$t.log and $findings" >&2
     grep -E 'ERROR|invariant|SUMMARY' "$run/$t.log" | head -5 >&2 || true
@@ -64,4 +114,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: problems found by: ${failed[*]}" >&2
   exit 1
 fi
-echo "fuzz: ${targets// /, }: nothing found in ${seconds}s each"
+echo "fuzz: ${targets// /, }: nothing found in ${seconds}s ($clock) each"

@@ -8,6 +8,7 @@
 
 #include "infer/declared_type.h"
 #include "check/facts_view.h"
+#include "check/inference_tolerance.h"
 #include "shapeprop/call_graph.h"
 #include "shapeprop/dim.h"
 #include "shapeprop/validate.h"
@@ -324,6 +325,8 @@ Diagnostics check_model(const onnx::ModelProto& model, const CheckOptions& optio
   const Dim::MaxTerms terms(options.limits.max_dim_terms);
   // ONNX's structural checker, after ours (its messages name the place less precisely).
   Diagnostics all = validate_structure(model, options.origin, options.limits);
+  if (!has_errors(all))  // errors, as ONNX's checker rejects them, in words that name the function
+    for (auto& d : inference_tolerances(model, options.origin, nullptr, Severity::Error)) all.push_back(std::move(d));
   if (!has_errors(all))
     for (auto& d : run_onnx_checker(model, /*full_check=*/false, options.origin, options.op_rules.get(), CheckerMode::onnx))
       all.push_back(std::move(d));

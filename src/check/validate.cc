@@ -7,6 +7,7 @@
 
 #include "ir/depth.h"
 #include "check/full_check.h"
+#include "check/inference_tolerance.h"
 #include "check/linked_onnx.h"
 #include "check/onnx_checker.h"
 #include "onnx/checker.h"
@@ -224,8 +225,12 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
 }
 
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin, const OpRules* rules,
-                           CheckerMode mode, const Limits& limits) {
+                           CheckerMode mode, const Limits& limits, bool strict) {
   Diagnostics all = validate_structure(model, origin, limits);
+  if (has_errors(all)) return all;
+  if (mode == CheckerMode::as_inference)
+    for (auto& d : inference_tolerances(model, origin, rules, strict ? Severity::Error : Severity::Warning))
+      all.push_back(std::move(d));
   if (has_errors(all)) return all;
   for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, rules, mode)) all.push_back(std::move(d));
   return all;

@@ -112,7 +112,7 @@ class Job {
   bool validate() {
     auto validating = clock("validation");
     const Diagnostics found = validate_model(*out_.model, origin_, options_.infer.op_rules.get(),
-                                             CheckerMode::as_inference, limits());
+                                             CheckerMode::as_inference, limits(), options_.infer.strict);
     tell(Step::Validation, found);
     return !has_errors(found);
   }

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "onnx/defs/shape_inference.h"
+#include "shapeprop/hash_combine.h"
 
 namespace shapeprop::infer {
 
@@ -196,8 +197,10 @@ struct OnnxBridge::Caches {
   };
   struct CheckKeyHash {
     size_t operator()(const CheckKey& k) const {
-      size_t h = std::hash<const void*>()(k.schema) ^ (k.num_outputs * 0x9e3779b97f4a7c15ull);
-      for (int32_t t : k.inputs) h = h * 31 + static_cast<size_t>(t + 1);
+      // The element types come from the model: any int32, INT32_MAX included.
+      size_t h = std::hash<const void*>()(k.schema);
+      hash_combine(h, k.num_outputs);
+      for (int32_t t : k.inputs) hash_combine(h, static_cast<uint32_t>(t));
       return h;
     }
   };

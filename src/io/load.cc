@@ -5,6 +5,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include "io/model_prefix.h"
 #include "io/read_input.h"
 #include "io/syntax_depth.h"
 #include "onnx/defs/parser.h"
@@ -186,15 +187,13 @@ Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_
 
 Result<onnx::ModelProto> load_model(const fs::path& path, const Limits& limits) {
   const std::string origin = path.string();
-  auto read = read_input(path, limits);
+  auto format = format_for_path(path);
+  ModelPrefix prefix(origin, format, limits);
+  auto read = read_input(path, limits, [&prefix](std::string_view bytes) { return prefix.check(bytes); });
   if (!read) return read.error();
   const std::string& bytes = *read;
 
-  auto format = format_for_path(path);
-  if (!format) {
-    const auto first = bytes.find_first_not_of(" \t\r\n");
-    format = (first != std::string::npos && (bytes[first] == '<' || bytes[first] == '#')) ? Format::Text : Format::Binary;
-  }
+  if (!format) format = begins_text(bytes) ? Format::Text : Format::Binary;
   auto model = *format == Format::Text ? parse_model_text(bytes, origin, limits) : parse_model_binary(bytes, origin, limits);
   if (!model) return model;
   fs::path dir = path.parent_path();

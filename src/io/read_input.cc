@@ -1,7 +1,8 @@
 // Reading a model file's bytes with bounds: a regular file larger than the limit is
 // refused before it is read; a device or pipe (/dev/zero, /dev/urandom, a FIFO) is read
-// in chunks until the limit is passed; a FIFO or pipe that stays silent longer than the
-// wait limit (or never gets a writer) is given up on instead of blocking forever.
+// in chunks, the buffer growing as data arrives, until the limit is passed or the bytes
+// so far can begin no model (model_prefix.h); a FIFO or pipe that stays silent longer
+// than the wait limit (or never gets a writer) is given up on instead of blocking forever.
 #include "io/read_input.h"
 
 #include <fcntl.h>
@@ -64,7 +65,7 @@ bool wait_readable(int fd, uint32_t seconds) {
 
 }  // namespace
 
-Result<std::string> read_input(const std::filesystem::path& path, const Limits& limits) {
+Result<std::string> read_input(const std::filesystem::path& path, const Limits& limits, const PrefixCheck& prefix) {
   const std::string origin = path.string();
   // Without O_NONBLOCK, opening a FIFO that has no writer blocks until one comes.
   Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
@@ -98,6 +99,8 @@ Result<std::string> read_input(const std::filesystem::path& path, const Limits& 
       if (n > 0) {
         size += static_cast<size_t>(n);
         if (size > limits.max_input_bytes) return too_large(origin, limits.max_input_bytes);
+        if (prefix && !S_ISREG(st.st_mode))
+          if (auto refused = prefix(std::string_view(bytes.data(), size))) return *refused;
       } else if (n == 0) {
         // A FIFO that no writer has opened yet reads as ended: wait for one, once.
         if (!S_ISFIFO(st.st_mode) || size > 0 || waited_for_writer) break;

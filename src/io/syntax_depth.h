@@ -6,9 +6,11 @@
 // and the parsers only ever see what they handle.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
+#include "io/wire_scan.h"
 #include "shapeprop/diagnostics.h"
 #include "shapeprop/limits.h"
 
@@ -26,5 +28,10 @@ std::optional<Diagnostic> check_text_depth(std::string_view text, std::string_vi
 // limits.max_syntax_depth(). Bytes that are not well-formed protobuf give
 // limits.max_syntax_depth(): protobuf's parser then reports them.
 Result<int> binary_recursion_limit(std::string_view bytes, std::string_view origin, const Limits& limits);
+
+// The scan binary_recursion_limit makes, for a model of `size` bytes (or at most `size`,
+// when it is checked as it arrives), and the error for an outcome that passed a limit.
+WireScan binary_depth_scan(uint64_t size, const Limits& limits);
+std::optional<Diagnostic> binary_depth_error(WireScan::Outcome outcome, std::string_view origin, const Limits& limits);
 
 }  // namespace shapeprop

@@ -19,6 +19,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/call_graph.h"
+#include "shapeprop/hash_combine.h"
 #include "support/name_map.h"
 
 namespace shapeprop::ir {
@@ -106,7 +107,9 @@ class BodyIndex {
   std::unordered_map<const void*, std::unique_ptr<Body>> functions_;
   struct PairHash {
     size_t operator()(const std::pair<const void*, const void*>& p) const {
-      return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+      size_t h = std::hash<const void*>()(p.first);
+      hash_combine(h, std::hash<const void*>()(p.second));
+      return h;
     }
   };
   std::unordered_map<std::pair<const void*, const void*>, std::unique_ptr<Body>, PairHash> graphs_;

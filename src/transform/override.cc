@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "infer/analyzer.h"
+#include "io/model_prefix.h"
 #include "io/read_input.h"
 #include "shapeprop/call_graph.h"
 #include "shapeprop/dim.h"
@@ -106,7 +107,9 @@ Result<std::vector<FunctionProto>> load_function_library(const std::filesystem::
     if (model->functions().empty()) return Diagnostic::error("no function in this library").in_file(path.string());
     return std::vector<FunctionProto>(model->functions().begin(), model->functions().end());
   }
-  auto text = read_input(path, limits);  // bounded, as a model's input is
+  ModelPrefix prefix(path.string(), Format::Text, limits);
+  // Bounded, as a model's input is.
+  auto text = read_input(path, limits, [&prefix](std::string_view bytes) { return prefix.check(bytes); });
   if (!text) {
     Diagnostic d = text.error();  // "cannot read: REASON", "input is larger than ...", ...
     constexpr std::string_view kCannot = "cannot read";

@@ -11,6 +11,9 @@
 #   %exit N -- CMD   runs CMD and fails unless it exits with status N
 #   %bad-input OUT -- CMD   CMD must exit 2 with one line on stderr and leave no OUT
 #   %gen-deep KIND N   writes a model that nests deep or grows fast (gen_deep.py)
+#   %within S MB [--baseline 'BASE'] -- CMD   CMD must end within S seconds and MB
+#              megabytes of peak memory (/usr/bin/time), beyond BASE's peak when given;
+#              passes CMD's exit status on
 #
 #   %ort-types M  every type M declares is the one ONNX Runtime computes, at the same two
 #              bindings, and every value of its main graph is fully typed (ort_types.js)
@@ -19,7 +22,9 @@
 # Features: "root" when the tests run as root (mknod needs it; tests that make device
 # files say REQUIRES: root and are reported UNSUPPORTED otherwise); "onnx-irN" and
 # "onnx-opsetN" for every IR version and ai.onnx opset the linked ONNX reads (models of
-# newer versions say REQUIRES: onnx-ir13, onnx-opset26), from onnx-infer-shapes --version.
+# newer versions say REQUIRES: onnx-ir13, onnx-opset26), from onnx-infer-shapes --version;
+# "onnx-MAJOR.MINOR", the ONNX shapeprop is built on (tests of what an older ONNX must
+# refuse say which).
 import os
 import re
 import subprocess
@@ -45,9 +50,11 @@ ort_types = os.path.join(config.shapeprop_source_dir, "tools", "equiv", "ort_typ
 config.substitutions.append(("%ort-types", "node " + ort_types + " --quiet --require-full --bind N=2,3 --bind batch=1,3 --bind seq=2,5"))
 config.substitutions.append(("%bad-input", os.path.join(config.test_source_root, "bad_input.sh")))
 config.substitutions.append(("%exit", os.path.join(config.test_source_root, "expect_exit.sh")))
+config.substitutions.append(("%within", os.path.join(config.test_source_root, "within.sh")))
 config.substitutions.append(("%gen-deep", "python3 " + os.path.join(config.test_source_root, "gen_deep.py")))
 if os.geteuid() == 0:
     config.available_features.add("root")
+config.available_features.add("onnx-" + ".".join(config.shapeprop_onnx_version.split(".")[:2]))
 config.environment["LC_ALL"] = "C"
 
 version = subprocess.run([infer, "--version"], capture_output=True, text=True).stdout

@@ -1,8 +1,13 @@
 #include "fuzz_support.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
+#include <string>
 
+#include "io/model_prefix.h"
+#include "shapeprop/check.h"
 #include "shapeprop/infer.h"
 #include "shapeprop/io.h"
 #include "shapeprop/specialize.h"
@@ -15,6 +20,20 @@ namespace {
 
 // Longer than any diagnostic str() writes (Diagnostic::str's bounds add up to ~2 KB).
 constexpr size_t kMaxDiagnosticLine = 2500;
+
+// The check of a device's or FIFO's first bytes (io/model_prefix.h) lets every model pass
+// as protobuf writes it and as shapeprop prints it, read in chunks of any size.
+void require_prefix_accepts(const std::string& bytes, const char* what) {
+  for (size_t chunk : {size_t{7}, size_t{4096}}) {
+    ModelPrefix prefix("<fuzz>", std::nullopt, fuzz_limits());
+    for (size_t n = chunk;; n += chunk) {
+      auto refused = prefix.check(std::string_view(bytes).substr(0, std::min(n, bytes.size())));
+      require(!refused, std::string("the first bytes of a valid model, ") + what + ", are refused: " +
+                            (refused ? refused->str() : ""));
+      if (n >= bytes.size()) break;
+    }
+  }
+}
 
 }  // namespace
 
@@ -57,6 +76,8 @@ void run_pipeline(const onnx::ModelProto& model, const Invariants& invariants) {
   if (invariants.roundtrip) {
     auto rt = verify_text_roundtrip(model, limits);
     require(rt.ok(), "a valid model does not round-trip through text: " + (rt.ok() ? "" : rt.error().str()));
+    require_prefix_accepts(model.SerializeAsString(), "serialized");
+    require_prefix_accepts(print_model(model), "printed");
   }
 
   InferOptions options;
@@ -75,6 +96,10 @@ void run_pipeline(const onnx::ModelProto& model, const Invariants& invariants) {
               "annotating twice gives different models");
     }
   }
+
+  CheckOptions check;  // --mode check
+  check.limits = limits;
+  check_diagnostics(check_model(model, check));
 
   TransformOptions transform;
   transform.infer = options;

@@ -33,8 +33,9 @@ struct Invariants {
   bool deterministic = false; // annotating twice gives the same bytes (doubles the cost)
 };
 
-// Validates `model` and, when it is valid, annotates a copy, specializes and inlines
-// another, and prints both; every failure must come back as a one-line diagnostic.
+// Validates `model` and, when it is valid, annotates a copy, checks it as --mode check
+// does, specializes and inlines another, and prints both; every failure must come back
+// as a one-line diagnostic.
 void run_pipeline(const onnx::ModelProto& model, const Invariants& invariants = {});
 
 }  // namespace shapeprop::fuzz

@@ -2,6 +2,9 @@
 
 #include <vector>
 
+#include "onnx/defs/parser.h"
+#include "onnx/defs/schema.h"
+
 namespace shapeprop::fuzz {
 
 namespace {
@@ -20,27 +23,46 @@ struct Body {
 
 class Generator {
  public:
-  explicit Generator(ByteReader& in) : in_(in) {}
+  Generator(ByteReader& in, bool current_onnx) : in_(in), current_(current_onnx) {}
 
-  std::string model() {
+  GeneratedModel model() {
+    GeneratedModel out;
+    if (current_) {
+      out.ir_version = in_.pick<int64_t>({10, 11, 12, 13});
+      out.opset = in_.pick<int64_t>({18, 21, 22, 23, 24, 25, 26});
+    }
     functions_ = static_cast<int>(in_.number(0, kMaxFunctions));
     Body main;
     std::string inputs;
     const int n = static_cast<int>(in_.number(1, 3));
     for (int i = 0; i < n; ++i) {
       const std::string x = "x" + std::to_string(i);
-      inputs += (i ? ", " : "") + std::string("float") + shape() + " " + x;
-      main.values.push_back(x);
+      // Element types since IR 9 (float8, IR 9; int4, 10; float4e2m1, 11; float8e8m0, 12;
+      // int2 and uint2, 13), made float at once: the statements compute on floats.
+      const std::string type =
+          current_ && in_.flag()
+              ? in_.pick<std::string>({"float8e4m3fn", "int4", "float4e2m1", "float8e8m0", "int2", "uint2"})
+              : "float";
+      out.element_types.push_back(type);
+      inputs += (i ? ", " : "") + type + shape() + " " + x;
+      if (type == "float") {
+        main.values.push_back(x);
+      } else {
+        const std::string f = name("f");
+        emit(main, f + " = Cast <to: int = 1> (" + x + ")");
+        main.values.push_back(f);
+      }
     }
     statements(main, /*first_callee=*/0);
-    std::string out = "<ir_version: 10, opset_import: [\"\" : 18, \"local\" : 1]>\ng (" + inputs + ") => (" +
-                      main.values.back() + ") {\n" + main.text + "}\n";
-    for (int f = 0; f < functions_; ++f) out += function(f);
+    out.text = "<ir_version: " + std::to_string(out.ir_version) + ", opset_import: [\"\" : " + std::to_string(out.opset) +
+               ", \"local\" : 1]>\ng (" + inputs + ") => (" + main.values.back() + ") {\n" + main.text + "}\n";
+    for (int f = 0; f < functions_; ++f) out.text += function(f, out.opset);
     return out;
   }
 
  private:
   ByteReader& in_;
+  const bool current_;
   int functions_ = 0;
   int fresh_ = 0;
 
@@ -87,7 +109,7 @@ class Generator {
   void statement(Body& b, int first_callee) {
     const std::string x = any(b), y = any(b), out = name();
     const bool nest = b.depth < kMaxSubgraphDepth;
-    switch (in_.number(0, 13)) {
+    switch (in_.number(0, current_ ? 14 : 13)) {
       case 0:
         emit(b, out + " = " + in_.pick<std::string>({"Abs", "Neg", "Relu", "Sigmoid", "Identity"}) + " (" + x + ")");
         break;
@@ -192,7 +214,13 @@ class Generator {
         else
           emit(b, out + " = LeakyRelu <alpha: float = 0.5> (" + x + ")");
         break;
-      default: {  // ConstantOfShape of a shape value, broadcast into x
+      case 14:  // the ops of opsets 23 and 24 (at an older opset: ops no schema knows)
+        emit(b, out + " = " +
+                    in_.pick<std::string>({"RMSNormalization <axis: int = 0> (" + x + ", " + x + ")",
+                                           "Attention (" + x + ", " + y + ", " + y + ")",
+                                           "RotaryEmbedding (" + x + ", " + y + ", " + y + ")", "Swish (" + x + ")"}));
+        break;
+      case 13: {  // ConstantOfShape of a shape value, broadcast into x
         const std::string s = name("s"), z = name("z");
         emit(b, s + " = Shape (" + y + ")");
         emit(b, z + " = ConstantOfShape <value: tensor = float[1] {1}> (" + s + ")");
@@ -203,19 +231,27 @@ class Generator {
     b.values.push_back(out);
   }
 
-  std::string function(int f) {
+  std::string function(int f, int64_t opset) {
     Body body;
     body.function = f;
     body.values = {"a", "b"};
     statements(body, f + 1);
     const std::string header = in_.flag() ? "<alpha: float = 0.5, perm>" : "<alpha, perm: ints = [1, 0]>";
-    return "\n<domain: \"local\", opset_import: [\"\" : 18, \"local\" : 1]>\nF" + std::to_string(f) + " " + header +
-           " (a, b) => (" + body.values.back() + ") {\n" + body.text + "}\n";
+    return "\n<domain: \"local\", opset_import: [\"\" : " + std::to_string(opset) + ", \"local\" : 1]>\nF" +
+           std::to_string(f) + " " + header + " (a, b) => (" + body.values.back() + ") {\n" + body.text + "}\n";
   }
 };
 
 }  // namespace
 
-std::string generate_model(ByteReader& in) { return Generator(in).model(); }
+GeneratedModel generate(ByteReader& in, bool current_onnx) { return Generator(in, current_onnx).model(); }
+
+bool readable_by_linked_onnx(const GeneratedModel& model) {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  if (model.ir_version > onnx::Version::IR_VERSION || model.opset > ranges.at("").second) return false;
+  for (const auto& type : model.element_types)
+    if (!onnx::PrimitiveTypeNameMap::IsTypeName(type)) return false;
+  return true;
+}
 
 }  // namespace shapeprop::fuzz

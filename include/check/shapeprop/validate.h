@@ -18,8 +18,11 @@ namespace shapeprop {
 //  - as_inference: what ONNX's infer_shapes accepts passes too: an op of the default
 //    domain that no schema knows (the analysis warns, or reports an error under --strict,
 //    and leaves its outputs unknown), and a model-local function that imports another
-//    opset version than the model (ONNX 1.17's checker refuses it, later versions accept
-//    it; the analysis and the inliner take the function at its own opset).
+//    opset version than the model (the analysis and the inliner take the function at its
+//    own opset). ONNX's checker (1.17 through 1.22) and ONNX Runtime reject a call of a
+//    default-domain function that is no op, and a function importing another version
+//    where an op it uses has another schema there; validate_model says so
+//    (check/inference_tolerance.h).
 enum class CheckerMode { onnx, as_inference };
 
 // ONNX's checker. With `full_check` it also runs ONNX's strict shape inference, which
@@ -49,8 +52,11 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
 //  - function ids are unique.
 Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin, const Limits& limits = {});
 
-// Both of the above, ours first (its messages name the place more precisely).
+// Both of the above, ours first (its messages name the place more precisely). With
+// CheckerMode::as_inference, what ONNX's checker and ONNX Runtime reject but inference
+// reads comes between them: warnings, or with `strict` errors.
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin, const OpRules* rules = nullptr,
-                           CheckerMode mode = CheckerMode::as_inference, const Limits& limits = {});
+                           CheckerMode mode = CheckerMode::as_inference, const Limits& limits = {},
+                           bool strict = false);
 
 }  // namespace shapeprop

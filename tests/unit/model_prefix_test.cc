@@ -1,0 +1,151 @@
+// The check of a device's or FIFO's first bytes (io/model_prefix.h) and the resumable
+// wire-format walk under it (io/wire_scan.h): what can begin a model is never refused,
+// however it is cut into chunks; what cannot is refused at its first bytes.
+#include <random>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "io/model_prefix.h"
+#include "io/read_input.h"
+#include "io/syntax_depth.h"
+#include "shapeprop/io.h"
+
+namespace shapeprop {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kModel = R"(<ir_version: 8, opset_import: ["" : 18, "local" : 1], doc_string: "a 'quoted' \"text\" # not a comment">
+# a comment: bytes here are not looked at: )" "\x01\xff" R"(
+g (float[2] x) => (float[2] y) {
+  t = local.F (x)
+  y = If (c) <then_branch: graph = t1 () => (float[2] a) { a = Identity (t) }, else_branch: graph = e1 () => (float[2] b) { b = Abs (t) }>
+}
+<domain: "local", opset_import: ["" : 18]>
+F (a) => (b) {
+  b = Abs (a)
+}
+)";
+
+std::string binary_model() {
+  auto model = parse_model_text(kModel);
+  EXPECT_TRUE(model.ok()) << model.error().str();
+  return model->SerializeAsString();
+}
+
+// Feeds `bytes` to a fresh check in pieces of `piece` bytes; the first error, if any.
+std::optional<Diagnostic> feed(std::string_view bytes, size_t piece, std::optional<Format> format = std::nullopt) {
+  ModelPrefix prefix("in", format, Limits{});
+  for (size_t n = piece; ; n += piece) {
+    if (auto error = prefix.check(bytes.substr(0, n))) return error;
+    if (n >= bytes.size()) return std::nullopt;
+  }
+}
+
+TEST(ModelPrefix, ModelsAreNeverRefusedInAnyChunks) {
+  const std::string binary = binary_model();
+  ASSERT_EQ(static_cast<unsigned char>(binary[0]), 0x08);  // ir_version comes first
+  for (size_t piece : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t{64}, binary.size()}) {
+    EXPECT_EQ(feed(binary, piece), std::nullopt) << piece;
+    EXPECT_EQ(feed(binary, piece, Format::Binary), std::nullopt) << piece;
+    EXPECT_EQ(feed(kModel, piece), std::nullopt) << piece;
+    EXPECT_EQ(feed(kModel, piece, Format::Text), std::nullopt) << piece;
+  }
+  EXPECT_EQ(feed("  \n\t ", 1), std::nullopt);  // blanks so far: either may follow
+  EXPECT_EQ(feed("g (x) => (y) {", 1), std::nullopt);  // a graph without a header
+}
+
+TEST(ModelPrefix, BytesThatBeginNoModelAreRefusedAtOnce) {
+  auto error = [](std::string_view bytes, std::optional<Format> format = std::nullopt) {
+    auto d = feed(bytes, bytes.size(), format);
+    return d ? d->str() : std::string("(none)");
+  };
+  EXPECT_EQ(error(std::string(8, '\0')),
+            "in: error: not an ONNX model: it begins with byte 0x00 at offset 0, which begins neither a serialized model "
+            "(its ir_version, byte 0x08) nor ONNX text ('<' or a name)");
+  EXPECT_THAT(error(" \n\x08"), HasSubstr("it begins with byte 0x08 at offset 2"));
+  EXPECT_EQ(error("<ir", Format::Binary),
+            "in: error: not an ONNX model: a serialized model begins with its ir_version (byte 0x08), not byte 0x3c");
+  EXPECT_EQ(error("\n\x08\x08", Format::Text), "in:2:1: error: not ONNX text: it begins with byte 0x08, not '<' or a name");
+  EXPECT_EQ(error("<ir_version: 8,\n  \"ok\x01\" 'ok\x02' \x7f"),
+            "in:2:15: error: not ONNX text: byte 0x7f outside a string, a quoted name or a comment");
+  // Before the graph: ModelProto's fields 1-6 and 8 only, with their wire types.
+  EXPECT_EQ(feed("\x08\x08\x42\x00\x12\x01\xff\x28\x01\x3a\x00\x72\x00", 1), std::nullopt);
+  EXPECT_EQ(error("\x08\x08\x72\x00\x3a\x00"),
+            "in: error: not an ONNX model: before its graph, a serialized model holds ModelProto's fields 1-6 and 8 only "
+            "(ir_version, producer, domain, model_version, doc_string, opset_import), not field 14 of wire type 2 (at "
+            "offset 2)");
+  EXPECT_THAT(error("\x08\x08\x10\x00"), HasSubstr("not field 2 of wire type 0 (at offset 2)"));
+  // Field 0 inside the graph; a length past the limit.
+  EXPECT_THAT(error(std::string("\x08\x08\x3a\x02\x00\x00", 6)), HasSubstr("the protobuf is malformed within its first 6 bytes"));
+  EXPECT_THAT(error("\x08\x08\x3a\xff\xff\xff\xff\x7f"), HasSubstr("the protobuf is malformed"));
+}
+
+TEST(ModelPrefix, RandomBytesAreRefusedWithinTheirFirstKilobytes) {
+  // What /dev/urandom gives: three in four streams end at their first byte (the rest
+  // begin as text or, one in 256, as binary), and every one of these within 4 KiB.
+  std::mt19937 random(27);
+  size_t at_first_byte = 0;
+  for (int k = 0; k < 2000; ++k) {
+    std::string bytes(4096, '\0');
+    for (char& c : bytes) c = static_cast<char>(random());
+    ModelPrefix prefix("in", std::nullopt, Limits{});
+    ASSERT_TRUE(prefix.check(bytes).has_value()) << k;
+    at_first_byte += prefix.check(bytes.substr(0, 1)).has_value() ? 1 : 0;
+  }
+  EXPECT_GT(at_first_byte, 1400u);
+}
+
+TEST(ModelPrefix, DepthLimitsAreReportedAsTheyArePassed) {
+  // Nested graph attributes: an If whose then_branch holds the next If, 80 deep.
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  onnx::GraphProto* graph = model.mutable_graph();
+  for (int k = 0; k < 80; ++k) {
+    auto* node = graph->add_node();
+    node->set_op_type("If");
+    auto* attribute = node->add_attribute();
+    attribute->set_name("then_branch");
+    attribute->set_type(onnx::AttributeProto::GRAPH);
+    graph = attribute->mutable_g();
+  }
+  const std::string bytes = model.SerializeAsString();
+  auto d = feed(bytes, 100);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->str(), "in: error: subgraphs are nested more than 64 deep (--max-subgraph-depth)");
+  auto whole = binary_recursion_limit(bytes, "in", Limits{});
+  ASSERT_FALSE(whole.ok());
+  EXPECT_EQ(whole.error().str(), d->str());
+}
+
+TEST(WireScan, ResumesWhereTheBytesEnd) {
+  const std::string bytes = binary_model();
+  WireScan whole = binary_depth_scan(bytes.size(), Limits{});
+  ASSERT_EQ(whole.advance(bytes), WireScan::Outcome::Ended);
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    WireScan scan = binary_depth_scan(bytes.size(), Limits{});
+    ASSERT_EQ(scan.advance(std::string_view(bytes).substr(0, cut)), WireScan::Outcome::NeedMore) << cut;
+    ASSERT_EQ(scan.advance(bytes), WireScan::Outcome::Ended) << cut;
+    ASSERT_EQ(scan.messages(), whole.messages()) << cut;
+  }
+  // Cut short for good: a whole-model scan reads that as malformed.
+  WireScan cut = binary_depth_scan(bytes.size() - 1, Limits{});
+  EXPECT_EQ(cut.advance(std::string_view(bytes).substr(0, bytes.size() - 1)), WireScan::Outcome::Malformed);
+}
+
+TEST(ReadInput, DevicesEndAtTheirFirstChunkWhenItBeginsNoModel) {
+  size_t largest = 0;
+  ModelPrefix prefix("/dev/zero", std::nullopt, Limits{});
+  auto zero = read_input("/dev/zero", Limits{}, [&](std::string_view bytes) {
+    largest = std::max(largest, bytes.size());
+    return prefix.check(bytes);
+  });
+  ASSERT_FALSE(zero.ok());
+  EXPECT_THAT(zero.error().str(), HasSubstr("/dev/zero: error: not an ONNX model: it begins with byte 0x00"));
+  EXPECT_LE(largest, size_t{1} << 20);  // one chunk
+}
+
+}  // namespace
+}  // namespace shapeprop
