@@ -283,7 +283,10 @@ bool MutableBody::can_forward(NodeId id, ValueId to) const {
   const ValueId out = output(id, 0);
   if (out == kNoValue || to == kNoValue || out == to) return false;
   if (!values_[out].interface) return true;
-  // It must keep its name: the node becomes Identity(to), unless it is that already.
+  // It must keep its name: the node becomes Identity(to), unless it is that already, and
+  // its other outputs (a Dropout's mask) go, so nothing may read them.
+  for (size_t k = 1; k < num_outputs(id); ++k)
+    if (output(id, k) != kNoValue && (uses(output(id, k)) > 0 || values_[output(id, k)].interface)) return false;
   const NodeProto& n = *nodes_[id].proto;
   return !(n.op_type() == "Identity" && FunctionId::is_default_domain(n.domain()) && input(id, 0) == to);
 }
@@ -294,7 +297,7 @@ bool MutableBody::forward(NodeId id, ValueId to) {
   if (replace_all_uses(out, to)) return true;
   NodeProto identity;
   identity.set_op_type("Identity");
-  replace_node(id, std::move(identity), {to});
+  replace_node(id, std::move(identity), {to}, /*only_first_output=*/true);
   return true;
 }
 
@@ -351,8 +354,10 @@ MutableBody::NodeId MutableBody::insert_before(NodeId before, NodeProto node, co
   return id;
 }
 
-MutableBody::NodeId MutableBody::replace_node(NodeId id, NodeProto node, const std::vector<ValueId>& inputs) {
-  const std::vector<ValueId> outputs = nodes_[id].outputs;
+MutableBody::NodeId MutableBody::replace_node(NodeId id, NodeProto node, const std::vector<ValueId>& inputs,
+                                              bool only_first_output) {
+  std::vector<ValueId> outputs = nodes_[id].outputs;
+  if (only_first_output) outputs.resize(1);
   const std::vector<ValueId> old_inputs = nodes_[id].inputs;
   std::vector<ValueId> old_nested;
   for (const auto& r : nodes_[id].nested) old_nested.push_back(r.value);

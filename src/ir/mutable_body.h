@@ -102,8 +102,10 @@ class MutableBody {
   // Its outputs are new values, or values whose producer the caller erases.
   NodeId insert_before(NodeId before, onnx::NodeProto node, const std::vector<ValueId>& inputs,
                        const std::vector<ValueId>& outputs);
-  // `node` reading `inputs`, writing what `id` writes, in the place of `id`.
-  NodeId replace_node(NodeId id, onnx::NodeProto node, const std::vector<ValueId>& inputs);
+  // `node` reading `inputs`, writing what `id` writes (or its first output only: the
+  // others must have no reader), in the place of `id`.
+  NodeId replace_node(NodeId id, onnx::NodeProto node, const std::vector<ValueId>& inputs,
+                      bool only_first_output = false);
   // The node's only output becomes the constant `value`, under the same name.
   void make_constant(NodeId id, onnx::TensorProto value);
   // Erases the node, then every producer it leaves without readers.

@@ -22,6 +22,7 @@ BodyPassFn body_pass(Pass pass) {
     case Pass::SplitPatterns: return rewrite_sequences_and_splits;
     case Pass::ShapeGlue: return simplify_shape_inputs;
     case Pass::Peepholes: return apply_peepholes;
+    case Pass::DropoutElim: return eliminate_dropouts;
     case Pass::ConcatEmpties: return drop_empty_concat_inputs;
     case Pass::MinMaxToClip: return min_max_to_clip;
     case Pass::ClipFusion: return fuse_clips;
@@ -36,7 +37,7 @@ const std::vector<Pass>& default_rewrites() {
   // copy of it.
   static const std::vector<Pass> passes = {Pass::ShareInitializers, Pass::CastElim,  Pass::Gemm,
                                            Pass::ConstFold,         Pass::SplitPatterns, Pass::ShapeGlue,
-                                           Pass::Peepholes,         Pass::ConcatEmpties, Pass::MinMaxToClip,
+                                           Pass::Peepholes,         Pass::DropoutElim,   Pass::ConcatEmpties, Pass::MinMaxToClip,
                                            Pass::ClipFusion,
                                            Pass::NeutralOps,
                                            Pass::Cse};

@@ -90,6 +90,7 @@ bool simplify_shape_inputs(PassContext& ctx);        // shape_glue.cc
 bool rewrite_sequences_and_splits(PassContext& ctx); // split_patterns.cc
 bool form_gemms(PassContext& ctx);                   // gemm.cc
 bool apply_peepholes(PassContext& ctx);              // peepholes.cc
+bool eliminate_dropouts(PassContext& ctx);           // dropout_elim.cc
 bool drop_empty_concat_inputs(PassContext& ctx);     // concat_empties.cc
 bool min_max_to_clip(PassContext& ctx);              // minmax_to_clip.cc
 bool fuse_clips(PassContext& ctx);                   // clip_fusion.cc

@@ -9,9 +9,9 @@
 //    larger than X (Y): X (Y);
 //  - Expand by ones, Tile by ones, Slice of everything with steps of 1, and Reshape or
 //    Expand to the shape their input has: nothing;
-//  - Dropout in inference (no training_mode) whose mask nobody reads: its input.
 // "Nothing" means the node's readers read its input (or the node becomes an Identity where
-// its output keeps its name). Arithmetic with a neutral element is neutral_ops.cc's.
+// its output keeps its name). Arithmetic with a neutral element is neutral_ops.cc's,
+// Dropout dropout_elim.cc's.
 #include <numeric>
 
 #include "rewrite_support.h"
@@ -23,7 +23,6 @@ namespace {
 using onnx::NodeProto;
 
 constexpr int64_t kAxesAsInput = 13;         // Squeeze/Unsqueeze take axes as an input
-constexpr int64_t kDropoutTrainingMode = 12;  // Dropout says when it drops
 
 std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> axes, size_t rank) {
   for (auto& a : axes) {
@@ -63,7 +62,6 @@ class Peepholes {
     else if (op == "Where") fix = constant_where(id);
     else if (op == "Expand" || op == "Tile") fix = first_of(keeps_shape(id), [&] { return by_ones(id); });
     else if (op == "Slice") fix = whole_slice(id);
-    else if (op == "Dropout") fix = inference_dropout(id);
     // A forward that would change nothing is no match.
     if (fix && fix->kind == Fix::Forward && !body_.can_forward(id, fix->to)) return std::nullopt;
     return fix;
@@ -207,15 +205,6 @@ class Peepholes {
     }
     if (!same_known_shape(body_.output(id, 0), body_.input(id, 0))) return std::nullopt;
     return forward(body_.input(id, 0), Counter::ExpandsFolded);
-  }
-
-  std::optional<Fix> inference_dropout(NodeId id) const {
-    if (options_.onnx_opset < kDropoutTrainingMode) return std::nullopt;
-    if (body_.num_inputs(id) >= 3 && body_.input(id, 2) != ir::kNoValue)
-      if (!all_elements_are(body_.fact(body_.input(id, 2)), 0)) return std::nullopt;
-    const ValueId mask = body_.output(id, 1);
-    if (mask != ir::kNoValue && (body_.uses(mask) > 0 || body_.is_interface(mask))) return std::nullopt;
-    return forward(body_.input(id, 0), Counter::DropoutsRemoved);
   }
 };
 
