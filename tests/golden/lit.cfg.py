@@ -19,8 +19,9 @@
 #              bindings, and every value of its main graph is fully typed (ort_types.js)
 #   %onnx-ir, %onnx-opset  the highest IR version and ai.onnx opset the linked ONNX reads
 #
-# Features: "root" when the tests run as root (mknod needs it; tests that make device
-# files say REQUIRES: root and are reported UNSUPPORTED otherwise); "onnx-irN" and
+# Features: "gnu-time" where /usr/bin/time is; "root" when the tests run as root (mknod
+# needs it; tests that make device files say REQUIRES: root and are reported UNSUPPORTED
+# otherwise); "onnx-irN" and
 # "onnx-opsetN" for every IR version and ai.onnx opset the linked ONNX reads (models of
 # newer versions say REQUIRES: onnx-ir13, onnx-opset26), from onnx-infer-shapes --version;
 # "onnx-MAJOR.MINOR", the ONNX shapeprop is built on (tests of what an older ONNX must
@@ -54,6 +55,10 @@ config.substitutions.append(("%within", os.path.join(config.test_source_root, "w
 config.substitutions.append(("%gen-deep", "python3 " + os.path.join(config.test_source_root, "gen_deep.py")))
 if os.geteuid() == 0:
     config.available_features.add("root")
+# %within measures with GNU time (Debian's `time` package; the lite configuration's sid
+# root has none): tests that use it say REQUIRES: gnu-time.
+if os.access("/usr/bin/time", os.X_OK):
+    config.available_features.add("gnu-time")
 config.available_features.add("onnx-" + ".".join(config.shapeprop_onnx_version.split(".")[:2]))
 config.environment["LC_ALL"] = "C"
 
