@@ -9,8 +9,6 @@
 // inner node's output must have no other reader (the pair then becomes one node). The
 // fused node reuses the bound values it keeps; a zero of Relu becomes a constant of x's
 // type where it bounds a Clip.
-#include <cmath>
-
 #include "rewrite_support.h"
 
 namespace shapeprop::transform {

@@ -16,19 +16,6 @@ using onnx::TensorProto;
 constexpr int64_t kDropoutTrainingMode = 12;  // Dropout takes training_mode as an input
 constexpr size_t kMaxMaskConstant = 1024;     // elements of a mask written as a constant
 
-// The shape of `f` when every dim is a number.
-std::optional<std::vector<int64_t>> constant_shape(const Fact* f) {
-  const std::vector<Dim>* dims = known_dims(f);
-  if (!dims) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const Dim& d : *dims) {
-    auto c = d.as_constant();
-    if (!c || *c < 0) return std::nullopt;
-    out.push_back(*c);
-  }
-  return out;
-}
-
 TensorProto all_true(const std::vector<int64_t>& shape, size_t count) {
   TensorProto t;
   t.set_data_type(TensorProto::BOOL);
@@ -74,12 +61,10 @@ bool eliminate_dropouts(PassContext& ctx) {
       const ValueId mask = body.output(id, 1);
       if (mask != ir::kNoValue && body.uses(mask) > 0) {
         ValueId ones = ir::kNoValue;
-        const auto shape = constant_shape(body.fact(x));
-        size_t count = 1;
-        if (shape)
-          for (int64_t d : *shape) count *= static_cast<size_t>(d);
-        if (shape && count <= kMaxMaskConstant) {
-          ones = body.add_constant(all_true(*shape, count), "mask");
+        const auto shape = eval::detail::static_shape(body.fact(x));
+        const auto count = shape ? eval::detail::element_count(*shape) : std::nullopt;
+        if (count && static_cast<size_t>(*count) <= kMaxMaskConstant) {
+          ones = body.add_constant(all_true(*shape, static_cast<size_t>(*count)), "mask");
         } else {
           NodeProto shape_of;
           shape_of.set_op_type("Shape");
