@@ -314,7 +314,9 @@ fi
 # ---------------------------------------------------------------- onnxruntime-node
 # Its install script downloads extras and fails here; the CPU library is in the package.
 # The version package.json pins, also over an older one installed before.
-version_in() { sed -n 's/.*"'"$1"'": *"\([^"]*\)".*/\1/p' "$2" 2>/dev/null | head -n1; }
+# (A missing file, as in a fresh clone before npm ran, is no version: sed's exit status 2 on
+# it would end the script under pipefail.)
+version_in() { [ -f "$2" ] || return 0; sed -n 's/.*"'"$1"'": *"\([^"]*\)".*/\1/p' "$2" | head -n1; }
 ort_wanted=$(version_in onnxruntime-node "$here/tools/equiv/package.json")
 ort_have=$(version_in version "$here/tools/equiv/node_modules/onnxruntime-node/package.json")
 if [ "$ort_have" != "$ort_wanted" ] && [ -n "$dry_run" ]; then
