@@ -313,6 +313,22 @@ void MutableBody::set_input(NodeId id, size_t k, ValueId v) {
   if (old != kNoValue) erase_if_dead(old);
 }
 
+bool MutableBody::drop_output(NodeId id, size_t k) {
+  Node& n = nodes_[id];
+  if (n.erased || k >= n.outputs.size()) return false;
+  const ValueId v = n.outputs[k];
+  if (v == kNoValue || uses(v) > 0) return false;
+  changed_ = true;
+  values_[v].producer = kNone;
+  n.outputs[k] = kNoValue;
+  n.proto->set_output(static_cast<int>(k), std::string());
+  while (!n.outputs.empty() && n.outputs.back() == kNoValue) {
+    n.outputs.pop_back();
+    n.proto->mutable_output()->RemoveLast();
+  }
+  return true;
+}
+
 ValueId MutableBody::new_value(std::string_view base, const Fact* fact) {
   std::string name(base);
   for (int k = 1; !names_.insert(name).second; ++k) name = std::string(base) + "_" + std::to_string(k);
@@ -465,6 +481,9 @@ bool MutableBody::commit() {
   list_.ExtractSubrange(0, static_cast<int>(original), owned.data());
   list_.Reserve(static_cast<int>(nodes_.size()));
   for (NodeId id = first(); id != kNone; id = next(id)) {
+    // Omitted inputs at the end are no inputs (set_input(kNoValue) leaves their places).
+    auto* inputs = nodes_[id].proto->mutable_input();
+    while (!inputs->empty() && inputs->rbegin()->empty()) inputs->RemoveLast();
     if (id < original)
       list_.AddAllocated(std::exchange(owned[id], nullptr));
     else

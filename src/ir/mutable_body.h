@@ -106,6 +106,10 @@ class MutableBody {
   // others must have no reader), in the place of `id`.
   NodeId replace_node(NodeId id, onnx::NodeProto node, const std::vector<ValueId>& inputs,
                       bool only_first_output = false);
+  // The node no longer writes its output k, which nothing reads and which is not an
+  // interface name (an omitted optional output: "", trailing ones removed). False when
+  // the output is read or kept, or there is none.
+  bool drop_output(NodeId id, size_t k);
   // The node's only output becomes the constant `value`, under the same name.
   void make_constant(NodeId id, onnx::TensorProto value);
   // Erases the node, then every producer it leaves without readers.
@@ -119,7 +123,8 @@ class MutableBody {
   ValueId remember_constant(ValueId v);
 
   bool changed() const { return changed_; }
-  // Writes the nodes back in order, without the erased ones; true when anything changed.
+  // Writes the nodes back in order, without the erased ones and without omitted inputs at
+  // the end of a node's inputs; true when anything changed.
   bool commit();
 
  private:

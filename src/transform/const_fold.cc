@@ -2,8 +2,12 @@
 // domain whose inputs are all constants, of an op evaluated here (elementwise math,
 // Transpose, Cast, Concat, and the ops that only give their input another shape), whose
 // result has at most 1,024 elements, so that a weight is never copied into a second large
-// constant. Its result becomes a constant of the same name (an initializer of the main
-// graph, a Constant node in a function).
+// constant. A Cast, Transpose or reshaping op whose data input is a constant of any size
+// (up to 2^24 elements) that nothing else reads is folded too: the constant it read goes,
+// so nothing is held twice (issue 25, families 6 and 11; external data is never read).
+// Its result becomes a constant of the same name (an initializer of the main graph, a
+// Constant node in a function). And Cast(ConstantOfShape(s, v)) is
+// ConstantOfShape(s, Cast(v)), whatever the shape.
 //
 // Arithmetic is done in the element type, as ONNX Runtime does it: float in float (16-bit
 // floats in float, rounded back), double in double. An integer result out of its type's
@@ -25,6 +29,8 @@ using onnx::NodeProto;
 using onnx::TensorProto;
 
 constexpr int64_t kMaxFoldedElements = 1024;
+// A constant read by one Cast, Transpose or reshaping op only, folded into its result.
+constexpr int64_t kMaxSoleReaderElements = int64_t{1} << 24;
 
 // A constant's elements: floating types as doubles, integral ones (and bool) as int64.
 struct Values {
@@ -377,21 +383,36 @@ class ConstantFolder {
     if (!FunctionId::is_default_domain(n.domain()) || body_.num_outputs(id) != 1 || body_.output(id, 0) == ir::kNoValue ||
         body_.num_inputs(id) == 0 || is_op(n, "Constant") || has_subgraph(n))
       return std::nullopt;
-    auto value = evaluate(id);
-    if (!value || static_cast<int64_t>(value->size()) > kMaxFoldedElements) return std::nullopt;
+    const int64_t limit = moves_its_input(id) ? kMaxSoleReaderElements : kMaxFoldedElements;
+    auto value = evaluate(id, limit);
+    if (!value || static_cast<int64_t>(value->size()) > limit) return std::nullopt;
     return value;
   }
 
  private:
   const MutableBody& body_;
 
+  // A Cast, Transpose or reshaping op whose data input is a stored constant that nothing
+  // else reads: its result takes the constant's place (as many elements).
+  bool moves_its_input(NodeId id) const {
+    const NodeProto& n = body_.node(id);
+    if (!(is_op(n, "Cast") || is_op(n, "Transpose") || reshaping_ops().count(n.op_type()))) return false;
+    const ValueId data = body_.input(id, 0);
+    return data != ir::kNoValue && body_.stored_constant(data) && body_.uses(data) == 1;
+  }
+
+  static const std::unordered_set<std::string>& reshaping_ops() {
+    static const std::unordered_set<std::string> ops = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
+    return ops;
+  }
+
   // A constant input, unless it is larger than any result folded here (every op here
   // gives at least as many elements as each of its inputs has).
-  std::optional<Values> input(ValueId v) const {
+  std::optional<Values> input(ValueId v, int64_t limit) const {
     if (v == ir::kNoValue) return std::nullopt;
     if (const TensorProto* t = body_.stored_constant(v)) {
       const auto count = element_count(t->dims());
-      return count && *count <= kMaxFoldedElements ? decode(*t) : std::nullopt;
+      return count && *count <= limit ? decode(*t) : std::nullopt;
     }
     auto t = body_.constant(v);
     return t ? decode(*t) : std::nullopt;
@@ -416,14 +437,13 @@ class ConstantFolder {
     return out;
   }
 
-  std::optional<Values> evaluate(NodeId id) const {
+  std::optional<Values> evaluate(NodeId id, int64_t limit) const {
     const NodeProto& n = body_.node(id);
     static const std::unordered_set<std::string> unary_ops = {"Sqrt", "Reciprocal", "Neg",  "Abs",   "Exp",   "Log",
                                                               "Tanh", "Erf",        "Sigmoid", "Relu", "Floor", "Ceil"};
     static const std::unordered_set<std::string> binary_ops = {"Add", "Sub", "Mul", "Div", "Pow"};
-    static const std::unordered_set<std::string> reshaping_ops = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
     const std::string& op = n.op_type();
-    const bool known = unary_ops.count(op) || binary_ops.count(op) || reshaping_ops.count(op) || op == "Transpose" ||
+    const bool known = unary_ops.count(op) || binary_ops.count(op) || reshaping_ops().count(op) || op == "Transpose" ||
                        op == "Cast" || op == "Concat";
     if (!known) return std::nullopt;
     for (size_t k = 0; k < body_.num_inputs(id); ++k)
@@ -433,7 +453,7 @@ class ConstantFolder {
     std::vector<Values> in;
     for (size_t k = 0; k < body_.num_inputs(id); ++k) {
       if (body_.input(id, k) == ir::kNoValue) continue;
-      auto v = input(body_.input(id, k));
+      auto v = input(body_.input(id, k), limit);
       if (!v) return std::nullopt;
       in.push_back(std::move(*v));
     }
@@ -449,7 +469,7 @@ class ConstantFolder {
       auto axis = int_attribute(n, "axis");
       return axis ? concat(in, *axis) : std::nullopt;
     }
-    if (reshaping_ops.count(op)) {
+    if (reshaping_ops().count(op)) {
       auto dims = output_dims(id);
       if (!dims) return std::nullopt;
       if (element_count(*dims) != static_cast<int64_t>(in[0].size())) return std::nullopt;
@@ -461,17 +481,60 @@ class ConstantFolder {
   }
 };
 
+// Cast(ConstantOfShape(s, v)) as ConstantOfShape(s, Cast(v)): the fill value cast, when
+// it is representable in the target type (else the runtime's to decide, as above).
+std::optional<TensorProto> cast_fill(const MutableBody& body, NodeId id) {
+  const NodeProto& n = body.node(id);
+  if (!is_op(n, "Cast") || body.num_inputs(id) != 1 || body.input(id, 0) == ir::kNoValue || body.num_outputs(id) != 1)
+    return std::nullopt;
+  const auto to = int_attribute(n, "to");
+  const NodeId fill = body.producer(body.input(id, 0));
+  if (!to || fill == kNone) return std::nullopt;
+  const NodeProto& p = body.node(fill);
+  if (!is_op(p, "ConstantOfShape") || has_reference(p) || body.num_inputs(fill) != 1 ||
+      body.input(fill, 0) == ir::kNoValue)
+    return std::nullopt;
+  TensorProto value;
+  if (const auto* a = attribute(p, "value")) {
+    if (a->type() != onnx::AttributeProto::TENSOR) return std::nullopt;
+    value = a->t();
+  } else {  // ONNX's default: a float 0
+    value.set_data_type(TensorProto::FLOAT);
+    value.add_dims(1);
+    value.add_float_data(0);
+  }
+  const auto decoded = decode(value);
+  if (!decoded || decoded->size() != 1) return std::nullopt;
+  const auto cast_value = cast(*decoded, static_cast<int32_t>(*to));
+  if (!cast_value) return std::nullopt;
+  return encode(*cast_value);
+}
+
 }  // namespace
 
 bool fold_small_constants(PassContext& ctx) {
   MutableBody& body = ctx.body();
   const ConstantFolder folder(body);
-  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id))
-    if (auto value = folder.match(id))
+  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
+    if (auto value = folder.match(id)) {
       ctx.apply(Counter::ConstantsComputed, [&] {
         body.make_constant(id, encode(*value));
         return true;
       });
+    } else if (auto fill = cast_fill(body, id)) {
+      ctx.apply(Counter::FillsCast, [&] {
+        const ValueId shape = body.input(body.producer(body.input(id, 0)), 0);
+        NodeProto node;
+        node.set_op_type("ConstantOfShape");
+        auto* a = node.add_attribute();
+        a->set_name("value");
+        a->set_type(onnx::AttributeProto::TENSOR);
+        *a->mutable_t() = std::move(*fill);
+        body.replace_node(id, std::move(node), {shape});
+        return true;
+      });
+    }
+  }
   return ctx.changed();
 }
 

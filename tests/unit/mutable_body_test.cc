@@ -1,0 +1,76 @@
+// The mutable IR's edits that the rewrite passes lean on (src/ir/mutable_body.h): dropping
+// an unread optional output, and omitted inputs at the end of a node going at commit.
+#include "ir/mutable_body.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace shapeprop::ir {
+namespace {
+
+struct Body {
+  onnx::ModelProto model;
+  std::unique_ptr<MutableBody> body;
+  explicit Body(std::string_view text, std::unordered_set<std::string> interface)
+      : model(testing::parse_or_fail(text)) {
+    body = std::make_unique<MutableBody>(*model.mutable_graph()->mutable_node(),
+                                         [](std::string_view) -> const Fact* { return nullptr; },
+                                         model.mutable_graph(), interface);
+  }
+  MutableBody::NodeId node(size_t k) {
+    auto id = body->first();
+    for (size_t i = 0; i < k; ++i) id = body->next(id);
+    return id;
+  }
+};
+
+constexpr std::string_view kLayerNorm = R"(
+<ir_version: 10, opset_import: ["" : 18]>
+g (float[2,3] t, float[3] s) => (float[2,3] y, float[2,1] inv, float[2,1] q) {
+  y, mean, inv = LayerNormalization <axis = -1> (t, s)
+  y2, mean2, inv2 = LayerNormalization <axis = -1> (t, s)
+  q = Neg (mean2)
+}
+)";
+
+TEST(MutableBodyTest, DropOutputLeavesAnEmptyNameInTheMiddleAndTrimsTheEnd) {
+  Body b(kLayerNorm, {"t", "s", "y", "inv", "q"});
+  const auto first = b.node(0), second = b.node(1);
+  EXPECT_FALSE(b.body->drop_output(first, 0));  // a body output
+  EXPECT_FALSE(b.body->drop_output(first, 2));  // a body output
+  EXPECT_FALSE(b.body->drop_output(second, 1)); // read by Neg
+  EXPECT_FALSE(b.body->drop_output(first, 3));  // no such output
+  EXPECT_FALSE(b.body->changed());
+  EXPECT_TRUE(b.body->drop_output(first, 1));
+  EXPECT_EQ(b.body->num_outputs(first), 3u);
+  EXPECT_EQ(b.body->output(first, 1), kNoValue);
+  EXPECT_TRUE(b.body->drop_output(second, 2));
+  EXPECT_EQ(b.body->num_outputs(second), 2u);  // the trailing one is gone, not ""
+  EXPECT_FALSE(b.body->drop_output(first, 1)); // dropped already
+  EXPECT_TRUE(b.body->commit());
+  const auto& nodes = b.model.graph().node();
+  ASSERT_EQ(nodes.size(), 3);
+  EXPECT_EQ(std::vector<std::string>(nodes[0].output().begin(), nodes[0].output().end()),
+            (std::vector<std::string>{"y", "", "inv"}));
+  EXPECT_EQ(std::vector<std::string>(nodes[1].output().begin(), nodes[1].output().end()),
+            (std::vector<std::string>{"y2", "mean2"}));
+}
+
+TEST(MutableBodyTest, OmittedInputsAtTheEndGoAtCommit) {
+  Body b(R"(
+<ir_version: 10, opset_import: ["" : 18]>
+g (float[5,2,2] x, float[1,9,2] w, float[1,9,3] r, float[1,2,3] h0) => (float[1,2,3] h) {
+  y, h = GRU <hidden_size = 3> (x, w, r, , , h0)
+}
+)",
+         {"x", "w", "r", "h0", "h"});
+  b.body->set_input(b.node(0), 5, kNoValue);
+  EXPECT_EQ(b.body->num_inputs(b.node(0)), 6u);  // the node keeps its places until commit
+  EXPECT_TRUE(b.body->commit());
+  const auto& in = b.model.graph().node(0).input();
+  EXPECT_EQ(std::vector<std::string>(in.begin(), in.end()), (std::vector<std::string>{"x", "w", "r"}));
+}
+
+}  // namespace
+}  // namespace shapeprop::ir
