@@ -18,6 +18,7 @@ BodyPassFn body_pass(Pass pass) {
     case Pass::ShareInitializers: return share_equal_initializers;
     case Pass::CastElim: return remove_redundant_casts;
     case Pass::Gemm: return form_gemms;
+    case Pass::ConvBn: return fuse_conv_batchnorm;
     case Pass::ConstFold: return fold_small_constants;
     case Pass::SplitPatterns: return rewrite_sequences_and_splits;
     case Pass::ShapeGlue: return simplify_shape_inputs;
@@ -38,7 +39,7 @@ const std::vector<Pass>& default_rewrites() {
   // Gemms before constants: a Gemm reads a weight through transB instead of a transposed
   // copy of it.
   static const std::vector<Pass> passes = {Pass::ShareInitializers, Pass::CastElim,  Pass::Gemm,
-                                           Pass::ConstFold,         Pass::SplitPatterns, Pass::ShapeGlue,
+                                           Pass::ConvBn,            Pass::ConstFold,         Pass::SplitPatterns, Pass::ShapeGlue,
                                            Pass::Peepholes,         Pass::DropoutElim,   Pass::ConcatEmpties, Pass::MinMaxToClip,
                                            Pass::ClipFusion,
                                            Pass::NeutralOps,

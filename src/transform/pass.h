@@ -98,5 +98,6 @@ bool remove_neutral_ops(PassContext& ctx);           // neutral_ops.cc
 bool omit_zero_rnn_states(PassContext& ctx);         // rnn_states.cc
 bool drop_unused_outputs(PassContext& ctx);          // unused_outputs.cc
 bool fold_small_constants(PassContext& ctx);         // const_fold.cc
+bool fuse_conv_batchnorm(PassContext& ctx);          // conv_bn.cc
 
 }  // namespace shapeprop::transform

@@ -1,0 +1,149 @@
+// BatchNormalization in inference after a Conv, fused into the Conv's weight and bias
+// (issue 25, family 11), as PyTorch's dynamo exporter leaves every conv-bn block:
+//   s  = scale / sqrt(var + epsilon)          (per output channel m)
+//   W' = W * s[m]                             (every weight of channel m)
+//   B' = (B - mean) * s + bias                (B = 0 without a bias)
+// computed in double and rounded once to the element type. It is what ONNX Runtime's own
+// ConvBNFusion computes when it loads the model, so the outputs agree with the runtime's
+// to within the rounding of the fused weights, not bit for bit.
+//
+// Only where nothing is held twice: the weight must be a stored constant that only this
+// Conv reads (the new one takes its place; a weight shared with another node stays), its
+// data in the model (external data is never read), float or double; the Conv's output
+// only the BatchNormalization's input; the statistics constants of shape [M]; the
+// BatchNormalization in inference (one output, no training_mode or a 0 one).
+#include <cmath>
+
+#include "rewrite_support.h"
+#include "support/tensor_data.h"
+
+namespace shapeprop::transform {
+
+namespace {
+
+using onnx::NodeProto;
+using onnx::TensorProto;
+
+constexpr int64_t kMaxWeightElements = int64_t{1} << 24;
+
+// A float or double tensor's elements (nullopt for other types, external data, or data
+// that does not match the dims).
+std::optional<std::vector<double>> reals_of(const TensorProto& t) {
+  if (t.data_location() == TensorProto::EXTERNAL) return std::nullopt;
+  if (t.data_type() != TensorProto::FLOAT && t.data_type() != TensorProto::DOUBLE) return std::nullopt;
+  const auto count = eval::detail::element_count(std::vector<int64_t>(t.dims().begin(), t.dims().end()));
+  if (!count || *count > kMaxWeightElements) return std::nullopt;
+  const TensorProto typed = t.has_raw_data() ? typed_tensor(t) : t;
+  std::vector<double> out;
+  if (t.data_type() == TensorProto::FLOAT)
+    out.assign(typed.float_data().begin(), typed.float_data().end());
+  else
+    out.assign(typed.double_data().begin(), typed.double_data().end());
+  if (static_cast<int64_t>(out.size()) != *count) return std::nullopt;
+  return out;
+}
+
+TensorProto tensor_of(int32_t type, const std::vector<int64_t>& dims, const std::vector<double>& values) {
+  TensorProto t;
+  t.set_data_type(type);
+  for (int64_t d : dims) t.add_dims(d);
+  for (double v : values) {
+    if (type == TensorProto::FLOAT)
+      t.add_float_data(static_cast<float>(v));
+    else
+      t.add_double_data(v);
+  }
+  return t;
+}
+
+struct Fusion {
+  NodeId conv;
+  TensorProto weight, bias;
+};
+
+class ConvBn {
+ public:
+  explicit ConvBn(const MutableBody& body) : body_(body) {}
+
+  std::optional<Fusion> match(NodeId bn) const {
+    const NodeProto& n = body_.node(bn);
+    if (!is_op(n, "BatchNormalization") || has_reference(n) || body_.num_outputs(bn) != 1 || body_.num_inputs(bn) != 5)
+      return std::nullopt;
+    if (const auto training = int_attribute(n, "training_mode"); training && *training != 0) return std::nullopt;
+    if (attribute(n, "spatial") || attribute(n, "is_test") || attribute(n, "consumed_inputs")) return std::nullopt;  // old forms
+    const ValueId y = body_.input(bn, 0);
+    const NodeId conv = body_.producer(y);
+    if (conv == kNone || body_.uses(y) != 1) return std::nullopt;
+    const NodeProto& c = body_.node(conv);
+    if (!is_op(c, "Conv") || has_reference(c) || body_.num_outputs(conv) != 1 || body_.num_inputs(conv) < 2)
+      return std::nullopt;
+    const ValueId w = body_.input(conv, 1);
+    const TensorProto* stored = body_.stored_constant(w);
+    if (!stored || body_.uses(w) != 1 || stored->dims_size() < 1) return std::nullopt;
+    const int64_t channels = stored->dims(0);
+    auto weight = reals_of(*stored);
+    if (!weight || channels <= 0) return std::nullopt;
+    const int32_t type = stored->data_type();
+    // scale, bias, mean, var: constants of this type and shape [M].
+    std::vector<std::vector<double>> stats;
+    for (size_t k = 1; k <= 4; ++k) {
+      auto t = body_.constant(body_.input(bn, k));
+      if (!t || t->data_type() != type || t->dims_size() != 1 || t->dims(0) != channels) return std::nullopt;
+      auto v = reals_of(*t);
+      if (!v) return std::nullopt;
+      stats.push_back(std::move(*v));
+    }
+    std::vector<double> bias(static_cast<size_t>(channels), 0.0);
+    if (body_.num_inputs(conv) >= 3 && body_.input(conv, 2) != ir::kNoValue) {
+      auto t = body_.constant(body_.input(conv, 2));
+      if (!t || t->data_type() != type || t->dims_size() != 1 || t->dims(0) != channels) return std::nullopt;
+      auto v = reals_of(*t);
+      if (!v) return std::nullopt;
+      bias = std::move(*v);
+    }
+    const double epsilon = [&] {
+      const auto* a = attribute(n, "epsilon");
+      return a && a->type() == onnx::AttributeProto::FLOAT ? static_cast<double>(a->f()) : 1e-5;
+    }();
+    const auto per_channel = weight->size() / static_cast<size_t>(channels);
+    for (size_t m = 0; m < static_cast<size_t>(channels); ++m) {
+      const double denominator = stats[3][m] + epsilon;
+      if (!(denominator > 0) || !std::isfinite(denominator)) return std::nullopt;  // the runtime's NaN to give
+      const double s = stats[0][m] / std::sqrt(denominator);
+      for (size_t k = 0; k < per_channel; ++k) (*weight)[m * per_channel + k] *= s;
+      bias[m] = (bias[m] - stats[2][m]) * s + stats[1][m];
+    }
+    Fusion f;
+    f.conv = conv;
+    f.weight = tensor_of(type, std::vector<int64_t>(stored->dims().begin(), stored->dims().end()), *weight);
+    f.bias = tensor_of(type, {channels}, bias);
+    return f;
+  }
+
+ private:
+  const MutableBody& body_;
+};
+
+}  // namespace
+
+bool fuse_conv_batchnorm(PassContext& ctx) {
+  MutableBody& body = ctx.body();
+  const ConvBn fusions(body);
+  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
+    // In a dry run only whether a fusion applies matters, but the match computes the
+    // fused weights; dry runs stop at the first, so that is paid once.
+    auto f = fusions.match(id);
+    if (!f) continue;
+    ctx.apply(Counter::BatchNormsFused, [&] {
+      NodeProto conv = body.node(f->conv);
+      const ValueId x = body.input(f->conv, 0);
+      const ValueId w = body.add_constant(std::move(f->weight), std::string(body.name(body.input(f->conv, 1))) + "_fused");
+      const ValueId b = body.add_constant(std::move(f->bias), "fused_bias");
+      body.replace_node(id, std::move(conv), {x, w, b});
+      return true;
+    });
+  }
+  return ctx.changed();
+}
+
+}  // namespace shapeprop::transform
