@@ -1,11 +1,13 @@
 // Constant folding of what the analysis does not compute itself: a node of the default
 // domain whose inputs are all constants, of an op evaluated here (elementwise math,
-// Transpose, Cast, Concat, and the ops that only give their input another shape), whose
-// result has at most 1,024 elements, so that a weight is never copied into a second large
-// constant. A Cast, Transpose or reshaping op whose data input is a constant of any size
-// (up to 2^24 elements) that nothing else reads is folded too: the constant it read goes,
-// so nothing is held twice (issue 25, families 6 and 11; external data is never read).
-// Its result becomes a constant of the same name (an initializer of the main graph, a
+// Transpose, Cast, Concat, Expand, Slice, and the ops that only give their input another
+// shape), whose result has at most 1,024 elements, so that a weight is never copied into
+// a second large constant. At any size (up to 2^24 elements), where nothing is held
+// twice, the constants read then going: a Cast, Transpose, Slice or reshaping op whose
+// data input is a constant that nothing else reads; a Concat of such constants; and all
+// the readers of a constant when each is one of those ops and together they make no more
+// elements than it (issue 25, families 6 and 11; external data is never read). Its result
+// becomes a constant of the same name (an initializer of the main graph, a
 // Constant node in a function). And Cast(ConstantOfShape(s, v)) is
 // ConstantOfShape(s, Cast(v)), whatever the shape.
 //
@@ -14,6 +16,7 @@
 // range (ONNX does not say what it wraps to; the analysis leaves such values unknown too),
 // a division by zero, or a Cast to an integer type out of its range, is not folded. Transcendental functions come
 // from the C library, which may differ from ONNX Runtime's in the last bit.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -222,6 +225,95 @@ std::vector<size_t> offsets(const std::vector<int64_t>& dims, const std::vector<
   return result;
 }
 
+// Expand: `x` broadcast with `shape` both ways, as ONNX's Expand does; nullopt past
+// `limit` elements (checked before anything is allocated: the shape may be anything).
+std::optional<Values> expand(const Values& x, const Values& shape, int64_t limit) {
+  if (shape.type != TensorProto::INT64 || shape.dims.size() != 1) return std::nullopt;
+  auto dims = broadcast(x.dims, shape.ints);
+  if (!dims) return std::nullopt;
+  const auto count = element_count(*dims);
+  if (!count || *count > limit) return std::nullopt;
+  Values out;
+  out.type = x.type;
+  out.dims = *dims;
+  out.real = x.real;
+  for (size_t k : offsets(x.dims, *dims)) {
+    if (x.real)
+      out.reals.push_back(x.reals[k]);
+    else
+      out.ints.push_back(x.ints[k]);
+  }
+  return out;
+}
+
+// Slice (opset 10 on: starts, ends, axes and steps as inputs), with ONNX's clamping of
+// out-of-range starts and ends and its negative steps.
+std::optional<Values> slice(const Values& x, const Values& starts, const Values& ends, const Values* axes,
+                            const Values* steps) {
+  auto ints_of = [](const Values& v) -> const std::vector<int64_t>* {
+    return !v.real && (v.type == TensorProto::INT64 || v.type == TensorProto::INT32) && v.dims.size() == 1 ? &v.ints
+                                                                                                           : nullptr;
+  };
+  const auto* s = ints_of(starts);
+  const auto* e = ints_of(ends);
+  const auto* a = axes ? ints_of(*axes) : nullptr;
+  const auto* st = steps ? ints_of(*steps) : nullptr;
+  if (!s || !e || s->size() != e->size() || (axes && (!a || a->size() != s->size())) ||
+      (steps && (!st || st->size() != s->size())))
+    return std::nullopt;
+  const auto rank = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> first(x.dims.size(), 0), step(x.dims.size(), 1), dims = x.dims;
+  std::vector<bool> seen(x.dims.size(), false);
+  for (size_t i = 0; i < s->size(); ++i) {
+    int64_t axis = a ? (*a)[i] : static_cast<int64_t>(i);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank || seen[static_cast<size_t>(axis)]) return std::nullopt;
+    seen[static_cast<size_t>(axis)] = true;
+    const int64_t dim = x.dims[static_cast<size_t>(axis)];
+    const int64_t k = st ? (*st)[i] : 1;
+    if (k == 0 || k == std::numeric_limits<int64_t>::min()) return std::nullopt;
+    int64_t b = (*s)[i], f = (*e)[i];
+    if (b < 0) b += dim;  // no overflow: dim >= 0
+    if (f < 0) f += dim;
+    int64_t count = 0;
+    if (k > 0) {
+      b = std::clamp<int64_t>(b, 0, dim);
+      f = std::clamp<int64_t>(f, 0, dim);
+      count = f > b ? (f - b - 1) / k + 1 : 0;
+    } else if (dim > 0) {  // starts clamp to [0, dim - 1], ends to [-1, dim - 1]
+      b = std::clamp<int64_t>(b, 0, dim - 1);
+      f = std::clamp<int64_t>(f, -1, dim - 1);
+      count = b > f ? (b - f - 1) / -k + 1 : 0;
+    }
+    first[static_cast<size_t>(axis)] = b;
+    step[static_cast<size_t>(axis)] = k;
+    dims[static_cast<size_t>(axis)] = count;
+  }
+  const auto total = element_count(dims);
+  if (!total) return std::nullopt;
+  std::vector<size_t> stride(x.dims.size(), 1);
+  for (size_t i = x.dims.size(); i-- > 1;) stride[i - 1] = stride[i] * static_cast<size_t>(x.dims[i]);
+  Values out;
+  out.type = x.type;
+  out.dims = dims;
+  out.real = x.real;
+  std::vector<int64_t> index(dims.size(), 0);
+  for (int64_t n = 0; n < *total; ++n) {
+    size_t off = 0;
+    for (size_t i = 0; i < dims.size(); ++i)
+      off += static_cast<size_t>(first[i] + index[i] * step[i]) * stride[i];
+    if (x.real)
+      out.reals.push_back(x.reals[off]);
+    else
+      out.ints.push_back(x.ints[off]);
+    for (size_t i = dims.size(); i-- > 0;) {
+      if (++index[i] < dims[i]) break;
+      index[i] = 0;
+    }
+  }
+  return out;
+}
+
 std::optional<Values> binary(const std::string& op, const Values& a, const Values& b) {
   if (a.type != b.type) return std::nullopt;
   auto dims = broadcast(a.dims, b.dims);
@@ -392,13 +484,47 @@ class ConstantFolder {
  private:
   const MutableBody& body_;
 
-  // A Cast, Transpose or reshaping op whose data input is a stored constant that nothing
-  // else reads: its result takes the constant's place (as many elements).
+  // A Cast, Transpose, Slice or reshaping op whose data input is a stored constant that
+  // nothing else reads, or a Concat of such constants: its result takes their place (at
+  // most as many elements). Or one of several such readers of the constant, the only ones, whose
+  // results together have no more elements than it (a weight cut into gates by Slices
+  // and put back in another order, as PyTorch's exporters write an LSTM's weights): once
+  // they all are folded, it goes.
   bool moves_its_input(NodeId id) const {
-    const NodeProto& n = body_.node(id);
-    if (!(is_op(n, "Cast") || is_op(n, "Transpose") || reshaping_ops().count(n.op_type()))) return false;
+    if (is_op(body_.node(id), "Concat")) {  // of constants only it reads, each once
+      for (size_t k = 0; k < body_.num_inputs(id); ++k) {
+        const ValueId v = body_.input(id, k);
+        if (v == ir::kNoValue || !body_.stored_constant(v) || body_.uses(v) != 1) return false;
+      }
+      return body_.num_inputs(id) > 0;
+    }
+    if (!moves_data(id)) return false;
     const ValueId data = body_.input(id, 0);
-    return data != ir::kNoValue && body_.stored_constant(data) && body_.uses(data) == 1;
+    const TensorProto* stored = body_.stored_constant(data);
+    if (!stored || body_.is_interface(data)) return false;
+    if (body_.uses(data) == 1) return true;
+    const auto size = element_count(stored->dims());
+    if (!size) return false;
+    int64_t total = 0;
+    const auto readers = body_.readers(data);
+    if (readers.size() != body_.uses(data)) return false;
+    for (NodeId r : readers) {
+      if (!moves_data(r) || body_.input(r, 0) != data) return false;
+      for (size_t k = 1; k < body_.num_inputs(r); ++k)
+        if (body_.input(r, k) == data || (body_.input(r, k) != ir::kNoValue && !is_constant(body_.input(r, k))))
+          return false;
+      const auto dims = output_dims(r);
+      const auto count = dims ? element_count(*dims) : std::nullopt;
+      if (!count || __builtin_add_overflow(total, *count, &total) || total > *size) return false;
+    }
+    return true;
+  }
+
+  bool moves_data(NodeId id) const {
+    const NodeProto& n = body_.node(id);
+    return FunctionId::is_default_domain(n.domain()) && body_.num_outputs(id) == 1 &&
+           (n.op_type() == "Cast" || n.op_type() == "Transpose" || n.op_type() == "Slice" ||
+            reshaping_ops().count(n.op_type()));
   }
 
   static const std::unordered_set<std::string>& reshaping_ops() {
@@ -444,7 +570,7 @@ class ConstantFolder {
     static const std::unordered_set<std::string> binary_ops = {"Add", "Sub", "Mul", "Div", "Pow"};
     const std::string& op = n.op_type();
     const bool known = unary_ops.count(op) || binary_ops.count(op) || reshaping_ops().count(op) || op == "Transpose" ||
-                       op == "Cast" || op == "Concat";
+                       op == "Cast" || op == "Concat" || op == "Expand" || (op == "Slice" && body_.num_inputs(id) >= 3);
     if (!known) return std::nullopt;
     for (size_t k = 0; k < body_.num_inputs(id); ++k)
       if (body_.input(id, k) != ir::kNoValue && !is_constant(body_.input(id, k))) return std::nullopt;
@@ -464,6 +590,16 @@ class ConstantFolder {
     if (op == "Cast" && in.size() == 1) {
       auto to = int_attribute(n, "to");
       return to ? cast(in[0], static_cast<int32_t>(*to)) : std::nullopt;
+    }
+    if (op == "Expand" && in.size() == 2) return expand(in[0], in[1], limit);
+    if (op == "Slice") {  // by position: axes may be omitted where steps are given
+      std::optional<Values> axes, steps;
+      if (body_.input(id, 3) != ir::kNoValue) axes = input(body_.input(id, 3), limit);
+      if (body_.input(id, 4) != ir::kNoValue) steps = input(body_.input(id, 4), limit);
+      if ((body_.input(id, 3) != ir::kNoValue && !axes) || (body_.input(id, 4) != ir::kNoValue && !steps) ||
+          body_.input(id, 1) == ir::kNoValue || body_.input(id, 2) == ir::kNoValue)
+        return std::nullopt;
+      return slice(in[0], in[1], in[2], axes ? &*axes : nullptr, steps ? &*steps : nullptr);
     }
     if (op == "Concat") {
       auto axis = int_attribute(n, "axis");
