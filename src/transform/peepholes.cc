@@ -3,6 +3,7 @@
 //    it is the identity; a Transpose by the identity permutation: nothing (each perm
 //    checked against its input's known rank);
 //  - Squeeze of an Unsqueeze of the same axes, and Unsqueeze of a Squeeze: nothing;
+//    Unsqueeze of an Unsqueeze that only it reads: one Unsqueeze of both sets of axes;
 //  - Reshape of a Reshape to a constant shape without 0 entries: one Reshape;
 //  - Concat of one input: nothing;
 //  - Where whose condition is a constant all true (all false), and whose result is no
@@ -35,10 +36,10 @@ std::optional<std::vector<int64_t>> normalized_axes(std::vector<int64_t> axes, s
 }
 
 // What one peephole does: the node's readers read `to` (Forward), the node reads `to` as
-// its data (Bypass), or the node becomes Transpose(to) by `perm` (Compose); counted as
-// `counter`.
+// its data (Bypass), the node becomes Transpose(to) by `perm` (Compose), or
+// Unsqueeze(to) of the axes in `perm` (Unsqueeze); counted as `counter`.
 struct Fix {
-  enum Kind { Forward, Bypass, Compose } kind;
+  enum Kind { Forward, Bypass, Compose, Unsqueeze } kind;
   Counter counter;
   ValueId to;
   std::vector<int64_t> perm = {};
@@ -131,6 +132,7 @@ class Peepholes {
     const bool outer_squeezes = body_.node(id).op_type() == "Squeeze";
     const auto p = body_.producer(body_.input(id, 0));
     if (p == kNone) return std::nullopt;
+    if (!outer_squeezes && is_op(body_.node(p), "Unsqueeze")) return unsqueeze_pair(id, p);
     if (!is_op(body_.node(p), outer_squeezes ? "Unsqueeze" : "Squeeze") || body_.input(p, 0) == ir::kNoValue)
       return std::nullopt;
     // Both sets of axes are positions in the larger of the two shapes.
@@ -140,6 +142,29 @@ class Peepholes {
     const auto na = normalized_axes(*a, *larger), nb = normalized_axes(*b, *larger);
     if (!na || !nb || *na != *nb) return std::nullopt;
     return forward(body_.input(p, 0), Counter::SqueezesFolded);
+  }
+
+  // Unsqueeze(Unsqueeze(x, a1), a2) is Unsqueeze(x, a), where a holds a2 (positions in
+  // the result) and each of a1 (positions in the middle shape) moved to the position its
+  // dim has in the result: the middle's dims are the result's dims that are not in a2, in
+  // order. Only where the middle value has no other reader (else nothing gets smaller).
+  std::optional<Fix> unsqueeze_pair(NodeId id, NodeId p) const {
+    const ValueId middle = body_.input(id, 0);
+    const ValueId x = body_.input(p, 0);
+    if (x == ir::kNoValue || body_.uses(middle) != 1) return std::nullopt;
+    const auto rank = rank_of(body_.fact(x));
+    const auto a1 = axes_of(p), a2 = axes_of(id);
+    if (!rank || !a1 || !a2) return std::nullopt;
+    const size_t middle_rank = *rank + a1->size(), result_rank = middle_rank + a2->size();
+    const auto n1 = normalized_axes(*a1, middle_rank), n2 = normalized_axes(*a2, result_rank);
+    if (!n1 || !n2) return std::nullopt;
+    std::vector<int64_t> kept;  // the result's positions of the middle's dims
+    for (int64_t k = 0; k < static_cast<int64_t>(result_rank); ++k)
+      if (!std::binary_search(n2->begin(), n2->end(), k)) kept.push_back(k);
+    std::vector<int64_t> axes = *n2;
+    for (int64_t a : *n1) axes.push_back(kept[static_cast<size_t>(a)]);
+    std::sort(axes.begin(), axes.end());
+    return Fix{Fix::Unsqueeze, Counter::SqueezesFolded, x, std::move(axes)};
   }
 
   // Reshape(Reshape(x, s1), s2) is Reshape(x, s2) when s2 copies nothing from the middle.
@@ -225,6 +250,17 @@ bool apply_peepholes(PassContext& ctx) {
           t.set_op_type("Transpose");
           set_ints_attribute(t, "perm", fix->perm);
           body.replace_node(id, std::move(t), {fix->to});
+          return true;
+        }
+        case Fix::Unsqueeze: {
+          NodeProto u;
+          u.set_op_type("Unsqueeze");
+          if (ctx.options().onnx_opset >= kAxesAsInput) {
+            body.replace_node(id, std::move(u), {fix->to, body.add_constant(int64_vector(fix->perm), "axes")});
+          } else {
+            set_ints_attribute(u, "axes", fix->perm);
+            body.replace_node(id, std::move(u), {fix->to});
+          }
           return true;
         }
       }
