@@ -1,9 +1,11 @@
 // Sequences that only carry tensors from one op to another (torchlib's split, chunk and
 // cat build them):
 //  - SplitToSequence whose sequence only SequenceAt reads, at constant positions, with
-//    sizes the facts know: a Split whose outputs are those SequenceAt's;
-//  - SequenceConstruct read only by ConcatFromSequence (new_axis = 0): a Concat of the
-//    tensors;
+//    sizes the facts know: a Split whose outputs are those SequenceAt's; without a split
+//    input, pieces of 1 along a dim the facts know (of at most 256), each squeezed where
+//    keepdims is 0 (ONNX ignores keepdims when split is given);
+//  - SequenceConstruct read only by ConcatFromSequence: a Concat of the tensors, each
+//    unsqueezed at the axis first where new_axis is 1 (a stack);
 //  - SequenceAt at a constant position of a SequenceConstruct: that tensor.
 #include <map>
 
@@ -15,13 +17,15 @@ namespace {
 
 using onnx::NodeProto;
 
-constexpr int64_t kSplitWithSizesInput = 13;  // Split's sizes became an input
+constexpr int64_t kSplitWithSizesInput = 13;  // Split's sizes became an input (and Squeeze's axes)
+constexpr int64_t kMaxUnitPieces = 256;       // pieces of 1 a SplitToSequence without sizes may become
 
 // What a SplitToSequence becomes: a Split into pieces of `sizes`, each position's
 // SequenceAt readers reading its piece.
 struct SplitMatch {
   std::vector<int64_t> sizes;
   std::map<int64_t, std::vector<NodeId>> at;  // position -> SequenceAt nodes
+  std::optional<int64_t> squeeze = {};        // the axis each piece is squeezed on (keepdims 0)
 };
 
 // What a SequenceConstruct's readers become: the SequenceAt at known positions read the
@@ -30,6 +34,7 @@ struct ConstructMatch {
   std::vector<std::pair<NodeId, ValueId>> positions;
   NodeId concat = kNone;
   int64_t axis = 0;
+  bool new_axis = false;  // each tensor unsqueezed at `axis` first
 };
 
 class Sequences {
@@ -39,12 +44,13 @@ class Sequences {
   std::optional<SplitMatch> split_to_sequence(NodeId id) const {
     if (options_.onnx_opset < kSplitWithSizesInput) return std::nullopt;
     if (body_.input(id, 0) == ir::kNoValue) return std::nullopt;
-    auto sizes = piece_sizes(id);
+    std::optional<int64_t> squeeze;
+    auto sizes = piece_sizes(id, squeeze);
     if (!sizes) return std::nullopt;
     const auto readers = direct_readers(body_.output(id, 0));
     if (!readers || readers->empty()) return std::nullopt;
     const auto count = static_cast<int64_t>(sizes->size());
-    SplitMatch m{std::move(*sizes), {}};
+    SplitMatch m{std::move(*sizes), {}, squeeze};
     for (auto r : *readers) {
       auto p = position(r, count);
       if (!p) return std::nullopt;
@@ -68,12 +74,14 @@ class Sequences {
     if (readers->size() != 1) return std::nullopt;
     const NodeId r = readers->front();
     const NodeProto& concat = body_.node(r);
-    if (!is_op(concat, "ConcatFromSequence") || body_.num_outputs(r) != 1 || int_attribute(concat, "new_axis").value_or(0) != 0)
+    const auto new_axis = int_attribute(concat, "new_axis").value_or(0);
+    if (!is_op(concat, "ConcatFromSequence") || body_.num_outputs(r) != 1 || (new_axis != 0 && new_axis != 1))
       return std::nullopt;
     const auto axis = int_attribute(concat, "axis");
-    if (!axis || count == 0) return std::nullopt;
+    if (!axis || count == 0 || (new_axis == 1 && options_.onnx_opset < kSplitWithSizesInput)) return std::nullopt;
     m.concat = r;
     m.axis = *axis;
+    m.new_axis = new_axis == 1;
     return m;
   }
 
@@ -105,8 +113,9 @@ class Sequences {
     return i >= 0 && i < size ? std::optional<int64_t>(i) : std::nullopt;
   }
 
-  // The sizes of the pieces a SplitToSequence makes, when they are known.
-  std::optional<std::vector<int64_t>> piece_sizes(NodeId id) const {
+  // The sizes of the pieces a SplitToSequence makes, when they are known; `squeeze` the
+  // axis they are squeezed on, if they are.
+  std::optional<std::vector<int64_t>> piece_sizes(NodeId id, std::optional<int64_t>& squeeze) const {
     const Fact* x = body_.fact(body_.input(id, 0));
     const auto rank = rank_of(x);
     if (!rank || *rank == 0) return std::nullopt;
@@ -115,7 +124,11 @@ class Sequences {
     if (axis < 0 || axis >= static_cast<int64_t>(*rank)) return std::nullopt;
     const auto dim = (*x->shape)[static_cast<size_t>(axis)].as_constant();
     const ValueId split_input = body_.input(id, 1);
-    if (split_input == ir::kNoValue) return std::nullopt;  // pieces of 1, squeezed or not: left
+    if (split_input == ir::kNoValue) {  // pieces of 1, squeezed unless keepdims
+      if (!dim || *dim <= 0 || *dim > kMaxUnitPieces) return std::nullopt;
+      if (int_attribute(body_.node(id), "keepdims").value_or(1) == 0) squeeze = axis;
+      return std::vector<int64_t>(static_cast<size_t>(*dim), 1);
+    }
     auto split = constant_ints(body_, split_input);
     const Fact* sf = body_.fact(split_input);
     if (!split || !sf || !sf->shape) return std::nullopt;
@@ -138,7 +151,12 @@ bool split(MutableBody& body, NodeId id, const SplitMatch& m) {
   // Each position's first reader (by id: any of them would do, as the Split precedes them
   // all) names the piece; the others read it.
   std::vector<ValueId> pieces;
-  std::vector<std::pair<NodeId, std::vector<NodeId>>> readers;
+  struct Readers {
+    ValueId piece;
+    NodeId first;
+    std::vector<NodeId> others;
+  };
+  std::vector<Readers> readers;
   for (int64_t k = 0; k < static_cast<int64_t>(m.sizes.size()); ++k) {
     auto it = m.at.find(k);
     if (it == m.at.end()) {
@@ -147,16 +165,25 @@ bool split(MutableBody& body, NodeId id, const SplitMatch& m) {
     }
     std::vector<NodeId> nodes = it->second;
     std::sort(nodes.begin(), nodes.end());
-    pieces.push_back(body.output(nodes.front(), 0));
-    readers.emplace_back(nodes.front(), std::vector<NodeId>(nodes.begin() + 1, nodes.end()));
+    pieces.push_back(m.squeeze ? body.new_value(std::string(body.name(seq)) + "_piece")
+                               : body.output(nodes.front(), 0));
+    readers.push_back({pieces.back(), nodes.front(), std::vector<NodeId>(nodes.begin() + 1, nodes.end())});
   }
   // The Split defines the pieces the first readers defined, which then go (and with the
-  // last of them the SplitToSequence).
+  // last of them the SplitToSequence); or, squeezed, each first reader becomes the Squeeze
+  // of its piece.
   body.insert_before(id, std::move(split), inputs, pieces);
-  for (const auto& [first, others] : readers) {
-    const ValueId piece = body.output(first, 0);
-    body.erase(first);
-    for (auto other : others) body.forward(other, piece);
+  const ValueId axes = m.squeeze ? body.add_constant(int64_vector({*m.squeeze}), "axes") : ir::kNoValue;
+  for (const auto& r : readers) {
+    const ValueId out = body.output(r.first, 0);
+    if (m.squeeze) {
+      NodeProto squeeze;
+      squeeze.set_op_type("Squeeze");
+      body.replace_node(r.first, std::move(squeeze), {r.piece, axes});
+    } else {
+      body.erase(r.first);
+    }
+    for (auto other : r.others) body.forward(other, out);
   }
   body.erase(id);
   return true;
@@ -172,7 +199,17 @@ bool construct(MutableBody& body, NodeId id, const ConstructMatch& m) {
   c.set_op_type("Concat");
   set_int_attribute(c, "axis", m.axis);
   std::vector<ValueId> inputs;
-  for (size_t k = 0; k < body.num_inputs(id); ++k) inputs.push_back(body.input(id, k));
+  const ValueId axes = m.new_axis ? body.add_constant(int64_vector({m.axis}), "axes") : ir::kNoValue;
+  for (size_t k = 0; k < body.num_inputs(id); ++k) {
+    if (!m.new_axis) {
+      inputs.push_back(body.input(id, k));
+      continue;
+    }
+    NodeProto unsqueeze;
+    unsqueeze.set_op_type("Unsqueeze");
+    inputs.push_back(body.new_value(std::string(body.name(body.input(id, k))) + "_stacked"));
+    body.insert_before(m.concat, std::move(unsqueeze), {body.input(id, k), axes}, {inputs.back()});
+  }
   body.replace_node(m.concat, std::move(c), inputs);
   return true;
 }
