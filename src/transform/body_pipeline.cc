@@ -28,6 +28,7 @@ BodyPassFn body_pass(Pass pass) {
     case Pass::MinMaxToClip: return min_max_to_clip;
     case Pass::ClipFusion: return fuse_clips;
     case Pass::NeutralOps: return remove_neutral_ops;
+    case Pass::ScatterElim: return remove_overwriting_scatters;
     case Pass::RnnStates: return omit_zero_rnn_states;
     case Pass::UnusedOutputs: return drop_unused_outputs;
     case Pass::Cse: return merge_common_subexpressions;
@@ -43,6 +44,7 @@ const std::vector<Pass>& default_rewrites() {
                                            Pass::Peepholes,         Pass::DropoutElim,   Pass::ConcatEmpties, Pass::MinMaxToClip,
                                            Pass::ClipFusion,
                                            Pass::NeutralOps,
+                                           Pass::ScatterElim,
                                            Pass::RnnStates,
                                            Pass::UnusedOutputs,
                                            Pass::Cse};

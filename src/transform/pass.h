@@ -95,6 +95,7 @@ bool drop_empty_concat_inputs(PassContext& ctx);     // concat_empties.cc
 bool min_max_to_clip(PassContext& ctx);              // minmax_to_clip.cc
 bool fuse_clips(PassContext& ctx);                   // clip_fusion.cc
 bool remove_neutral_ops(PassContext& ctx);           // neutral_ops.cc
+bool remove_overwriting_scatters(PassContext& ctx);  // scatter_elim.cc
 bool omit_zero_rnn_states(PassContext& ctx);         // rnn_states.cc
 bool drop_unused_outputs(PassContext& ctx);          // unused_outputs.cc
 bool fold_small_constants(PassContext& ctx);         // const_fold.cc
