@@ -17,6 +17,7 @@ BodyPassFn body_pass(Pass pass) {
   switch (pass) {
     case Pass::ShareInitializers: return share_equal_initializers;
     case Pass::CastElim: return remove_redundant_casts;
+    case Pass::MatMulBroadcast: return unflatten_matmuls;
     case Pass::Gemm: return form_gemms;
     case Pass::ConvBn: return fuse_conv_batchnorm;
     case Pass::ConstFold: return fold_small_constants;
@@ -39,7 +40,7 @@ BodyPassFn body_pass(Pass pass) {
 const std::vector<Pass>& default_rewrites() {
   // Gemms before constants: a Gemm reads a weight through transB instead of a transposed
   // copy of it.
-  static const std::vector<Pass> passes = {Pass::ShareInitializers, Pass::CastElim,  Pass::Gemm,
+  static const std::vector<Pass> passes = {Pass::ShareInitializers, Pass::CastElim,  Pass::MatMulBroadcast, Pass::Gemm,
                                            Pass::ConvBn,            Pass::ConstFold,         Pass::SplitPatterns, Pass::ShapeGlue,
                                            Pass::Peepholes,         Pass::DropoutElim,   Pass::ConcatEmpties, Pass::MinMaxToClip,
                                            Pass::ClipFusion,

@@ -88,6 +88,7 @@ bool merge_common_subexpressions(PassContext& ctx);  // cse.cc
 bool share_equal_initializers(PassContext& ctx);     // cse.cc (once per body)
 bool simplify_shape_inputs(PassContext& ctx);        // shape_glue.cc
 bool rewrite_sequences_and_splits(PassContext& ctx); // split_patterns.cc
+bool unflatten_matmuls(PassContext& ctx);            // matmul_broadcast.cc
 bool form_gemms(PassContext& ctx);                   // gemm.cc
 bool apply_peepholes(PassContext& ctx);              // peepholes.cc
 bool eliminate_dropouts(PassContext& ctx);           // dropout_elim.cc
