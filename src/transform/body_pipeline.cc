@@ -32,24 +32,11 @@ BodyPassFn body_pass(Pass pass) {
     case Pass::ScatterElim: return remove_overwriting_scatters;
     case Pass::RnnStates: return omit_zero_rnn_states;
     case Pass::UnusedOutputs: return drop_unused_outputs;
+    case Pass::ExpandElim: return remove_broadcast_expands;
+    case Pass::HardActivations: return fuse_hard_activations;
     case Pass::Cse: return merge_common_subexpressions;
     default: return nullptr;
   }
-}
-
-const std::vector<Pass>& default_rewrites() {
-  // Gemms before constants: a Gemm reads a weight through transB instead of a transposed
-  // copy of it.
-  static const std::vector<Pass> passes = {Pass::ShareInitializers, Pass::CastElim,  Pass::MatMulBroadcast, Pass::Gemm,
-                                           Pass::ConvBn,            Pass::ConstFold,         Pass::SplitPatterns, Pass::ShapeGlue,
-                                           Pass::Peepholes,         Pass::DropoutElim,   Pass::ConcatEmpties, Pass::MinMaxToClip,
-                                           Pass::ClipFusion,
-                                           Pass::NeutralOps,
-                                           Pass::ScatterElim,
-                                           Pass::RnnStates,
-                                           Pass::UnusedOutputs,
-                                           Pass::Cse};
-  return passes;
 }
 
 BodyRun rewrite_body(NodeList& nodes, const FactsByName& facts, const BodyTarget& target,

@@ -16,10 +16,6 @@ namespace shapeprop::transform {
 // node lists: fold_body.h).
 BodyPassFn body_pass(Pass pass);
 
-// The passes the default pipelines run over each body after folding, in order (share-
-// initializers once, first; the others in rounds).
-const std::vector<Pass>& default_rewrites();
-
 struct BodyRun {
   bool changed = false;  // something changed (in a dry run: would change)
   // The pass that still changed the body in the last round allowed (the rewrites did not

@@ -100,6 +100,8 @@ bool remove_overwriting_scatters(PassContext& ctx);  // scatter_elim.cc
 bool omit_zero_rnn_states(PassContext& ctx);         // rnn_states.cc
 bool drop_unused_outputs(PassContext& ctx);          // unused_outputs.cc
 bool fold_small_constants(PassContext& ctx);         // const_fold.cc
+bool remove_broadcast_expands(PassContext& ctx);     // expand_elim.cc (opt-in)
+bool fuse_hard_activations(PassContext& ctx);        // hard_activations.cc (opt-in)
 bool fuse_conv_batchnorm(PassContext& ctx);          // conv_bn.cc
 
 }  // namespace shapeprop::transform

@@ -58,7 +58,7 @@ std::vector<Stage> stages_of(const std::vector<Pass>& passes) {
 std::vector<Pass> default_pipeline(InlinePolicy policy) {
   std::vector<Pass> passes;
   for (const PassInfo& p : all_passes())
-    if (p.id != Pass::Inline || policy != InlinePolicy::None) passes.push_back(p.id);
+    if (p.kind != PassKind::OptIn && (p.id != Pass::Inline || policy != InlinePolicy::None)) passes.push_back(p.id);
   return passes;
 }
 

@@ -12,7 +12,7 @@ namespace {
 
 // Whether a counter is one of the rewrites after folding (the passes over a folded body).
 bool counts_a_rewrite(const CounterInfo& c) {
-  return pass_info(c.pass).kind == PassKind::Body && c.pass != Pass::Fold;
+  return pass_info(c.pass).kind != PassKind::Module && c.pass != Pass::Fold;
 }
 
 }  // namespace
@@ -40,7 +40,7 @@ std::string passes_that_counted(const Counters& before, const Counters& after) {
 std::string counter_lines(const TransformStats& stats) {
   std::string passes = "passes:";
   for (const PassInfo& p : all_passes()) {
-    if (p.kind == PassKind::Body && p.id != Pass::Fold) continue;  // the rewrites: the next line
+    if (p.kind != PassKind::Module && p.id != Pass::Fold) continue;  // the rewrites: the next line
     std::string counts;
     for (const CounterInfo& c : all_counters())
       if (c.pass == p.id) counts += (counts.empty() ? "" : ", ") + std::string(c.many) + " " + std::to_string(stats.counters[c.id]);

@@ -15,6 +15,7 @@ namespace shapeprop {
 enum class PassKind : uint8_t {
   Module,  // works on the whole model
   Body,    // works on one body: the main graph, or a function in one context
+  OptIn,   // a body pass that only --passes runs, never a default pipeline
 };
 
 enum class Pass : uint8_t {
