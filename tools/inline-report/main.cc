@@ -7,7 +7,8 @@
 // With --onnxscript TSV (model, nodes_after, ...: what onnxscript's optimizer leaves, as
 // tests/data/corpus/torchlib-2024-03/onnxscript-0.7.1.tsv holds it), adds that column, and
 // a row of totals over the models the TSV names; with --check too, exits 1 when shapeprop
-// leaves a model with more nodes than onnxscript does.
+// leaves a model with more nodes than onnxscript does. With --max-total N too, exits 1
+// when shapeprop leaves more than N nodes in all over those models.
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -126,6 +127,7 @@ struct Totals {
 int main(int argc, char** argv) {
   bool check = false;
   std::optional<std::unordered_map<std::string, size_t>> onnxscript;
+  std::optional<size_t> max_total;
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -133,6 +135,8 @@ int main(int argc, char** argv) {
       check = true;
     else if (a == "--onnxscript" && i + 1 < argc)
       onnxscript = read_counts(argv[++i]);
+    else if (a == "--max-total" && i + 1 < argc)
+      max_total = std::stoul(argv[++i]);
     else
       paths.push_back(a);
   }
@@ -196,5 +200,9 @@ int main(int argc, char** argv) {
   if (onnxscript)
     std::cout << "| **total** (models the TSV names) | | " << totals.before << " | | " << totals.by_onnx << " | | "
               << totals.ours << " | | " << totals.theirs << " |\n";
+  if (onnxscript && check && max_total && totals.ours > *max_total) {
+    std::cerr << "shapeprop leaves " << totals.ours << " nodes in all, more than --max-total " << *max_total << "\n";
+    ++failures;
+  }
   return failures == 0 ? 0 : 1;
 }
