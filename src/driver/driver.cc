@@ -29,8 +29,9 @@ class Job {
     r.options = o_.transform;
   }
 
+  // The model is read before the rules are: input that is no model (a device, a file of
+  // another kind) is refused without loading them.
   JobStatus run() {
-    if (!load_rules()) return JobStatus::BadInput;
     if (o_.kind == JobKind::Check) return check();
     if (o_.output && o_.bytes == std::nullopt && !o_.replace_input) {
       // The input is never modified, not even by naming it as the output.
@@ -40,6 +41,7 @@ class Job {
                                                    "' is the input; write to another file"));
     }
     if (!load()) return JobStatus::BadInput;
+    if (!load_rules()) return JobStatus::BadInput;
     if (!validate()) return JobStatus::BadInput;
     if (!override_functions()) return JobStatus::BadInput;
     if (auto stop = process(*out_.model, /*record=*/true)) return *stop;
@@ -227,7 +229,7 @@ class Job {
   // false) are the report; the last is a note counting what was checked, unless the
   // model was too malformed to check.
   JobStatus check() {
-    if (!load()) return JobStatus::BadInput;
+    if (!load() || !load_rules()) return JobStatus::BadInput;
     CheckOptions options;
     static_cast<AnalysisOptions&>(options) = options_.infer;
     options.origin = origin_;

@@ -20,7 +20,11 @@ namespace shapeprop {
 
 namespace {
 
+// Reads of a device or pipe start at kFirstChunk bytes and double up to kChunk: the
+// first bytes decide whether it can be a model at all (/dev/zero is refused after 64 KiB,
+// not after a megabyte of zeros has been written into the buffer).
 constexpr size_t kChunk = size_t{1} << 20;
+constexpr size_t kFirstChunk = size_t{1} << 16;
 
 Diagnostic cannot_read(const std::string& origin, int error) {
   return Diagnostic::error(std::string("cannot read: ") + std::strerror(error)).in_file(origin);
@@ -88,11 +92,13 @@ Result<std::string> read_input(const std::filesystem::path& path, const Limits& 
     const size_t expected = S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) + 1 : 0;
     bytes.reserve(expected);
     size_t size = 0;
+    size_t chunk = S_ISREG(st.st_mode) ? kChunk : kFirstChunk;
     bool waited_for_writer = false;
     while (true) {
       // One byte past the limit is enough to know it is passed.
       const uint64_t room = limits.max_input_bytes + 1 - size;
-      size_t want = room < kChunk ? static_cast<size_t>(room) : kChunk;
+      size_t want = room < chunk ? static_cast<size_t>(room) : chunk;
+      chunk = std::min(chunk * 2, kChunk);
       if (size < expected) want = std::min(want, expected - size);
       if (bytes.size() < size + want) bytes.resize(size + want);
       const ssize_t n = ::read(fd.get(), bytes.data() + size, want);
