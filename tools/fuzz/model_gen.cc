@@ -214,12 +214,20 @@ class Generator {
         else
           emit(b, out + " = LeakyRelu <alpha: float = 0.5> (" + x + ")");
         break;
-      case 14:  // the ops of opsets 23 and 24 (at an older opset: ops no schema knows)
+      case 14: {  // the ops new in opsets 23 to 26 (at an older opset: ops no schema knows)
+        const std::string axis = constant_ints(b, {in_.number(-1, 1)}, true);
         emit(b, out + " = " +
                     in_.pick<std::string>({"RMSNormalization <axis: int = 0> (" + x + ", " + x + ")",
                                            "Attention (" + x + ", " + y + ", " + y + ")",
-                                           "RotaryEmbedding (" + x + ", " + y + ", " + y + ")", "Swish (" + x + ")"}));
+                                           "RotaryEmbedding (" + x + ", " + y + ", " + y + ")", "Swish (" + x + ")",
+                                           "TensorScatter <axis: int = " + std::to_string(in_.number(-2, 2)) + "> (" + x +
+                                               ", " + y + ")",
+                                           "CumProd <reverse: int = " + std::to_string(in_.number(0, 1)) + "> (" + x +
+                                               ", " + axis + ")",
+                                           "BitCast <to: int = " + in_.pick<std::string>({"6", "10", "1", "12"}) + "> (" +
+                                               x + ")"}));
         break;
+      }
       case 13: {  // ConstantOfShape of a shape value, broadcast into x
         const std::string s = name("s"), z = name("z");
         emit(b, s + " = Shape (" + y + ")");

@@ -12,7 +12,8 @@
 // Asked for what current ONNX writes, the bytes also choose an IR version of 10 to 13, a
 // default-domain opset of 18 to 26, inputs of the element types added since (float8,
 // int4, float4e2m1, float8e8m0, int2 and uint2; each cast to float at once) and the ops
-// of opsets 23 and 24 (Attention, RMSNormalization, RotaryEmbedding, Swish). A linked
+// new in opsets 23 to 26 (Attention, RMSNormalization, RotaryEmbedding, Swish,
+// TensorScatter, CumProd, BitCast). A linked
 // ONNX older than what the model asks for must refuse it cleanly (readable_by_linked_onnx).
 #pragma once
 
