@@ -375,7 +375,9 @@ bool Fact::operator==(const Fact& o) const {
   if (reals) {
     // Bitwise, so that NaN equals NaN and a context hashes like itself.
     if (reals->size() != o.reals->size()) return false;
-    if (std::memcmp(reals->data(), o.reals->data(), reals->size() * sizeof(double)) != 0) return false;
+    // (Not for none: memcmp of an empty vector's null data is undefined, UBSan says.)
+    if (!reals->empty() && std::memcmp(reals->data(), o.reals->data(), reals->size() * sizeof(double)) != 0)
+      return false;
   }
   return !other || other->SerializeAsString() == o.other->SerializeAsString();
 }
