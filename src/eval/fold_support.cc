@@ -75,7 +75,7 @@ std::optional<std::vector<int64_t>> shape_with_elements(const Fact* f) {
   return s;
 }
 
-std::optional<int64_t> element_count(const std::vector<int64_t>& dims) {
+std::optional<int64_t> element_count(std::span<const int64_t> dims) {
   int64_t n = 1;
   for (int64_t d : dims) {
     if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -46,7 +47,7 @@ std::optional<std::vector<int64_t>> static_shape(const Fact* f);
 // The static shape of a fact whose elements are present and as many as it says.
 std::optional<std::vector<int64_t>> shape_with_elements(const Fact* f);
 // Number of elements of a static shape, or nullopt on overflow / negative dims.
-std::optional<int64_t> element_count(const std::vector<int64_t>& dims);
+std::optional<int64_t> element_count(std::span<const int64_t> dims);
 // The element count of a static shape, or -1 when there is none (or it overflows).
 int64_t static_count(const std::optional<std::vector<int64_t>>& dims);
 // Elements of this many can be kept for elem_type (Fact's caps).

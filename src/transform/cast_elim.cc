@@ -78,14 +78,13 @@ std::optional<Bypass> match(const MutableBody& body, NodeId id) {
 
 bool remove_redundant_casts(PassContext& ctx) {
   MutableBody& body = ctx.body();
-  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id))
-    if (auto m = match(body, id))
-      ctx.apply(Counter::CastsRemoved, [&] {
+  return rewrite_matches(
+      ctx, Counter::CastsRemoved, [&](NodeId id) { return match(body, id); },
+      [&](NodeId id, const auto& m) {
         if (!m->keep_second) return body.forward(id, m->input);
         body.set_input(id, 0, m->input);
         return true;
       });
-  return ctx.changed();
 }
 
 }  // namespace shapeprop::transform

@@ -97,34 +97,31 @@ class ClipFusion {
 bool fuse_clips(PassContext& ctx) {
   MutableBody& body = ctx.body();
   const ClipFusion fusion(body, ctx.options());
-  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
-    const auto f = fusion.match(id);
-    if (!f) continue;
-    ctx.apply(Counter::ClampsFused, [&] {
-      NodeProto node;
-      std::vector<ValueId> inputs{f->x};
-      const int32_t t = body.fact(f->x)->elem_type;
-      const bool relu = f->fused.lo.value && *f->fused.lo.value == 0 && !f->fused.hi.value &&
-                        (is_floating_type(t) || ctx.options().onnx_opset >= kReluOfIntegers);
-      if (relu) {
-        node.set_op_type("Relu");
-      } else {
-        node.set_op_type("Clip");
-        End lo = f->fused.lo;
-        if (lo.value && lo.id == ir::kNoValue) {  // Relu's zero, as a constant of x's type
-          const Fact zero = is_integral_type(t) ? Fact::int_tensor(t, {}, {Dim::constant(0)}) : Fact::real_tensor(t, {}, {0.0});
-          lo.id = body.add_constant(*zero.to_tensor(), "zero");
+  return rewrite_matches(
+      ctx, Counter::ClampsFused, [&](NodeId id) { return fusion.match(id); },
+      [&](NodeId id, const auto& f) {
+        NodeProto node;
+        std::vector<ValueId> inputs{f->x};
+        const int32_t t = body.fact(f->x)->elem_type;
+        const bool relu = f->fused.lo.value && *f->fused.lo.value == 0 && !f->fused.hi.value &&
+                          (is_floating_type(t) || ctx.options().onnx_opset >= kReluOfIntegers);
+        if (relu) {
+          node.set_op_type("Relu");
+        } else {
+          node.set_op_type("Clip");
+          End lo = f->fused.lo;
+          if (lo.value && lo.id == ir::kNoValue) {  // Relu's zero, as a constant of x's type
+            const Fact zero = is_integral_type(t) ? Fact::int_tensor(t, {}, {Dim::constant(0)}) : Fact::real_tensor(t, {}, {0.0});
+            lo.id = body.add_constant(*zero.to_tensor(), "zero");
+          }
+          inputs.push_back(lo.id);
+          if (f->fused.hi.value) inputs.push_back(f->fused.hi.id);
+          while (inputs.size() > 1 && inputs.back() == ir::kNoValue) inputs.pop_back();
         }
-        inputs.push_back(lo.id);
-        if (f->fused.hi.value) inputs.push_back(f->fused.hi.id);
-        while (inputs.size() > 1 && inputs.back() == ir::kNoValue) inputs.pop_back();
-      }
-      body.replace_node(id, std::move(node), inputs);
-      body.erase(f->inner);
-      return true;
-    });
-  }
-  return ctx.changed();
+        body.replace_node(id, std::move(node), inputs);
+        body.erase(f->inner);
+        return true;
+      });
 }
 
 }  // namespace shapeprop::transform

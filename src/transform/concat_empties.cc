@@ -52,18 +52,19 @@ class ConcatEmpties {
 bool drop_empty_concat_inputs(PassContext& ctx) {
   MutableBody& body = ctx.body();
   const ConcatEmpties concat(body);
-  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
-    const auto kept = concat.match(id);
-    if (!kept) continue;
-    if (kept->size() == 1 && !body.can_forward(id, kept->front())) continue;
-    ctx.apply(Counter::ConcatsShortened, [&] {
-      if (kept->size() == 1) return body.forward(id, kept->front());
-      NodeProto node = body.node(id);  // the op and its axis
-      body.replace_node(id, std::move(node), *kept);
-      return true;
-    });
-  }
-  return ctx.changed();
+  return rewrite_matches(
+      ctx, Counter::ConcatsShortened,
+      [&](NodeId id) {
+        auto kept = concat.match(id);
+        if (kept && kept->size() == 1 && !body.can_forward(id, kept->front())) kept.reset();
+        return kept;
+      },
+      [&](NodeId id, const auto& kept) {
+        if (kept->size() == 1) return body.forward(id, kept->front());
+        NodeProto node = body.node(id);  // the op and its axis
+        body.replace_node(id, std::move(node), *kept);
+        return true;
+      });
 }
 
 }  // namespace shapeprop::transform

@@ -15,7 +15,7 @@
 #include <cmath>
 
 #include "rewrite_support.h"
-#include "support/tensor_data.h"
+#include "tensor_values.h"
 
 namespace shapeprop::transform {
 
@@ -26,34 +26,17 @@ using onnx::TensorProto;
 
 constexpr int64_t kMaxWeightElements = int64_t{1} << 24;
 
-// A float or double tensor's elements (nullopt for other types, external data, or data
-// that does not match the dims).
+// A float or double tensor's elements (nullopt for other types, external data, data that
+// does not match the dims, or more than kMaxWeightElements).
 std::optional<std::vector<double>> reals_of(const TensorProto& t) {
-  if (t.data_location() == TensorProto::EXTERNAL) return std::nullopt;
   if (t.data_type() != TensorProto::FLOAT && t.data_type() != TensorProto::DOUBLE) return std::nullopt;
-  const auto count = eval::detail::element_count(std::vector<int64_t>(t.dims().begin(), t.dims().end()));
-  if (!count || *count > kMaxWeightElements) return std::nullopt;
-  const TensorProto typed = t.has_raw_data() ? typed_tensor(t) : t;
-  std::vector<double> out;
-  if (t.data_type() == TensorProto::FLOAT)
-    out.assign(typed.float_data().begin(), typed.float_data().end());
-  else
-    out.assign(typed.double_data().begin(), typed.double_data().end());
-  if (static_cast<int64_t>(out.size()) != *count) return std::nullopt;
-  return out;
+  auto v = decode(t, kMaxWeightElements);
+  if (!v) return std::nullopt;
+  return std::move(v->reals);
 }
 
-TensorProto tensor_of(int32_t type, const std::vector<int64_t>& dims, const std::vector<double>& values) {
-  TensorProto t;
-  t.set_data_type(type);
-  for (int64_t d : dims) t.add_dims(d);
-  for (double v : values) {
-    if (type == TensorProto::FLOAT)
-      t.add_float_data(static_cast<float>(v));
-    else
-      t.add_double_data(v);
-  }
-  return t;
+TensorProto tensor_of(int32_t type, std::vector<int64_t> dims, std::vector<double> values) {
+  return encode(Values{type, std::move(dims), /*real=*/true, std::move(values), {}});
 }
 
 struct Fusion {
@@ -115,8 +98,8 @@ class ConvBn {
     }
     Fusion f;
     f.conv = conv;
-    f.weight = tensor_of(type, std::vector<int64_t>(stored->dims().begin(), stored->dims().end()), *weight);
-    f.bias = tensor_of(type, {channels}, bias);
+    f.weight = tensor_of(type, std::vector<int64_t>(stored->dims().begin(), stored->dims().end()), std::move(*weight));
+    f.bias = tensor_of(type, {channels}, std::move(bias));
     return f;
   }
 
@@ -129,21 +112,18 @@ class ConvBn {
 bool fuse_conv_batchnorm(PassContext& ctx) {
   MutableBody& body = ctx.body();
   const ConvBn fusions(body);
-  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
-    // In a dry run only whether a fusion applies matters, but the match computes the
-    // fused weights; dry runs stop at the first, so that is paid once.
-    auto f = fusions.match(id);
-    if (!f) continue;
-    ctx.apply(Counter::BatchNormsFused, [&] {
-      NodeProto conv = body.node(f->conv);
-      const ValueId x = body.input(f->conv, 0);
-      const ValueId w = body.add_constant(std::move(f->weight), std::string(body.name(body.input(f->conv, 1))) + "_fused");
-      const ValueId b = body.add_constant(std::move(f->bias), "fused_bias");
-      body.replace_node(id, std::move(conv), {x, w, b});
-      return true;
-    });
-  }
-  return ctx.changed();
+  // In a dry run only whether a fusion applies matters, but the match computes the fused
+  // weights; dry runs stop at the first, so that is paid once.
+  return rewrite_matches(
+      ctx, Counter::BatchNormsFused, [&](NodeId id) { return fusions.match(id); },
+      [&](NodeId id, auto& f) {
+        NodeProto conv = body.node(f->conv);
+        const ValueId x = body.input(f->conv, 0);
+        const ValueId w = body.add_constant(std::move(f->weight), std::string(body.name(body.input(f->conv, 1))) + "_fused");
+        const ValueId b = body.add_constant(std::move(f->bias), "fused_bias");
+        body.replace_node(id, std::move(conv), {x, w, b});
+        return true;
+      });
 }
 
 }  // namespace shapeprop::transform

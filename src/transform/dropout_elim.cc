@@ -54,38 +54,36 @@ class DropoutElim {
 bool eliminate_dropouts(PassContext& ctx) {
   MutableBody& body = ctx.body();
   const DropoutElim dropouts(body, ctx.options());
-  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
-    if (!dropouts.match(id)) continue;
-    ctx.apply(Counter::DropoutsRemoved, [&] {
-      const ValueId x = body.input(id, 0);
-      const ValueId mask = body.output(id, 1);
-      if (mask != ir::kNoValue && body.uses(mask) > 0) {
-        ValueId ones = ir::kNoValue;
-        const auto shape = eval::detail::static_shape(body.fact(x));
-        const auto count = shape ? eval::detail::element_count(*shape) : std::nullopt;
-        if (count && static_cast<size_t>(*count) <= kMaxMaskConstant) {
-          ones = body.add_constant(all_true(*shape, static_cast<size_t>(*count)), "mask");
-        } else {
-          NodeProto shape_of;
-          shape_of.set_op_type("Shape");
-          const ValueId s = body.new_value("mask_shape");
-          body.insert_before(id, std::move(shape_of), {x}, {s});
-          NodeProto fill;
-          fill.set_op_type("ConstantOfShape");
-          auto* value = fill.add_attribute();
-          value->set_name("value");
-          value->set_type(onnx::AttributeProto::TENSOR);
-          *value->mutable_t() = all_true({1}, 1);
-          ones = body.new_value("mask");
-          body.insert_before(id, std::move(fill), {s}, {ones});
+  return rewrite_matches(
+      ctx, Counter::DropoutsRemoved, [&](NodeId id) { return dropouts.match(id); },
+      [&](NodeId id, bool) {
+        const ValueId x = body.input(id, 0);
+        const ValueId mask = body.output(id, 1);
+        if (mask != ir::kNoValue && body.uses(mask) > 0) {
+          ValueId ones = ir::kNoValue;
+          const auto shape = eval::detail::static_shape(body.fact(x));
+          const auto count = shape ? eval::detail::element_count(*shape) : std::nullopt;
+          if (count && static_cast<size_t>(*count) <= kMaxMaskConstant) {
+            ones = body.add_constant(all_true(*shape, static_cast<size_t>(*count)), "mask");
+          } else {
+            NodeProto shape_of;
+            shape_of.set_op_type("Shape");
+            const ValueId s = body.new_value("mask_shape");
+            body.insert_before(id, std::move(shape_of), {x}, {s});
+            NodeProto fill;
+            fill.set_op_type("ConstantOfShape");
+            auto* value = fill.add_attribute();
+            value->set_name("value");
+            value->set_type(onnx::AttributeProto::TENSOR);
+            *value->mutable_t() = all_true({1}, 1);
+            ones = body.new_value("mask");
+            body.insert_before(id, std::move(fill), {s}, {ones});
+          }
+          body.replace_all_uses(mask, ones);
         }
-        body.replace_all_uses(mask, ones);
-      }
-      body.forward(id, x);
-      return true;
-    });
-  }
-  return ctx.changed();
+        body.forward(id, x);
+        return true;
+      });
 }
 
 }  // namespace shapeprop::transform

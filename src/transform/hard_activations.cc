@@ -68,10 +68,11 @@ class HardActivations {
  private:
   const MutableBody& body_;
 
+  // A floating constant of one element equal to `value` (integral constants are not: the
+  // fused ops take floating inputs only).
   bool is_scalar(ValueId v, double value) const {
-    const Fact* f = v == ir::kNoValue ? nullptr : body_.fact(v);
-    if (!f || !f->is_tensor() || !f->reals || f->reals->size() != 1 || !f->shape || f->shape->size() > 1) return false;
-    return (*f->reals)[0] == value;
+    const Fact* f = body_.fact(v);
+    return f && f->reals && one_element_value(f) == static_cast<long double>(value);
   }
 
   // The producer of v, when v has no other reader and is no body output.
@@ -109,28 +110,34 @@ bool fuse_hard_activations(PassContext& ctx) {
   MutableBody& body = ctx.body();
   const HardActivations hard(body);
   const bool swish = ctx.options().onnx_opset >= kHardSwish;
-  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
-    const auto x = swish ? hard.hard_swish(id) : std::nullopt;
-    const auto y = x ? x : hard.hard_sigmoid(id);
-    if (!y || !same_known_shape(body, *y, body.output(id, 0))) continue;
-    ctx.apply(Counter::ActivationsFused, [&] {
-      NodeProto op;
-      op.set_op_type(x ? "HardSwish" : "HardSigmoid");
-      if (!x) {
-        auto* alpha = op.add_attribute();
-        alpha->set_name("alpha");
-        alpha->set_type(onnx::AttributeProto::FLOAT);
-        alpha->set_f(1.0f / 6.0f);
-        auto* beta = op.add_attribute();
-        beta->set_name("beta");
-        beta->set_type(onnx::AttributeProto::FLOAT);
-        beta->set_f(0.5f);
-      }
-      body.replace_node(id, std::move(op), {*y});
-      return true;
-    });
-  }
-  return ctx.changed();
+  struct Fused {
+    ValueId x;
+    bool swish;
+  };
+  return rewrite_matches(
+      ctx, Counter::ActivationsFused,
+      [&](NodeId id) -> std::optional<Fused> {
+        const auto x = swish ? hard.hard_swish(id) : std::nullopt;
+        const auto y = x ? x : hard.hard_sigmoid(id);
+        if (!y || !same_known_shape(body, *y, body.output(id, 0))) return std::nullopt;
+        return Fused{*y, x.has_value()};
+      },
+      [&](NodeId id, const auto& f) {
+        NodeProto op;
+        op.set_op_type(f->swish ? "HardSwish" : "HardSigmoid");
+        if (!f->swish) {
+          auto* alpha = op.add_attribute();
+          alpha->set_name("alpha");
+          alpha->set_type(onnx::AttributeProto::FLOAT);
+          alpha->set_f(1.0f / 6.0f);
+          auto* beta = op.add_attribute();
+          beta->set_name("beta");
+          beta->set_type(onnx::AttributeProto::FLOAT);
+          beta->set_f(0.5f);
+        }
+        body.replace_node(id, std::move(op), {f->x});
+        return true;
+      });
 }
 
 }  // namespace shapeprop::transform

@@ -107,33 +107,30 @@ class MatMulBroadcast {
 bool unflatten_matmuls(PassContext& ctx) {
   MutableBody& body = ctx.body();
   const MatMulBroadcast matmuls(body);
-  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
-    auto u = matmuls.match(id);
-    if (!u) continue;
-    ctx.apply(Counter::MatMulsUnflattened, [&] {
-      ValueId b = u->b;
-      if (u->transpose_b) {
-        NodeProto t;
-        t.set_op_type("Transpose");
-        set_ints_attribute(t, "perm", {1, 0});
-        b = body.new_value(std::string(body.name(u->b)) + "_t");
-        body.insert_before(id, std::move(t), {u->b}, {b});
-      }
-      NodeProto mm;
-      mm.set_op_type("MatMul");
-      if (u->bias == ir::kNoValue) {
-        body.replace_node(id, std::move(mm), {u->a, b});
+  return rewrite_matches(
+      ctx, Counter::MatMulsUnflattened, [&](NodeId id) { return matmuls.match(id); },
+      [&](NodeId id, const auto& u) {
+        ValueId b = u->b;
+        if (u->transpose_b) {
+          NodeProto t;
+          t.set_op_type("Transpose");
+          set_ints_attribute(t, "perm", {1, 0});
+          b = body.new_value(std::string(body.name(u->b)) + "_t");
+          body.insert_before(id, std::move(t), {u->b}, {b});
+        }
+        NodeProto mm;
+        mm.set_op_type("MatMul");
+        if (u->bias == ir::kNoValue) {
+          body.replace_node(id, std::move(mm), {u->a, b});
+          return true;
+        }
+        const ValueId product = body.new_value(std::string(body.name(body.output(id, 0))) + "_matmul");
+        body.insert_before(id, std::move(mm), {u->a, b}, {product});
+        NodeProto add;
+        add.set_op_type("Add");
+        body.replace_node(id, std::move(add), {product, u->bias});
         return true;
-      }
-      const ValueId product = body.new_value(std::string(body.name(body.output(id, 0))) + "_matmul");
-      body.insert_before(id, std::move(mm), {u->a, b}, {product});
-      NodeProto add;
-      add.set_op_type("Add");
-      body.replace_node(id, std::move(add), {product, u->bias});
-      return true;
-    });
-  }
-  return ctx.changed();
+      });
 }
 
 }  // namespace shapeprop::transform

@@ -92,18 +92,15 @@ class MinMaxToClip {
 bool min_max_to_clip(PassContext& ctx) {
   MutableBody& body = ctx.body();
   const MinMaxToClip rewriter(body, ctx.options());
-  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
-    const auto r = rewriter.match(id);
-    if (!r) continue;
-    ctx.apply(Counter::MinMaxMerged, [&] {
-      NodeProto node;
-      node.set_op_type(r->op);
-      body.replace_node(id, std::move(node), r->inputs);
-      body.erase(r->inner);
-      return true;
-    });
-  }
-  return ctx.changed();
+  return rewrite_matches(
+      ctx, Counter::MinMaxMerged, [&](NodeId id) { return rewriter.match(id); },
+      [&](NodeId id, const auto& r) {
+        NodeProto node;
+        node.set_op_type(r->op);
+        body.replace_node(id, std::move(node), r->inputs);
+        body.erase(r->inner);
+        return true;
+      });
 }
 
 }  // namespace shapeprop::transform

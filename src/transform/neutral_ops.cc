@@ -104,12 +104,9 @@ class NeutralOps {
 bool remove_neutral_ops(PassContext& ctx) {
   MutableBody& body = ctx.body();
   const NeutralOps neutral(body);
-  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
-    const auto x = neutral.match(id);
-    if (!x) continue;
-    ctx.apply(Counter::NeutralOpsRemoved, [&] { return body.forward(id, *x); });
-  }
-  return ctx.changed();
+  return rewrite_matches(
+      ctx, Counter::NeutralOpsRemoved, [&](NodeId id) { return neutral.match(id); },
+      [&](NodeId id, const auto& x) { return body.forward(id, *x); });
 }
 
 }  // namespace shapeprop::transform

@@ -80,6 +80,21 @@ class PassContext {
   bool found_ = false, changed_ = false;
 };
 
+// The loop of a pass that rewrites where a pattern matches a node: `match(id)` runs on each
+// node in order (it gives an optional or a bool, empty or false where nothing matches),
+// and each match m is handed to apply() as `rewrite(id, m)`, counted by `counter`. A dry
+// run stops at the first match.
+template <class Match, class Rewrite>
+bool rewrite_matches(PassContext& ctx, Counter counter, Match&& match, Rewrite&& rewrite) {
+  MutableBody& body = ctx.body();
+  for (NodeId id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
+    auto m = match(id);
+    if (!m) continue;
+    ctx.apply(counter, [&] { return rewrite(id, m); });
+  }
+  return ctx.changed();
+}
+
 using BodyPassFn = bool (*)(PassContext&);
 
 // The rewrite passes, each in its own file.

@@ -96,9 +96,10 @@ inline bool all_elements_are(const Fact* f, int64_t value) {
   return false;
 }
 
-// The scalar constant's value, if the fact knows it and it is a number.
-inline std::optional<long double> scalar_value(const Fact* f) {
-  if (!f || !f->is_tensor() || !f->shape || !f->shape->empty()) return std::nullopt;
+// The value of a constant of one element (a scalar or of shape [1]), if the fact knows it
+// and it is a number.
+inline std::optional<long double> one_element_value(const Fact* f) {
+  if (!f || !f->is_tensor() || !f->shape || f->shape->size() > 1) return std::nullopt;
   if (f->reals && f->reals->size() == 1) {
     const double d = (*f->reals)[0];
     if (std::isnan(d)) return std::nullopt;
@@ -107,6 +108,11 @@ inline std::optional<long double> scalar_value(const Fact* f) {
   if (f->ints && f->ints->size() == 1)
     if (auto c = (*f->ints)[0].as_constant()) return static_cast<long double>(*c);
   return std::nullopt;
+}
+
+// The scalar (rank 0) constant's value, if the fact knows it and it is a number.
+inline std::optional<long double> scalar_value(const Fact* f) {
+  return f && f->shape && f->shape->empty() ? one_element_value(f) : std::nullopt;
 }
 
 inline std::optional<size_t> rank_of(const Fact* f) {

@@ -72,18 +72,20 @@ std::optional<Overwrite> match(const MutableBody& body, NodeId id) {
 
 bool remove_overwriting_scatters(PassContext& ctx) {
   MutableBody& body = ctx.body();
-  for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
-    auto m = match(body, id);
-    if (!m || (!m->reshape && !body.can_forward(id, m->updates))) continue;
-    ctx.apply(Counter::ScattersRemoved, [&] {
-      if (!m->reshape) return body.forward(id, m->updates);
-      NodeProto reshape;
-      reshape.set_op_type("Reshape");
-      body.replace_node(id, std::move(reshape), {m->updates, body.add_constant(int64_vector(*m->reshape), "shape")});
-      return true;
-    });
-  }
-  return ctx.changed();
+  return rewrite_matches(
+      ctx, Counter::ScattersRemoved,
+      [&](NodeId id) {
+        auto m = match(body, id);
+        if (m && !m->reshape && !body.can_forward(id, m->updates)) m.reset();
+        return m;
+      },
+      [&](NodeId id, const auto& m) {
+        if (!m->reshape) return body.forward(id, m->updates);
+        NodeProto reshape;
+        reshape.set_op_type("Reshape");
+        body.replace_node(id, std::move(reshape), {m->updates, body.add_constant(int64_vector(*m->reshape), "shape")});
+        return true;
+      });
 }
 
 }  // namespace shapeprop::transform
