@@ -291,23 +291,32 @@ std::optional<Values> transpose(const Values& x, std::vector<int64_t> perm) {
     seen[static_cast<size_t>(perm[i])] = true;
     out_dims[i] = x.dims[static_cast<size_t>(perm[i])];
   }
-  Values out = x;
+  Values out;
+  out.type = x.type;
   out.dims = out_dims;
-  out.reals.clear();
-  out.ints.clear();
-  std::vector<int64_t> index(rank, 0);
-  for (size_t k = 0; k < x.size(); ++k) {
+  out.real = x.real;
+  // An odometer over the output's index, the input's offset kept beside it: a step along
+  // output dim i moves the input by the stride of input dim perm[i].
+  std::vector<int64_t> step(rank);
+  for (size_t i = 0; i < rank; ++i) step[i] = in_strides[static_cast<size_t>(perm[i])];
+  auto permute = [&](const auto& in, auto& result) {
+    result.reserve(in.size());
+    std::vector<int64_t> index(rank, 0);
     int64_t off = 0;
-    for (size_t i = 0; i < rank; ++i) off += index[i] * in_strides[static_cast<size_t>(perm[i])];
-    if (x.real)
-      out.reals.push_back(x.reals[static_cast<size_t>(off)]);
-    else
-      out.ints.push_back(x.ints[static_cast<size_t>(off)]);
-    for (size_t i = rank; i-- > 0;) {
-      if (++index[i] < out_dims[i]) break;
-      index[i] = 0;
+    for (size_t k = 0; k < in.size(); ++k) {
+      result.push_back(in[static_cast<size_t>(off)]);
+      for (size_t i = rank; i-- > 0;) {
+        off += step[i];
+        if (++index[i] < out_dims[i]) break;
+        off -= step[i] * index[i];
+        index[i] = 0;
+      }
     }
-  }
+  };
+  if (x.real)
+    permute(x.reals, out.reals);
+  else
+    permute(x.ints, out.ints);
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "tensor_values.h"
 
+#include <cstring>
+
 #include "support/tensor_data.h"
 
 namespace shapeprop::transform {
@@ -28,13 +30,48 @@ std::optional<Values> decode(const TensorProto& t, int64_t max_elements) {
   v.type = t.data_type();
   v.dims.assign(t.dims().begin(), t.dims().end());
   const int64_t count = *elements;
-  const TensorProto typed = t.has_raw_data() ? typed_tensor(t) : t;
   v.real = is_real_type(v.type);
+  if (t.has_raw_data()) {
+    // Read in place, element by element, as typed_tensor() would give them (the raw
+    // data's whole elements, little-endian as ONNX stores them).
+    const std::string& raw = t.raw_data();
+    auto take = [&]<class E>(E, auto& out, auto convert) {
+      if (static_cast<int64_t>(raw.size() / sizeof(E)) != count) return false;
+      out.resize(static_cast<size_t>(count));
+      for (size_t i = 0; i < out.size(); ++i) {
+        E e;
+        std::memcpy(&e, raw.data() + i * sizeof(E), sizeof(E));
+        out[i] = convert(e);
+      }
+      return true;
+    };
+    auto same = [](auto e) { return e; };
+    bool ok = false;
+    switch (v.type) {
+      case TensorProto::FLOAT: ok = take(float{}, v.reals, same); break;
+      case TensorProto::DOUBLE: ok = take(double{}, v.reals, same); break;
+      case TensorProto::FLOAT16: ok = take(uint16_t{}, v.reals, half_to_float); break;
+      case TensorProto::BFLOAT16: ok = take(uint16_t{}, v.reals, bfloat16_to_float); break;
+      case TensorProto::INT64: ok = take(int64_t{}, v.ints, same); break;
+      case TensorProto::INT32: ok = take(int32_t{}, v.ints, same); break;
+      case TensorProto::INT16: ok = take(int16_t{}, v.ints, same); break;
+      case TensorProto::INT8: ok = take(int8_t{}, v.ints, same); break;
+      case TensorProto::UINT32: ok = take(uint32_t{}, v.ints, same); break;
+      case TensorProto::UINT16: ok = take(uint16_t{}, v.ints, same); break;
+      default: ok = take(uint8_t{}, v.ints, same); break;  // uint8, bool
+    }
+    return ok ? std::optional<Values>(std::move(v)) : std::nullopt;
+  }
   auto take = [&](const auto& field, auto convert) {
     if (field.size() != count) return false;
+    if (v.real)
+      v.reals.reserve(static_cast<size_t>(count));
+    else
+      v.ints.reserve(static_cast<size_t>(count));
     for (auto e : field) convert(e);
     return true;
   };
+  const TensorProto& typed = t;
   bool ok = false;
   switch (v.type) {
     case TensorProto::FLOAT: ok = take(typed.float_data(), [&](float e) { v.reals.push_back(e); }); break;
@@ -56,16 +93,25 @@ TensorProto encode(const Values& v) {
   TensorProto t;
   t.set_data_type(v.type);
   for (int64_t d : v.dims) t.add_dims(d);
-  for (size_t i = 0; i < v.size(); ++i) {
-    switch (v.type) {
-      case TensorProto::FLOAT: t.add_float_data(static_cast<float>(v.reals[i])); break;
-      case TensorProto::DOUBLE: t.add_double_data(v.reals[i]); break;
-      case TensorProto::FLOAT16: t.add_int32_data(float_to_half(static_cast<float>(v.reals[i]))); break;
-      case TensorProto::BFLOAT16: t.add_int32_data(float_to_bfloat16(static_cast<float>(v.reals[i]))); break;
-      case TensorProto::INT64: t.add_int64_data(v.ints[i]); break;
-      case TensorProto::UINT32: t.add_uint64_data(static_cast<uint64_t>(v.ints[i])); break;
-      default: t.add_int32_data(static_cast<int32_t>(v.ints[i])); break;
-    }
+  // Each field sized once and written in place.
+  auto fill = [n = static_cast<int>(v.size())](auto* field, const auto& from, auto convert) {
+    field->Resize(n, {});
+    auto* out = field->mutable_data();
+    for (int i = 0; i < n; ++i) out[i] = convert(from[static_cast<size_t>(i)]);
+  };
+  switch (v.type) {
+    case TensorProto::FLOAT: fill(t.mutable_float_data(), v.reals, [](double e) { return static_cast<float>(e); }); break;
+    case TensorProto::DOUBLE: fill(t.mutable_double_data(), v.reals, [](double e) { return e; }); break;
+    case TensorProto::FLOAT16:
+      fill(t.mutable_int32_data(), v.reals, [](double e) { return static_cast<int32_t>(float_to_half(static_cast<float>(e))); });
+      break;
+    case TensorProto::BFLOAT16:
+      fill(t.mutable_int32_data(), v.reals,
+           [](double e) { return static_cast<int32_t>(float_to_bfloat16(static_cast<float>(e))); });
+      break;
+    case TensorProto::INT64: fill(t.mutable_int64_data(), v.ints, [](int64_t e) { return e; }); break;
+    case TensorProto::UINT32: fill(t.mutable_uint64_data(), v.ints, [](int64_t e) { return static_cast<uint64_t>(e); }); break;
+    default: fill(t.mutable_int32_data(), v.ints, [](int64_t e) { return static_cast<int32_t>(e); }); break;
   }
   return t;
 }
