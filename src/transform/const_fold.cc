@@ -448,13 +448,16 @@ class ConstantFolder {
     const NodeProto& n = body_.node(id);
     return FunctionId::is_default_domain(n.domain()) && body_.num_outputs(id) == 1 &&
            (n.op_type() == "Cast" || n.op_type() == "Transpose" || n.op_type() == "Slice" ||
-            reshaping_ops().count(n.op_type()));
+            reshaping_op(n.op_type()));
   }
 
-  static const std::unordered_set<std::string>& reshaping_ops() {
-    static const std::unordered_set<std::string> ops = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
-    return ops;
+  static bool reshaping_op(std::string_view op) {
+    return one_of(op, {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity"});
   }
+  static bool unary_op(std::string_view op) {
+    return one_of(op, {"Sqrt", "Reciprocal", "Neg", "Abs", "Exp", "Log", "Tanh", "Erf", "Sigmoid", "Relu", "Floor", "Ceil"});
+  }
+  static bool binary_op(std::string_view op) { return one_of(op, {"Add", "Sub", "Mul", "Div", "Pow"}); }
 
   // A constant input, unless it is larger than any result folded here (every op here
   // gives at least as many elements as each of its inputs has).
@@ -486,11 +489,8 @@ class ConstantFolder {
 
   std::optional<Values> evaluate(NodeId id, int64_t limit) const {
     const NodeProto& n = body_.node(id);
-    static const std::unordered_set<std::string> unary_ops = {"Sqrt", "Reciprocal", "Neg",  "Abs",   "Exp",   "Log",
-                                                              "Tanh", "Erf",        "Sigmoid", "Relu", "Floor", "Ceil"};
-    static const std::unordered_set<std::string> binary_ops = {"Add", "Sub", "Mul", "Div", "Pow"};
     const std::string& op = n.op_type();
-    const bool known = unary_ops.count(op) || binary_ops.count(op) || reshaping_ops().count(op) || op == "Transpose" ||
+    const bool known = unary_op(op) || binary_op(op) || reshaping_op(op) || op == "Transpose" ||
                        op == "Cast" || op == "Concat" || op == "Expand" || (op == "Slice" && body_.num_inputs(id) >= 3);
     if (!known) return std::nullopt;
     for (size_t k = 0; k < body_.num_inputs(id); ++k)
@@ -505,8 +505,8 @@ class ConstantFolder {
       in.push_back(std::move(*v));
     }
     if (in.empty()) return std::nullopt;
-    if (unary_ops.count(op) && in.size() == 1) return unary(op, in[0]);
-    if (binary_ops.count(op) && in.size() == 2) return binary(op, in[0], in[1]);
+    if (unary_op(op) && in.size() == 1) return unary(op, in[0]);
+    if (binary_op(op) && in.size() == 2) return binary(op, in[0], in[1]);
     if (op == "Transpose" && in.size() == 1) return transpose(in[0], ints_attribute(n, "perm").value_or(std::vector<int64_t>{}));
     if (op == "Cast" && in.size() == 1) {
       auto to = int_attribute(n, "to");
@@ -526,7 +526,7 @@ class ConstantFolder {
       auto axis = int_attribute(n, "axis");
       return axis ? concat(in, *axis) : std::nullopt;
     }
-    if (reshaping_ops().count(op)) {
+    if (reshaping_op(op)) {
       auto dims = output_dims(id);
       if (!dims) return std::nullopt;
       if (element_count(*dims) != static_cast<int64_t>(in[0].size())) return std::nullopt;

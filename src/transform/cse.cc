@@ -29,9 +29,7 @@ using onnx::NodeProto;
 constexpr size_t kMaxSharedInitializerBytes = 8192;
 
 bool is_random(const NodeProto& n) {
-  static const std::unordered_set<std::string> random = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                                         "RandomUniformLike", "Bernoulli", "Multinomial"};
-  if (random.count(n.op_type())) return true;
+  if (draws_random_numbers(n.op_type())) return true;
   // Dropout draws its mask when training_mode may be true.
   return n.op_type() == "Dropout" && n.input_size() >= 3 && !n.input(2).empty();
 }

@@ -37,11 +37,10 @@ std::optional<std::vector<Dim>> strict_broadcast(const std::vector<Dim>& a, cons
 }
 
 bool broadcasts(const NodeProto& n) {
-  static const std::unordered_set<std::string> ops = {"Add",     "Sub",          "Mul",     "Div",  "Pow",
-                                                      "And",     "Or",           "Xor",     "Equal", "Less",
-                                                      "Greater", "LessOrEqual",  "GreaterOrEqual", "Where",
-                                                      "BitShift", "Mod",         "PRelu"};
-  return FunctionId::is_default_domain(n.domain()) && ops.count(n.op_type()) > 0 && !has_reference(n);
+  return FunctionId::is_default_domain(n.domain()) &&
+         one_of(n.op_type(), {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Less", "Greater",
+                              "LessOrEqual", "GreaterOrEqual", "Where", "BitShift", "Mod", "PRelu"}) &&
+         !has_reference(n);
 }
 
 }  // namespace

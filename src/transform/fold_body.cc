@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "support/subgraphs.h"
+#include "support/op_names.h"
 
 namespace shapeprop::transform {
 
@@ -30,9 +31,7 @@ bool is_op(const NodeProto& n, const char* op) { return FunctionId::is_default_d
 
 // Ops whose result is not a function of their inputs: never replaced by a value.
 bool is_random(const NodeProto& n) {
-  static const std::unordered_set<std::string> random = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                                         "RandomUniformLike", "Bernoulli", "Multinomial"};
-  return FunctionId::is_default_domain(n.domain()) && random.count(n.op_type()) > 0;
+  return FunctionId::is_default_domain(n.domain()) && draws_random_numbers(n.op_type());
 }
 
 // Scoped renaming: a rename made at one level applies there and in nested subgraphs,
@@ -268,9 +267,8 @@ class Folder {
   // noop_with_empty_axes, or axes of size 1 kept) gives each element back, for the
   // reductions whose value over one element is that element.
   static bool returns_its_input(const NodeProto& n) {
-    static const std::unordered_set<std::string> ops = {"Expand",    "Reshape",   "ReduceSum", "ReduceMean",
-                                                        "ReduceMax", "ReduceMin", "ReduceProd"};
-    return FunctionId::is_default_domain(n.domain()) && ops.count(n.op_type()) > 0;
+    return FunctionId::is_default_domain(n.domain()) &&
+           one_of(n.op_type(), {"Expand", "Reshape", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"});
   }
 
   // The output's shape is the input's, dim for dim, with nothing unknown.

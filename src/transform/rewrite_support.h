@@ -12,6 +12,7 @@
 #include "pass.h"
 #include "shapeprop/fact.h"
 #include "shapeprop/function_id.h"
+#include "support/op_names.h"
 
 namespace shapeprop::transform {
 

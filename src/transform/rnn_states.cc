@@ -50,9 +50,8 @@ bool all_zero(const MutableBody& body, ValueId v, int depth = 0) {
     const auto* a = attribute(n, "value");
     return !a || (a->type() == onnx::AttributeProto::TENSOR && is_zero_tensor(a->t()));
   }
-  static const std::unordered_set<std::string> keeping = {"Expand",  "Slice",     "Reshape", "Squeeze", "Unsqueeze",
-                                                          "Flatten", "Transpose", "Tile",    "Identity"};
-  return keeping.count(op) && all_zero(body, body.input(p, 0), depth + 1);
+  return one_of(op, {"Expand", "Slice", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Tile", "Identity"}) &&
+         all_zero(body, body.input(p, 0), depth + 1);
 }
 
 // The dims the op reads a state as: [num_directions, batch, hidden_size] (layout 0), or
