@@ -122,13 +122,11 @@ MutableBody::MutableBody(NodeList& nodes, const FactLookup& facts, GraphProto* m
   // Names are resolved here only: by value from here on.
   NameIndex by_name;
   by_name.reserve(n * 2);
-  names_.insert(interface.begin(), interface.end());
   for (const auto& name : interface) values_[resolve(name, by_name, facts)].interface = true;
   if (main_graph) {
     std::unordered_set<std::string_view> inputs;
     for (const auto& in : main_graph->input()) inputs.insert(in.name());
     for (const auto& t : main_graph->initializer()) {
-      names_.insert(t.name());
       if (inputs.count(t.name())) continue;
       const ValueId v = resolve(t.name(), by_name, facts);
       values_[v].initializer = &t;
@@ -141,7 +139,6 @@ MutableBody::MutableBody(NodeList& nodes, const FactLookup& facts, GraphProto* m
     nodes_[i].prev = i > 0 ? id - 1 : kNone;
     nodes_[i].next = i + 1 < n ? id + 1 : kNone;
     for (const auto& o : nodes_[i].proto->output()) {
-      names_.insert(o);
       nodes_[i].outputs.push_back(o.empty() ? kNoValue : resolve(o, by_name, facts));
     }
     set_outputs(id);
@@ -181,7 +178,6 @@ void MutableBody::index_uses(NodeId id, NameIndex* by_name, const FactLookup* fa
   if (by_name) {
     node.inputs.clear();
     for (const auto& in : p.input()) {
-      names_.insert(in);
       node.inputs.push_back(in.empty() ? kNoValue : resolve(in, *by_name, *facts));
     }
   }
@@ -189,7 +185,6 @@ void MutableBody::index_uses(NodeId id, NameIndex* by_name, const FactLookup* fa
     if (node.inputs[k] != kNoValue) add_use(node.inputs[k], Use{id, static_cast<uint32_t>(k)});
   if (!by_name) return;
   for_each_subgraph(p, [&](GraphProto& g) {
-    collect_nested_names(g, names_);
     for_each_nested_read(g, [&](std::string& name) {
       const ValueId v = resolve(name, *by_name, *facts);
       node.nested.push_back({v, &name});
@@ -329,9 +324,24 @@ bool MutableBody::drop_output(NodeId id, size_t k) {
   return true;
 }
 
+// Every name of the body, gathered on the first new value (most bodies never get one):
+// the values' names, which hold every name read or defined at this level, the main
+// graph's initializers, and every name in the subgraphs of the nodes the body started
+// with (their protos stay in the list until commit()).
+void MutableBody::gather_names() {
+  names_.emplace();
+  names_->insert("");
+  for (const auto& v : values_) names_->insert(v.name);
+  if (main_graph_)
+    for (const auto& t : main_graph_->initializer()) names_->insert(t.name());
+  for (const auto& n : list_)
+    for_each_subgraph(n, [&](const GraphProto& g) { collect_nested_names(g, *names_); });
+}
+
 ValueId MutableBody::new_value(std::string_view base, const Fact* fact) {
+  if (!names_) gather_names();
   std::string name(base);
-  for (int k = 1; !names_.insert(name).second; ++k) name = std::string(base) + "_" + std::to_string(k);
+  for (int k = 1; !names_->insert(name).second; ++k) name = std::string(base) + "_" + std::to_string(k);
   const auto v = static_cast<ValueId>(values_.size());
   values_.emplace_back();
   values_.back().name = std::move(name);

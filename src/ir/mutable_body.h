@@ -168,7 +168,7 @@ class MutableBody {
   std::deque<onnx::NodeProto> added_;  // nodes the rewrites made
   std::deque<Fact> constant_facts_;    // facts of the constants they made
   std::unordered_multimap<uint64_t, ValueId> constants_;  // tensor_value_hash -> value
-  std::unordered_set<std::string> names_;  // every name of the body, for new_value()
+  std::optional<std::unordered_set<std::string>> names_;  // every name of the body, for new_value(): gather_names()
   std::vector<ValueId> initializers_;
   bool changed_ = false;
 
@@ -186,6 +186,7 @@ class MutableBody {
   ValueId resolve(std::string_view name, NameIndex& by_name, const FactLookup& facts);
   void index_uses(NodeId id, NameIndex* by_name, const FactLookup* facts);
   void set_outputs(NodeId id);
+  void gather_names();
   void add_use(ValueId v, Use u);
   void forget_uses(NodeId id);
   void erase_if_dead(ValueId v);
