@@ -62,29 +62,25 @@ std::optional<Values> decode(const TensorProto& t, int64_t max_elements) {
     }
     return ok ? std::optional<Values>(std::move(v)) : std::nullopt;
   }
-  auto take = [&](const auto& field, auto convert) {
+  // The typed field the element type is stored in, read as the raw data is above.
+  auto take = [&](const auto& field, auto& out, auto convert) {
     if (field.size() != count) return false;
-    if (v.real)
-      v.reals.reserve(static_cast<size_t>(count));
-    else
-      v.ints.reserve(static_cast<size_t>(count));
-    for (auto e : field) convert(e);
+    out.resize(static_cast<size_t>(count));
+    for (size_t i = 0; i < out.size(); ++i) out[i] = convert(field.Get(static_cast<int>(i)));
     return true;
   };
-  const TensorProto& typed = t;
+  auto same = [](auto e) { return e; };
+  auto half = [](int32_t e) { return half_to_float(static_cast<uint16_t>(e)); };
+  auto bfloat = [](int32_t e) { return bfloat16_to_float(static_cast<uint16_t>(e)); };
   bool ok = false;
   switch (v.type) {
-    case TensorProto::FLOAT: ok = take(typed.float_data(), [&](float e) { v.reals.push_back(e); }); break;
-    case TensorProto::DOUBLE: ok = take(typed.double_data(), [&](double e) { v.reals.push_back(e); }); break;
-    case TensorProto::FLOAT16:
-      ok = take(typed.int32_data(), [&](int32_t e) { v.reals.push_back(half_to_float(static_cast<uint16_t>(e))); });
-      break;
-    case TensorProto::BFLOAT16:
-      ok = take(typed.int32_data(), [&](int32_t e) { v.reals.push_back(bfloat16_to_float(static_cast<uint16_t>(e))); });
-      break;
-    case TensorProto::INT64: ok = take(typed.int64_data(), [&](int64_t e) { v.ints.push_back(e); }); break;
-    case TensorProto::UINT32: ok = take(typed.uint64_data(), [&](uint64_t e) { v.ints.push_back(static_cast<int64_t>(e)); }); break;
-    default: ok = take(typed.int32_data(), [&](int32_t e) { v.ints.push_back(e); }); break;
+    case TensorProto::FLOAT: ok = take(t.float_data(), v.reals, same); break;
+    case TensorProto::DOUBLE: ok = take(t.double_data(), v.reals, same); break;
+    case TensorProto::FLOAT16: ok = take(t.int32_data(), v.reals, half); break;
+    case TensorProto::BFLOAT16: ok = take(t.int32_data(), v.reals, bfloat); break;
+    case TensorProto::INT64: ok = take(t.int64_data(), v.ints, same); break;
+    case TensorProto::UINT32: ok = take(t.uint64_data(), v.ints, [](uint64_t e) { return static_cast<int64_t>(e); }); break;
+    default: ok = take(t.int32_data(), v.ints, same); break;
   }
   return ok ? std::optional<Values>(std::move(v)) : std::nullopt;
 }
