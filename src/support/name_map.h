@@ -57,7 +57,7 @@ class NameMap {
       h ^= h >> 32;
     }
     uint64_t w = 0;
-    std::memcpy(&w, p, n);
+    if (n != 0) std::memcpy(&w, p, n);  // an empty view's data() may be null
     h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
     h ^= h >> 29;
     return h | 1;  // never 0: 0 marks nothing
