@@ -276,6 +276,10 @@ class Interner {
     std::lock_guard<std::mutex> lock(mutex_);
     if (named_.size() < kMaxParsed) named_.emplace(std::string(text), d);
   }
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return table_.size() + floors_.size() + parsed_.size() + named_.size();
+  }
 
  private:
   static constexpr size_t kMaxParsed = 1 << 16;
@@ -422,6 +426,8 @@ bool Dim::is_fresh_symbol(std::string_view symbol) {
   if (symbol.size() <= prefix.size() || symbol.substr(0, prefix.size()) != prefix) return false;
   return std::all_of(symbol.begin() + prefix.size(), symbol.end(), [](char c) { return is_digit(c); });
 }
+
+size_t Dim::interned_entries() { return interner().size(); }
 
 std::optional<int64_t> Dim::min_value(int64_t symbol_min) const {
   if (is_unknown() || symbol_min < 0) return std::nullopt;

@@ -132,6 +132,11 @@ class Dim {
   // digits), which min_value takes to be possibly 0.
   static bool is_fresh_symbol(std::string_view symbol);
 
+  // How many entries the process-wide tables behind Dim hold (distinct terms, floor
+  // terms, and the dim_params read): a run adds only what it has not met before, so
+  // repeated runs on one model leave it where the first left it (tests watch that).
+  static size_t interned_entries();
+
   // The symbols this Dim mentions, those inside floor terms included, each once, in order
   // (none for a constant or unknown).
   std::vector<std::string> symbols() const;
