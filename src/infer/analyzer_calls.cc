@@ -249,22 +249,30 @@ void Analyzer::Impl::name_data_dependent(const NodeProto& n, const std::vector<c
 std::vector<Fact> Analyzer::Impl::instantiate(const std::vector<Fact>& outputs, const CallContext& ctx, const Renaming& renaming,
                               const Frame& frame) {
   if (fresh_names.empty()) return outputs;
-  std::unordered_set<std::string> bound;
-  auto bind = [&bound](const Dim& d) {
-    for (auto& s : d.symbols()) bound.insert(std::move(s));
+  // The symbols of the context's inputs, gathered on the first fresh symbol met (most
+  // outputs mention none).
+  std::optional<std::unordered_set<std::string>> bound;
+  auto is_bound = [&](const std::string& symbol) {
+    if (!bound) {
+      bound.emplace();
+      auto bind = [&bound](const Dim& d) {
+        for (auto& s : d.symbols()) bound->insert(std::move(s));
+      };
+      for (const Fact& f : ctx.inputs) {
+        if (f.shape) std::for_each(f.shape->begin(), f.shape->end(), bind);
+        if (f.ints) std::for_each(f.ints->begin(), f.ints->end(), bind);
+        if (f.other)
+          for_each_shape(*f.other, [&bound](const onnx::TensorShapeProto& shape) {
+            for (const auto& d : shape.dim()) bound->insert(d.dim_param());
+          });
+      }
+    }
+    return bound->count(symbol) > 0;
   };
-  for (const Fact& f : ctx.inputs) {
-    if (f.shape) std::for_each(f.shape->begin(), f.shape->end(), bind);
-    if (f.ints) std::for_each(f.ints->begin(), f.ints->end(), bind);
-    if (f.other)
-      for_each_shape(*f.other, [&bound](const onnx::TensorShapeProto& shape) {
-        for (const auto& d : shape.dim()) bound.insert(d.dim_param());
-      });
-  }
   std::unordered_map<std::string, Dim> renamed(renaming.begin(), renaming.end());
   const Dim::SymbolMap to = [&](const std::string& symbol) -> std::optional<Dim> {
     if (auto back = renamed.find(symbol); back != renamed.end()) return back->second;
-    if (!fresh_names.count(symbol) || bound.count(symbol)) return std::nullopt;
+    if (!fresh_names.count(symbol) || is_bound(symbol)) return std::nullopt;
     auto [it, first] = renamed.try_emplace(symbol);
     if (first) it->second = frame.iterating ? Dim::unknown() : fresh_symbol();
     return it->second;
