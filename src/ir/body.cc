@@ -10,7 +10,7 @@ namespace {
 NodeKind kind_of(const onnx::NodeProto& n, const CallGraph* calls, const onnx::FunctionProto** callee) {
   // A model-local function takes precedence over an op of the same name, as in the
   // analysis of calls everywhere else.
-  if (const onnx::FunctionProto* f = calls && calls->size() > 0 ? calls->find(FunctionId::of(n)) : nullptr) {
+  if (const onnx::FunctionProto* f = calls && calls->size() > 0 ? calls->find(n) : nullptr) {
     *callee = f;
     return NodeKind::Call;
   }

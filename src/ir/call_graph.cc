@@ -27,7 +27,7 @@ using Vertex = Graph::vertex_descriptor;
 constexpr Vertex kMain = 0;
 
 using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
-using VertexOf = std::unordered_map<FunctionId, Vertex, FunctionId::Hash>;
+using VertexOf = std::unordered_map<FunctionId, Vertex, FunctionId::Hash, FunctionId::Equal>;
 
 // Counts, per callee, the calls in `body` and in every subgraph below it, to any depth.
 // `names` holds the functions' names: a node whose op has none of them calls nothing, and
@@ -39,7 +39,7 @@ void count_calls(const Nodes& body, const VertexOf& vertex_of, const NameMap& na
     work.pop_back();
     for (const auto& node : *nodes) {
       if (names.contains(node.op_type()))
-        if (auto it = vertex_of.find(FunctionId::of(node)); it != vertex_of.end()) ++sites[it->second];
+        if (auto it = vertex_of.find(FunctionId::View::of(node)); it != vertex_of.end()) ++sites[it->second];
       for (const auto& a : node.attribute()) {
         if (a.has_g()) work.push_back(&a.g().node());
         for (const auto& g : a.graphs()) work.push_back(&g.node());
@@ -212,6 +212,11 @@ Result<CallGraph> CallGraph::build(const onnx::ModelProto& model) {
 
 const onnx::FunctionProto* CallGraph::find(const FunctionId& id) const {
   auto it = impl_->vertex_of.find(id);
+  return it == impl_->vertex_of.end() ? nullptr : impl_->function[it->second];
+}
+
+const onnx::FunctionProto* CallGraph::find(const onnx::NodeProto& call) const {
+  auto it = impl_->vertex_of.find(FunctionId::View::of(call));
   return it == impl_->vertex_of.end() ? nullptr : impl_->function[it->second];
 }
 

@@ -45,7 +45,7 @@ struct Body {
 class DepthMeter {
  public:
   explicit DepthMeter(const onnx::ModelProto& model) {
-    std::unordered_map<FunctionId, size_t, FunctionId::Hash> index;
+    std::unordered_map<FunctionId, size_t, FunctionId::Hash, FunctionId::Equal> index;
     bodies_.resize(1 + static_cast<size_t>(model.functions_size()));
     for (int i = 0; i < model.functions_size(); ++i)
       index.emplace(FunctionId::of(model.functions(i)), static_cast<size_t>(i) + 1);  // the first definition
@@ -94,7 +94,7 @@ class DepthMeter {
       const size_t level = b.places[i].level;
       if (level > b.places[static_cast<size_t>(b.deepest)].level) b.deepest = static_cast<int>(i);
       for (const auto& n : *here) {
-        if (auto it = index.find(FunctionId::of(n)); it != index.end())
+        if (auto it = index.find(FunctionId::View::of(n)); it != index.end())
           b.calls.push_back({it->second, level, static_cast<int>(i), &n});
         for (const auto& a : n.attribute()) {
           if (a.has_g()) b.places.push_back({&a.g().node(), level + 1, static_cast<int>(i), &n, &a.name()});

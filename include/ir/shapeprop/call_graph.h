@@ -39,6 +39,8 @@ class CallGraph {
 
   // The model-local function with this id, or nullptr.
   const onnx::FunctionProto* find(const FunctionId& id) const;
+  // The one a node calls, or nullptr (no id is built).
+  const onnx::FunctionProto* find(const onnx::NodeProto& call) const;
 
   // Functions the main graph reaches, callees before callers; among functions whose
   // callees are all listed, the smallest FunctionId comes first.

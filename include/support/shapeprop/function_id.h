@@ -47,12 +47,35 @@ struct FunctionId {
   friend auto operator<=>(const FunctionId&, const FunctionId&) = default;
   friend bool operator==(const FunctionId&, const FunctionId&) = default;
 
+  // The id a node calls as views of the node's own strings (the domain canonical), for
+  // looking it up, without copying them, in a map keyed by FunctionId with Hash and Equal
+  // (both transparent).
+  struct View {
+    std::string_view domain, name, overload;
+    static View of(const onnx::NodeProto& node) {
+      return {is_default_domain(node.domain()) ? std::string_view() : std::string_view(node.domain()), node.op_type(),
+              node.overload()};
+    }
+    friend bool operator==(const View&, const View&) = default;
+  };
+  static View view(const FunctionId& id) { return {id.domain, id.name, id.overload}; }
+  static const View& view(const View& id) { return id; }
+
   struct Hash {
-    std::size_t operator()(const FunctionId& id) const {
+    using is_transparent = void;
+    std::size_t operator()(const View& id) const {
       std::hash<std::string_view> h;
       std::size_t seed = h(id.domain);
-      for (const std::string* part : {&id.name, &id.overload}) hash_combine(seed, h(*part));
+      for (std::string_view part : {id.name, id.overload}) hash_combine(seed, h(part));
       return seed;
+    }
+    std::size_t operator()(const FunctionId& id) const { return (*this)(view(id)); }
+  };
+  struct Equal {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return view(a) == view(b);
     }
   };
 };
