@@ -317,7 +317,8 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
           if (k == NameMap::kMissing || !writable(*facts[k])) return std::nullopt;
           auto d = declared.find(name);
           onnx::TypeProto t = texts.type_of(*facts[k]);
-          return d == declared.end() ? t : with_declared(std::move(t), *facts[k], *d->second, false_names, false, texts);
+          if (d == declared.end()) return t;  // not ?:, which would copy t
+          return with_declared(std::move(t), *facts[k], *d->second, false_names, false, texts);
         },
         [&](ValueInfoProto& vi) { clear_dim_params(*vi.mutable_type(), false_names); });
     // Outputs (and subgraph inputs) get the proof with what their declaration adds to it
@@ -411,7 +412,8 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, Dim
           }
           onnx::TypeProto t = texts.type_of(*joined);
           auto d = declared.find(name);
-          return d == declared.end() ? t : with_declared(std::move(t), *joined, *d->second, false_names, true, texts);
+          if (d == declared.end()) return t;  // not ?:, which would copy t
+          return with_declared(std::move(t), *joined, *d->second, false_names, true, texts);
         },
         [&](ValueInfoProto& vi) { clear_dim_params(*vi.mutable_type(), false_names); });
     if (debug && !dropped.empty()) {

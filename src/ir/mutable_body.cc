@@ -120,8 +120,7 @@ MutableBody::MutableBody(NodeList& nodes, const FactLookup& facts, GraphProto* m
   const auto n = static_cast<size_t>(nodes.size());
   nodes_.reserve(n);
   // Names are resolved here only: by value from here on.
-  NameIndex by_name;
-  by_name.reserve(n * 2);
+  NameIndex by_name(n * 2);
   for (const auto& name : interface) values_[resolve(name, by_name, facts)].interface = true;
   if (main_graph) {
     std::unordered_set<std::string_view> inputs;
@@ -150,13 +149,12 @@ MutableBody::MutableBody(NodeList& nodes, const FactLookup& facts, GraphProto* m
 }
 
 ValueId MutableBody::resolve(std::string_view name, NameIndex& by_name, const FactLookup& facts) {
-  auto it = by_name.find(name);
-  if (it != by_name.end()) return it->second;
+  if (const uint32_t known = by_name.find(name); known != NameIndex::kMissing) return known;
   const auto v = static_cast<ValueId>(values_.size());
   values_.emplace_back();
   values_.back().name = std::string(name);
   values_.back().fact = facts ? facts(name) : nullptr;
-  by_name.emplace(values_.back().name, v);  // views the value's own string, which stays put (a deque)
+  by_name.insert(values_.back().name, v);  // views the value's own string, which stays put (a deque)
   return v;
 }
 

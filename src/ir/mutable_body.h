@@ -25,6 +25,7 @@
 #include "ir/body.h"
 #include "onnx/onnx_pb.h"
 #include "shapeprop/fact.h"
+#include "support/name_map.h"
 
 namespace shapeprop::ir {
 
@@ -182,7 +183,7 @@ class MutableBody {
     return u.slot >= kNested ? n.nested[u.slot - kNested].value : n.inputs[u.slot];
   }
   bool live(const Use& u, ValueId v) const { return !nodes_[u.owner].erased && read_by(u) == v; }
-  using NameIndex = std::unordered_map<std::string_view, ValueId>;
+  using NameIndex = NameMap;  // views the values' names
   ValueId resolve(std::string_view name, NameIndex& by_name, const FactLookup& facts);
   void index_uses(NodeId id, NameIndex* by_name, const FactLookup* facts);
   void set_outputs(NodeId id);
