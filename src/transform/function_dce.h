@@ -31,9 +31,11 @@ void collect_domains(const NodeList& nodes, std::set<std::string>& domains);
 // Finds the calls among nodes (and their subgraphs) of a set of functions.
 class CallFinder {
  public:
-  explicit CallFinder(const std::set<FunctionId>& functions) : functions_(functions) {
-    for (const auto& f : functions) names_.insert(f.name);
+  explicit CallFinder(const std::set<FunctionId>& functions) : functions_(functions.begin(), functions.end()) {
+    for (const auto& f : functions_) names_.insert(f.name);
   }
+  CallFinder(const CallFinder&) = delete;  // names_ views functions_' strings
+  CallFinder& operator=(const CallFinder&) = delete;
 
   // Adds the functions `nodes` call to `called`, and counts the calls in `count`.
   void find(const NodeList& nodes, std::set<FunctionId>& called, size_t* count = nullptr) const {
@@ -41,9 +43,8 @@ class CallFinder {
     for (const auto& n : nodes) {
       // Most nodes are ops no function is named after: told apart without building an id.
       if (names_.contains(n.op_type())) {
-        FunctionId id = FunctionId::of(n);
-        if (functions_.count(id)) {
-          called.insert(std::move(id));
+        if (auto it = functions_.find(FunctionId::View::of(n)); it != functions_.end()) {
+          called.insert(*it);
           if (count) ++*count;
         }
       }
@@ -52,7 +53,7 @@ class CallFinder {
   }
 
  private:
-  const std::set<FunctionId>& functions_;
+  std::unordered_set<FunctionId, FunctionId::Hash, FunctionId::Equal> functions_;  // looked up by a node's view
   std::unordered_set<std::string_view> names_;  // views the ids' names
 };
 
