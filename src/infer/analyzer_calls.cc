@@ -36,7 +36,10 @@ auto Analyzer::Impl::rename_fresh(std::vector<Fact>& inputs) -> Renaming {
     for (const std::vector<Dim>* dims : {f.shape ? &*f.shape : nullptr, f.ints ? &*f.ints : nullptr})
       if (dims)
         for (const Dim& d : *dims)
-          for (const auto& symbol : d.symbols()) note(symbol);
+          d.any_symbol([&note](std::string_view symbol) {
+            note(std::string(symbol));
+            return false;  // every symbol
+          });
     if (f.other)
       for_each_shape(*f.other, [&](const onnx::TensorShapeProto& shape) {
         for (const auto& d : shape.dim()) note(d.dim_param());

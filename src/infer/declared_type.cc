@@ -5,10 +5,7 @@
 
 namespace shapeprop::infer {
 
-bool mentions_fresh(const Dim& d) {
-  const auto symbols = d.symbols();
-  return std::any_of(symbols.begin(), symbols.end(), [](const std::string& s) { return Dim::is_fresh_symbol(s); });
-}
+bool mentions_fresh(const Dim& d) { return d.any_symbol(Dim::is_fresh_symbol); }
 
 namespace {
 

@@ -502,19 +502,19 @@ std::vector<std::string> Dim::symbols() const {
   return out;
 }
 
+bool Dim::any_symbol(const std::function<bool(std::string_view symbol)>& pred) const {
+  for (const auto& [monomial, coefficient] : term_map())
+    for (const auto& key : monomial)
+      if (is_floor_key(key) ? interner().floor_term(key).inner.any_symbol(pred) : pred(display(key))) return true;
+  return false;
+}
+
 Dim Dim::substitute(const SymbolMap& to) const {
   if (is_unknown() || is_constant()) return *this;
   // Most substitutions replace none of a Dim's symbols (a call's renaming touches only
   // fresh ones), and computing the Dim anew interns every partial sum and product: the
   // symbols are asked first, and a Dim none of whose symbols is replaced is itself.
-  const std::function<bool(const Dim&)> replaces_some = [&](const Dim& d) {
-    for (const auto& [monomial, coefficient] : d.term_map())
-      for (const auto& key : monomial)
-        if (is_floor_key(key) ? replaces_some(interner().floor_term(key).inner) : to(std::string(display(key))).has_value())
-          return true;
-    return false;
-  };
-  if (!replaces_some(*this)) return *this;
+  if (!any_symbol([&to](std::string_view symbol) { return to(std::string(symbol)).has_value(); })) return *this;
   Dim out = constant(constant_);
   for (const auto& [monomial, coefficient] : term_map()) {
     Dim term = constant(coefficient);

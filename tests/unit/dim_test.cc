@@ -254,6 +254,20 @@ TEST(Dim, FloorTerms) {
   EXPECT_EQ(pool.substitute(at(1)), C(1));
   EXPECT_EQ((N - half).substitute(at(7)), C(4));
   EXPECT_EQ(half.substitute([](const std::string&) -> std::optional<Dim> { return C(2) * M; }), M);
+  // any_symbol sees the symbols inside floors too, in symbols()' order, until one holds; a
+  // substitution that replaces none of them gives the Dim itself.
+  std::vector<std::string> asked;
+  const Dim mixed = half * M + N;
+  EXPECT_TRUE(mixed.any_symbol([&](std::string_view s) {
+    asked.emplace_back(s);
+    return s == "N";
+  }));
+  EXPECT_FALSE(mixed.any_symbol([](std::string_view s) { return s == "K"; }));
+  EXPECT_EQ(asked.back(), "N");
+  EXPECT_EQ(asked.front(), mixed.symbols().front());
+  const auto only_k = [](const std::string& s) -> std::optional<Dim> { return s == "K" ? std::optional<Dim>(C(5)) : std::nullopt; };
+  EXPECT_EQ(mixed.substitute(only_k), mixed);
+  EXPECT_EQ(mixed.substitute(only_k).str(), mixed.str());
   // Nesting beyond the bound is unknown; a floor beside other terms nests.
   Dim nested = N;
   for (int k = 0; k < 6; ++k) nested = Dim::floor_div(nested + M, C(2));

@@ -140,6 +140,9 @@ class Dim {
   // The symbols this Dim mentions, those inside floor terms included, each once, in order
   // (none for a constant or unknown).
   std::vector<std::string> symbols() const;
+  // Whether `pred` holds for one of those symbols (asked in that order, until it does;
+  // nothing is copied).
+  bool any_symbol(const std::function<bool(std::string_view symbol)>& pred) const;
   // This Dim with each symbol s for which to(s) gives a Dim replaced by that Dim, the rest
   // kept (computed with the arithmetic above: unknown where that would be; floor terms
   // are computed again from what replaces their symbols).
