@@ -145,7 +145,8 @@ class Dim {
   bool any_symbol(const std::function<bool(std::string_view symbol)>& pred) const;
   // This Dim with each symbol s for which to(s) gives a Dim replaced by that Dim, the rest
   // kept (computed with the arithmetic above: unknown where that would be; floor terms
-  // are computed again from what replaces their symbols).
+  // are computed again from what replaces their symbols). A Dim none of whose symbols
+  // to() replaces is given back as it is, not computed again.
   using SymbolMap = std::function<std::optional<Dim>(const std::string& symbol)>;
   Dim substitute(const SymbolMap& to) const;
 
