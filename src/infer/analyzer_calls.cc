@@ -5,6 +5,26 @@
 
 namespace shapeprop::infer {
 
+namespace {
+
+// Every symbol a fact mentions, in order: those of its shape's dims, of its elements, and
+// the dim_params of its other type ("" for a dim without one), repeats included.
+void for_each_symbol(const Fact& f, const std::function<void(const std::string&)>& visit) {
+  for (const std::vector<Dim>* dims : {f.shape ? &*f.shape : nullptr, f.ints ? &*f.ints : nullptr})
+    if (dims)
+      for (const Dim& d : *dims)
+        d.any_symbol([&visit](std::string_view symbol) {
+          visit(std::string(symbol));
+          return false;  // every symbol
+        });
+  if (f.other)
+    for_each_shape(*f.other, [&visit](const onnx::TensorShapeProto& shape) {
+      for (const auto& d : shape.dim()) visit(d.dim_param());
+    });
+}
+
+}  // namespace
+
 auto Analyzer::Impl::signature_of(const FunctionProto& f) -> Signature {
   Signature sig;
   sig.num_inputs = f.input_size();
@@ -33,17 +53,7 @@ auto Analyzer::Impl::rename_fresh(std::vector<Fact>& inputs) -> Renaming {
   bool unknown_dims = false;
   for (const Fact& f : inputs) {
     if (f.shape) unknown_dims = unknown_dims || std::any_of(f.shape->begin(), f.shape->end(), [](const Dim& d) { return d.is_unknown(); });
-    for (const std::vector<Dim>* dims : {f.shape ? &*f.shape : nullptr, f.ints ? &*f.ints : nullptr})
-      if (dims)
-        for (const Dim& d : *dims)
-          d.any_symbol([&note](std::string_view symbol) {
-            note(std::string(symbol));
-            return false;  // every symbol
-          });
-    if (f.other)
-      for_each_shape(*f.other, [&](const onnx::TensorShapeProto& shape) {
-        for (const auto& d : shape.dim()) note(d.dim_param());
-      });
+    for_each_symbol(f, note);
   }
   if (!renaming.empty()) {
     const Dim::SymbolMap to = [&](const std::string& symbol) -> std::optional<Dim> {
@@ -258,17 +268,7 @@ std::vector<Fact> Analyzer::Impl::instantiate(const std::vector<Fact>& outputs, 
   auto is_bound = [&](const std::string& symbol) {
     if (!bound) {
       bound.emplace();
-      auto bind = [&bound](const Dim& d) {
-        for (auto& s : d.symbols()) bound->insert(std::move(s));
-      };
-      for (const Fact& f : ctx.inputs) {
-        if (f.shape) std::for_each(f.shape->begin(), f.shape->end(), bind);
-        if (f.ints) std::for_each(f.ints->begin(), f.ints->end(), bind);
-        if (f.other)
-          for_each_shape(*f.other, [&bound](const onnx::TensorShapeProto& shape) {
-            for (const auto& d : shape.dim()) bound->insert(d.dim_param());
-          });
-      }
+      for (const Fact& f : ctx.inputs) for_each_symbol(f, [&bound](const std::string& s) { bound->insert(s); });
     }
     return bound->count(symbol) > 0;
   };

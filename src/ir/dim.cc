@@ -488,17 +488,10 @@ std::optional<std::string> Dim::as_symbol() const {
 
 std::vector<std::string> Dim::symbols() const {
   std::vector<std::string> out;
-  auto add = [&out](std::string name) {
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
-  };
-  for (const auto& [monomial, coefficient] : term_map())
-    for (const auto& key : monomial) {
-      if (!is_floor_key(key)) {
-        add(std::string(display(key)));
-        continue;
-      }
-      for (auto& inner : interner().floor_term(key).inner.symbols()) add(std::move(inner));
-    }
+  any_symbol([&out](std::string_view name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.emplace_back(name);
+    return false;  // every symbol
+  });
   return out;
 }
 
