@@ -457,6 +457,10 @@ std::optional<ValueId> MutableBody::find_constant(const TensorProto& value, uint
   return std::nullopt;
 }
 
+std::optional<ValueId> MutableBody::equal_constant(const TensorProto& value) const {
+  return find_constant(value, tensor_value_hash(value));
+}
+
 ValueId MutableBody::remember_constant(ValueId v) {
   const TensorProto* t = stored_constant(v);
   if (!t) return v;

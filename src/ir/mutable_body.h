@@ -122,6 +122,8 @@ class MutableBody {
   // The first remembered constant equal to the one `v` holds, or `v`, remembered then.
   // add_constant reuses the constants remembered.
   ValueId remember_constant(ValueId v);
+  // A remembered constant (or one add_constant made) equal to `value`, if any.
+  std::optional<ValueId> equal_constant(const onnx::TensorProto& value) const;
 
   bool changed() const { return changed_; }
   // Writes the nodes back in order, without the erased ones and without omitted inputs at

@@ -574,8 +574,16 @@ bool fold_small_constants(PassContext& ctx) {
   const ConstantFolder folder(body);
   for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
     if (auto value = folder.match(id)) {
+      // A value some constant of the body holds already (an initializer the share pass
+      // remembered, one computed before in this body) is read from there: equal weights
+      // tied across layers fold to one constant in this round, not in the next.
+      TensorProto t = encode(*value);
+      const ValueId out = body.output(id, 0);
+      const std::optional<ValueId> same = body.is_interface(out) ? std::nullopt : body.equal_constant(t);
       ctx.apply(Counter::ConstantsComputed, [&] {
-        body.make_constant(id, encode(*value));
+        if (same) return body.replace_all_uses(out, *same);
+        body.make_constant(id, std::move(t));
+        body.remember_constant(out);
         return true;
       });
     } else if (auto fill = cast_fill(body, id)) {
