@@ -457,10 +457,6 @@ std::optional<ValueId> MutableBody::find_constant(const TensorProto& value, uint
   return std::nullopt;
 }
 
-std::optional<ValueId> MutableBody::equal_constant(const TensorProto& value) const {
-  return find_constant(value, tensor_value_hash(value));
-}
-
 ValueId MutableBody::remember_constant(ValueId v) {
   const TensorProto* t = stored_constant(v);
   if (!t) return v;
@@ -473,11 +469,17 @@ ValueId MutableBody::remember_constant(ValueId v) {
 void MutableBody::make_constant(NodeId id, TensorProto value) {
   const ValueId out = output(id, 0);
   if (main_graph_) {
+    // Equal weights tied across layers fold to one initializer in the round that computes
+    // them. Only an initializer is read instead: it precedes every node.
+    const uint64_t hash = tensor_value_hash(value);
+    const std::optional<ValueId> same = find_constant(value, hash);
+    if (same && values_[*same].producer == kNone && replace_all_uses(out, *same)) return;
     value.set_name(values_[out].name);
     TensorProto* t = main_graph_->add_initializer();
     *t = std::move(value);
     erase(id);
     values_[out].initializer = t;
+    constants_.emplace(hash, out);
     return;
   }
   replace_node(id, constant_node(values_[out].name, std::move(value)), {});

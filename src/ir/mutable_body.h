@@ -111,7 +111,11 @@ class MutableBody {
   // interface name (an omitted optional output: "", trailing ones removed). False when
   // the output is read or kept, or there is none.
   bool drop_output(NodeId id, size_t k);
-  // The node's only output becomes the constant `value`, under the same name.
+  // The node's only output becomes the constant `value`. In the main graph its readers
+  // read an equal remembered initializer instead where there is one (and the output may
+  // lose its name); otherwise it becomes an initializer under the same name, remembered.
+  // Elsewhere it becomes a Constant node, not remembered: a node that a later round folds
+  // may stand before it, and an equal result there must not read it.
   void make_constant(NodeId id, onnx::TensorProto value);
   // Erases the node, then every producer it leaves without readers.
   void erase(NodeId id);
@@ -122,8 +126,6 @@ class MutableBody {
   // The first remembered constant equal to the one `v` holds, or `v`, remembered then.
   // add_constant reuses the constants remembered.
   ValueId remember_constant(ValueId v);
-  // A remembered constant (or one add_constant made) equal to `value`, if any.
-  std::optional<ValueId> equal_constant(const onnx::TensorProto& value) const;
 
   bool changed() const { return changed_; }
   // Writes the nodes back in order, without the erased ones and without omitted inputs at

@@ -574,19 +574,8 @@ bool fold_small_constants(PassContext& ctx) {
   const ConstantFolder folder(body);
   for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
     if (auto value = folder.match(id)) {
-      // A value an initializer of the main graph holds already (one the share pass
-      // remembered, one computed before in this body) is read from there: equal weights
-      // tied across layers fold to one constant in this round, not in the next. Only
-      // initializers: they precede every node, where a Constant node computed in an
-      // earlier round of the passes may stand after this node's readers.
-      TensorProto t = encode(*value);
-      const ValueId out = body.output(id, 0);
-      std::optional<ValueId> same = body.is_interface(out) ? std::nullopt : body.equal_constant(t);
-      if (same && body.producer(*same) != kNone) same.reset();
       ctx.apply(Counter::ConstantsComputed, [&] {
-        if (same) return body.replace_all_uses(out, *same);
-        body.make_constant(id, std::move(t));
-        if (body.producer(out) == kNone) body.remember_constant(out);  // an initializer now
+        body.make_constant(id, encode(*value));
         return true;
       });
     } else if (auto fill = cast_fill(body, id)) {
