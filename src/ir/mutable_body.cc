@@ -133,7 +133,7 @@ MutableBody::MutableBody(NodeList& nodes, const FactLookup& facts, GraphProto* m
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    nodes_.push_back(Node{nodes.Mutable(static_cast<int>(i)), {}, {}, {}, kNone, kNone, false});
+    nodes_.push_back(Node{nodes.Mutable(static_cast<int>(i)), {}, {}, {}, kNone, kNone, false, false});
     const auto id = static_cast<NodeId>(i);
     nodes_[i].prev = i > 0 ? id - 1 : kNone;
     nodes_[i].next = i + 1 < n ? id + 1 : kNone;
@@ -299,6 +299,7 @@ void MutableBody::set_input(NodeId id, size_t k, ValueId v) {
   const ValueId old = n.inputs[k];
   if (old == v) return;
   changed_ = true;
+  n.inputs_set = true;
   if (old != kNoValue && values_[old].live_uses > 0) --values_[old].live_uses;
   n.inputs[k] = v;
   n.proto->set_input(static_cast<int>(k), v == kNoValue ? std::string() : values_[v].name);
@@ -350,7 +351,7 @@ ValueId MutableBody::new_value(std::string_view base, const Fact* fact) {
 MutableBody::NodeId MutableBody::link_before(NodeId before, NodeProto* proto) {
   const auto id = static_cast<NodeId>(nodes_.size());
   const NodeId prev = before == kNone ? tail_ : nodes_[before].prev;
-  nodes_.push_back(Node{proto, {}, {}, {}, prev, before, false});
+  nodes_.push_back(Node{proto, {}, {}, {}, prev, before, false, false});
   if (before != kNone)
     nodes_[before].prev = id;
   else
@@ -415,6 +416,41 @@ void MutableBody::erase(NodeId id) {
       if (std::all_of(p.outputs.begin(), p.outputs.end(), [&](ValueId o) { return o == kNoValue || uses(o) == 0; }))
         work.push_back(values_[v].producer);
     }
+  }
+}
+
+void MutableBody::collapse_identities() {
+  auto is_identity = [this](NodeId id) {
+    const NodeProto& n = *nodes_[id].proto;
+    return n.op_type() == "Identity" && FunctionId::is_default_domain(n.domain()) && num_inputs(id) == 1 &&
+           num_outputs(id) == 1 && input(id, 0) != kNoValue && output(id, 0) != kNoValue;
+  };
+  // First the identities whose output may go (whatever their place: they can only add
+  // readers of an x or take them away), then those whose output keeps its name.
+  for (NodeId id = first(); id != kNone; id = next(id))
+    if (is_identity(id) && !values_[output(id, 0)].interface) replace_all_uses(output(id, 0), input(id, 0));
+  for (NodeId id = first(); id != kNone; id = next(id)) {
+    if (!is_identity(id)) continue;
+    const ValueId x = input(id, 0), y = output(id, 0);
+    size_t k = 0;
+    const NodeId p = producer(x, &k);
+    if (!values_[y].interface || values_[x].interface || uses(x) != 1 || p == kNone) continue;
+    changed_ = true;
+    nodes_[id].erased = true;
+    forget_uses(id);
+    values_[x].producer = kNone;
+    nodes_[p].outputs[k] = y;
+    nodes_[p].proto->set_output(static_cast<int>(k), values_[y].name);
+    values_[y].producer = p;
+    values_[y].output = static_cast<uint32_t>(k);
+  }
+}
+
+void MutableBody::remove_dead_nodes() {
+  for (NodeId id = tail_; id != kNone; id = nodes_[id].prev) {
+    if (nodes_[id].erased) continue;
+    const auto& outs = nodes_[id].outputs;
+    if (std::all_of(outs.begin(), outs.end(), [&](ValueId o) { return o == kNoValue || uses(o) == 0; })) erase(id);
   }
 }
 
@@ -495,9 +531,12 @@ bool MutableBody::commit() {
   list_.ExtractSubrange(0, static_cast<int>(original), owned.data());
   list_.Reserve(static_cast<int>(nodes_.size()));
   for (NodeId id = first(); id != kNone; id = next(id)) {
-    // Omitted inputs at the end are no inputs (set_input(kNoValue) leaves their places).
-    auto* inputs = nodes_[id].proto->mutable_input();
-    while (!inputs->empty() && inputs->rbegin()->empty()) inputs->RemoveLast();
+    // Omitted inputs at the end are no inputs (set_input(kNoValue) leaves their places);
+    // a node no edit gave inputs is written back as it was.
+    if (id >= original || nodes_[id].inputs_set) {
+      auto* inputs = nodes_[id].proto->mutable_input();
+      while (!inputs->empty() && inputs->rbegin()->empty()) inputs->RemoveLast();
+    }
     if (id < original)
       list_.AddAllocated(std::exchange(owned[id], nullptr));
     else

@@ -119,6 +119,14 @@ class MutableBody {
   void make_constant(NodeId id, onnx::TensorProto value);
   // Erases the node, then every producer it leaves without readers.
   void erase(NodeId id);
+  // y = Identity(x): readers of y read x instead, in order; then, where y keeps its name
+  // (an interface value), x's producer at this level writes y itself when that identity
+  // is x's only reader and x may lose its name. What ONNX's optimizer calls
+  // eliminate_identity, on use lists rather than a rescan per identity.
+  void collapse_identities();
+  // Erases every node none of whose outputs is read or kept, the last first (so that a
+  // producer goes when its readers have gone). Nodes in subgraphs are not looked at.
+  void remove_dead_nodes();
   // A value holding `value`: an equal constant made or remembered already, or a new one
   // (an initializer of the main graph, a Constant node first in a function) named after
   // `base`.
@@ -128,8 +136,8 @@ class MutableBody {
   ValueId remember_constant(ValueId v);
 
   bool changed() const { return changed_; }
-  // Writes the nodes back in order, without the erased ones and without omitted inputs at
-  // the end of a node's inputs; true when anything changed.
+  // Writes the nodes back in order, without the erased ones and, where an edit set the
+  // node's inputs, without omitted inputs at the end of them; true when anything changed.
   bool commit();
 
  private:
@@ -163,6 +171,7 @@ class MutableBody {
     std::vector<NestedRead> nested;
     NodeId prev = kNone, next = kNone;
     bool erased = false;
+    bool inputs_set = false;  // set_input() changed an input: trailing omitted ones go at commit()
   };
 
   NodeList& list_;

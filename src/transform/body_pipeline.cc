@@ -41,9 +41,15 @@ BodyPassFn body_pass(Pass pass) {
 
 BodyRun rewrite_body(NodeList& nodes, const FactsByName& facts, const BodyTarget& target,
                      const std::unordered_set<std::string>& interface, const std::vector<Pass>& passes,
-                     const RewriteOptions& options, bool dry, Counters& counters, int max_rounds) {
+                     const RewriteOptions& options, bool dry, Counters& counters, bool tidy, int max_rounds) {
   MutableBody body(nodes, [&facts](std::string_view name) { return facts.find(name); }, target.main_graph, interface);
   BodyRun run;
+  tidy = tidy && !dry;
+  auto clean = [&body] {
+    body.collapse_identities();
+    body.remove_dead_nodes();
+  };
+  if (tidy) clean();
   auto step = [&](Pass p) {
     PassContext ctx(body, options, counters, dry);
     return body_pass(p)(ctx);
@@ -71,6 +77,7 @@ BodyRun rewrite_body(NodeList& nodes, const FactsByName& facts, const BodyTarget
     run.changed = true;
     if (round + 1 == max_rounds) run.still_changing = changed_by;
   }
+  if (tidy && run.changed) clean();
   if (!dry) body.commit();
   return run;
 }

@@ -551,7 +551,6 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
   });
   NodeList out;
   folder.fold(nodes, top, &out, renames, level, /*inlined=*/false, /*top=*/true);
-  if (target.collapse) collapse_identities(out, protected_names);
   return out;
 }
 
@@ -637,6 +636,15 @@ size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>&
     if (!keep[static_cast<size_t>(i)]) removed += count_nodes(nodes.Get(i));
   keep_nodes(nodes, keep);
   return removed;
+}
+
+void remove_dead_nodes_in_subgraphs(NodeList& nodes) {
+  for (auto& n : nodes)
+    for_each_subgraph(n, [](GraphProto& g) {
+      std::unordered_set<std::string> outputs;
+      for (const auto& o : g.output()) outputs.insert(o.name());
+      remove_dead_nodes(*g.mutable_node(), outputs);
+    });
 }
 
 void keep_nodes(NodeList& nodes, const std::vector<bool>& keep) {

@@ -68,7 +68,8 @@ class FactsByName {
 
 // Folds `nodes` (the original body, whose facts are `facts`: the analysis indexed exactly
 // these nodes) into a new node list; `facts_out`, if given, learns the facts of the names
-// folding made.
+// folding made. Identity chains collapse in subgraphs (with target.collapse); at the top
+// level they wait for the mutable body (rewrite_body's tidy), as dead nodes do.
 // `protected_names` are the body's inputs and outputs (and the main graph's
 // initializers), whose names stay as they are; fresh names are kept apart from them and
 // from every name the body defines or reads.
@@ -95,6 +96,10 @@ bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, 
 // Removes nodes whose outputs nobody reads (in subgraphs too); `live` are the names the
 // body must still produce. Returns the number of nodes removed.
 size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>& live);
+
+// remove_dead_nodes in each subgraph of the nodes, whose outputs are what it must produce;
+// the nodes themselves stay.
+void remove_dead_nodes_in_subgraphs(NodeList& nodes);
 
 // Keeps the nodes whose `keep` entry is true, in their order, and destroys the others. The
 // kept nodes move by pointer within the list: none is copied or allocated anew.

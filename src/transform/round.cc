@@ -233,9 +233,10 @@ std::function<std::string(const infer::CallContext*)> Round::callee_overloads() 
 
 bool Round::rewrite(NodeList& nodes, const transform::FactsByName& facts, const transform::BodyTarget& target,
              const std::unordered_set<std::string>& interface, const transform::RewriteOptions& options) {
-  if (stage_.rewrites.empty()) return false;
+  if (stage_.rewrites.empty() && !stage_.dce) return false;
+  if (stage_.dce) transform::remove_dead_nodes_in_subgraphs(nodes);
   const auto run = transform::rewrite_body(nodes, facts, target, interface, stage_.rewrites, options,
-                                           /*dry=*/false, result_.stats.counters);
+                                           /*dry=*/false, result_.stats.counters, /*tidy=*/stage_.dce);
   if (run.still_changing)
     result_.diagnostics.push_back(Diagnostic::make(
         Severity::Warning, "the rewrites of " + options.where + " did not settle: pass " +
@@ -266,15 +267,10 @@ FunctionProto Round::fold_function(const FunctionProto& f, const infer::Summary&
   target.attributes = &context.attributes;
   transform::FactsByName facts_by_name(&facts.facts);
   NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats.counters, &facts_by_name);
-  const std::unordered_set<std::string> outputs(f.output().begin(), f.output().end());
-  if (stage_.dce) transform::remove_dead_nodes(nodes, outputs);
   const std::string where = "function " + FunctionId::of(f).str() + " " + context.str();
   int64_t opset = onnx_opset(f.opset_import());
   if (opset == 0) opset = onnx_opset(model_.opset_import());
-  if (rewrite(nodes, facts_by_name, target, io, rewrite_options(opset, where)) && stage_.dce) {
-    transform::collapse_identities(nodes, io);
-    transform::remove_dead_nodes(nodes, outputs);
-  }
+  rewrite(nodes, facts_by_name, target, io, rewrite_options(opset, where));
   body.mutable_node()->Swap(&nodes);
   return body;
 }
@@ -291,16 +287,8 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
   transform::FactsByName facts_by_name(&analysis.graph().facts);
   NodeList nodes =
       transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats.counters, &facts_by_name);
-  std::unordered_set<std::string> live;
-  for (const auto& vi : g.output()) live.insert(vi.name());
-  if (stage_.dce) transform::remove_dead_nodes(nodes, live);
-  const auto interface = interface_names(g);
-  if (rewrite(nodes, facts_by_name, target, interface,
-              rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'")) &&
-      stage_.dce) {
-    transform::collapse_identities(nodes, keep);
-    transform::remove_dead_nodes(nodes, live);
-  }
+  rewrite(nodes, facts_by_name, target, interface_names(g),
+          rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'"));
   target_graph.mutable_node()->Swap(&nodes);
   if (stage_.dce) remove_unused_initializers(target_graph);
 }

@@ -1,5 +1,6 @@
 // The mutable IR's edits that the rewrite passes lean on (src/ir/mutable_body.h): dropping
-// an unread optional output, and omitted inputs at the end of a node going at commit.
+// an unread optional output, omitted inputs at the end of a node going at commit, Identity
+// chains collapsing and dead nodes going.
 #include "ir/mutable_body.h"
 
 #include <gtest/gtest.h>
@@ -70,6 +71,75 @@ g (float[5,2,2] x, float[1,9,2] w, float[1,9,3] r, float[1,2,3] h0) => (float[1,
   EXPECT_TRUE(b.body->commit());
   const auto& in = b.model.graph().node(0).input();
   EXPECT_EQ(std::vector<std::string>(in.begin(), in.end()), (std::vector<std::string>{"x", "w", "r"}));
+}
+
+// The names of the nodes' outputs and inputs, one line per node, as committed.
+std::vector<std::string> lines(const onnx::GraphProto& g) {
+  std::vector<std::string> out;
+  for (const auto& n : g.node()) {
+    std::string line;
+    for (const auto& o : n.output()) line += o + " ";
+    line += "= " + n.op_type() + "(";
+    for (int i = 0; i < n.input_size(); ++i) line += (i ? "," : "") + n.input(i);
+    out.push_back(line + ")");
+  }
+  return out;
+}
+
+TEST(MutableBodyTest, UntouchedNodesKeepTheirOmittedInputsAtCommit) {
+  Body b(R"(
+<ir_version: 10, opset_import: ["" : 18]>
+g (float[2] x, float lo) => (float[2] y, float[2] z) {
+  t = Identity (x)
+  y = Clip (t, lo, )
+  z = Neg (t)
+}
+)",
+         {"x", "lo", "y", "z"});
+  b.body->collapse_identities();
+  EXPECT_TRUE(b.body->commit());
+  EXPECT_EQ(lines(b.model.graph()), (std::vector<std::string>{"y = Clip(x,lo,)", "z = Neg(x)"}));
+}
+
+TEST(MutableBodyTest, IdentitiesCollapseIntoReadersAndIntoTheProducerOfAKeptName) {
+  Body b(R"(
+<ir_version: 10, opset_import: ["" : 18]>
+g (float[2] x) => (float[2] y, float[2] z, float[2] w, float[2] v) {
+  a = Neg (x)
+  b = Identity (a)
+  c = Identity (b)
+  y = Identity (c)
+  p = Abs (x)
+  z = Identity (p)
+  w = Identity (p)
+  v = Identity (x)
+}
+)",
+         {"x", "y", "z", "w", "v"});
+  b.body->collapse_identities();
+  EXPECT_TRUE(b.body->commit());
+  // y: the chain a -> b -> c collapses, and Neg, now a's only reader being y's identity,
+  // writes y. z and w both read p: p keeps its name. v reads an input: it stays.
+  EXPECT_EQ(lines(b.model.graph()), (std::vector<std::string>{"y = Neg(x)", "p = Abs(x)", "z = Identity(p)",
+                                                              "w = Identity(p)", "v = Identity(x)"}));
+}
+
+TEST(MutableBodyTest, DeadNodesGoLastFirstAndKeptOnesStay) {
+  Body b(R"(
+<ir_version: 10, opset_import: ["" : 18]>
+g (float[2] x) => (float[2] y) {
+  a = Neg (x)
+  b = Abs (a)
+  c = Exp (b)
+  y = Relu (x)
+  d, e = Split <num_outputs = 2> (c)
+}
+)",
+         {"x", "y"});
+  b.body->remove_dead_nodes();
+  EXPECT_TRUE(b.body->changed());
+  EXPECT_TRUE(b.body->commit());
+  EXPECT_EQ(lines(b.model.graph()), (std::vector<std::string>{"y = Relu(x)"}));
 }
 
 }  // namespace
