@@ -114,21 +114,23 @@ NodeProto constant_node(const std::string& name, TensorProto value) {
   return c;
 }
 
-MutableBody::MutableBody(NodeList& nodes, const FactLookup& facts, GraphProto* main_graph,
+MutableBody::MutableBody(NodeList& nodes, const FactSource& facts, GraphProto* main_graph,
                          const std::unordered_set<std::string>& interface)
     : list_(nodes), main_graph_(main_graph) {
   const auto n = static_cast<size_t>(nodes.size());
   nodes_.reserve(n);
   // Names are resolved here only: by value from here on.
   NameIndex by_name(n * 2);
-  for (const auto& name : interface) values_[resolve(name, by_name, facts)].interface = true;
+  for (const auto& name : interface) values_[resolve(name, by_name)].interface = true;
   if (main_graph) {
     std::unordered_set<std::string_view> inputs;
     for (const auto& in : main_graph->input()) inputs.insert(in.name());
-    for (const auto& t : main_graph->initializer()) {
+    for (int i = 0; i < main_graph->initializer_size(); ++i) {
+      const TensorProto& t = main_graph->initializer(i);
       if (inputs.count(t.name())) continue;
-      const ValueId v = resolve(t.name(), by_name, facts);
+      const ValueId v = resolve(t.name(), by_name);
       values_[v].initializer = &t;
+      if (facts.initializer) values_[v].fact = facts.initializer(static_cast<size_t>(i), t.name());
       initializers_.push_back(v);
     }
   }
@@ -137,23 +139,32 @@ MutableBody::MutableBody(NodeList& nodes, const FactLookup& facts, GraphProto* m
     const auto id = static_cast<NodeId>(i);
     nodes_[i].prev = i > 0 ? id - 1 : kNone;
     nodes_[i].next = i + 1 < n ? id + 1 : kNone;
-    for (const auto& o : nodes_[i].proto->output()) {
-      nodes_[i].outputs.push_back(o.empty() ? kNoValue : resolve(o, by_name, facts));
+    const auto& outputs = nodes_[i].proto->output();
+    for (int k = 0; k < outputs.size(); ++k) {
+      if (outputs[k].empty()) {
+        nodes_[i].outputs.push_back(kNoValue);
+        continue;
+      }
+      const ValueId v = resolve(outputs[k], by_name);
+      nodes_[i].outputs.push_back(v);
+      if (facts.output) values_[v].fact = facts.output(i, static_cast<size_t>(k));
     }
     set_outputs(id);
   }
-  for (size_t i = 0; i < n; ++i) index_uses(static_cast<NodeId>(i), &by_name, &facts);
-  for (auto& v : values_) v.defined_before = v.producer == kNone;
+  for (size_t i = 0; i < n; ++i) index_uses(static_cast<NodeId>(i), &by_name);
+  for (auto& v : values_) {
+    v.defined_before = v.producer == kNone;
+    if (v.defined_before && !v.initializer && facts.outer) v.fact = facts.outer(v.name);
+  }
   head_ = n > 0 ? 0 : kNone;
   tail_ = n > 0 ? static_cast<NodeId>(n - 1) : kNone;
 }
 
-ValueId MutableBody::resolve(std::string_view name, NameIndex& by_name, const FactLookup& facts) {
+ValueId MutableBody::resolve(std::string_view name, NameIndex& by_name) {
   if (const uint32_t known = by_name.find(name); known != NameIndex::kMissing) return known;
   const auto v = static_cast<ValueId>(values_.size());
   values_.emplace_back();
   values_.back().name = std::string(name);
-  values_.back().fact = facts ? facts(name) : nullptr;
   by_name.insert(values_.back().name, v);  // views the value's own string, which stays put (a deque)
   return v;
 }
@@ -170,13 +181,13 @@ void MutableBody::set_outputs(NodeId id) {
 
 // The node's inputs and subgraph reads as uses. Nested reads are resolved by name, which
 // only the body's construction can do: a node the rewrites make holds no subgraph.
-void MutableBody::index_uses(NodeId id, NameIndex* by_name, const FactLookup* facts) {
+void MutableBody::index_uses(NodeId id, NameIndex* by_name) {
   Node& node = nodes_[id];
   NodeProto& p = *node.proto;
   if (by_name) {
     node.inputs.clear();
     for (const auto& in : p.input()) {
-      node.inputs.push_back(in.empty() ? kNoValue : resolve(in, *by_name, *facts));
+      node.inputs.push_back(in.empty() ? kNoValue : resolve(in, *by_name));
     }
   }
   for (size_t k = 0; k < node.inputs.size(); ++k)
@@ -184,7 +195,7 @@ void MutableBody::index_uses(NodeId id, NameIndex* by_name, const FactLookup* fa
   if (!by_name) return;
   for_each_subgraph(p, [&](GraphProto& g) {
     for_each_nested_read(g, [&](std::string& name) {
-      const ValueId v = resolve(name, *by_name, *facts);
+      const ValueId v = resolve(name, *by_name);
       node.nested.push_back({v, &name});
       add_use(v, Use{id, static_cast<uint32_t>(kNested + node.nested.size() - 1)});
     });
@@ -375,7 +386,7 @@ MutableBody::NodeId MutableBody::insert_before(NodeId before, NodeProto node, co
   nodes_[id].inputs = inputs;
   nodes_[id].outputs = outputs;
   set_outputs(id);
-  index_uses(id, nullptr, nullptr);
+  index_uses(id, nullptr);
   return id;
 }
 

@@ -9,9 +9,10 @@
 // of the body. Nodes inside subgraphs are never rewritten; their reads of this level's
 // values are uses like any other, so that replacing a value replaces it there too.
 //
-// Facts are looked up once per value, by name, when the body is built (the analysis's, or
-// those folding recorded for the names it made), and kept by id; a rewrite keeps every
-// surviving value's meaning, so they stay true. New values carry the fact they are given.
+// Facts are given by place when the body is built (each node's outputs, each initializer
+// of the main graph; by name only for what is defined outside the nodes: inputs, outer
+// values) and kept by id; a rewrite keeps every surviving value's meaning, so they stay
+// true. New values carry the fact they are given.
 #pragma once
 
 #include <deque>
@@ -35,14 +36,23 @@ class MutableBody {
  public:
   using NodeId = uint32_t;
   static constexpr NodeId kNone = UINT32_MAX;
-  // What is known of a value, by its name (called once per value, while the body is built).
-  using FactLookup = std::function<const Fact*(std::string_view name)>;
+  // What is known of the values, asked once per value while the body is built; an empty
+  // function (or nullptr) where nothing is known.
+  struct FactSource {
+    // Output `k` of the node at `index` in the list.
+    std::function<const Fact*(size_t index, size_t k)> output;
+    // The main graph's initializer at `index` (not a graph input), named `name`.
+    std::function<const Fact*(size_t index, std::string_view name)> initializer;
+    // A value no node of the list defines and no initializer holds: an input, an outer
+    // value.
+    std::function<const Fact*(std::string_view name)> outer;
+  };
 
   // `nodes` is rewritten in place by commit(). `interface` are the names the body must keep
   // (its inputs and outputs); `main_graph`, when set, is the graph whose initializers are
   // this body's constants (where new constants go too); elsewhere constants are Constant
   // nodes.
-  MutableBody(NodeList& nodes, const FactLookup& facts, onnx::GraphProto* main_graph,
+  MutableBody(NodeList& nodes, const FactSource& facts, onnx::GraphProto* main_graph,
               const std::unordered_set<std::string>& interface);
   MutableBody(const MutableBody&) = delete;
   MutableBody& operator=(const MutableBody&) = delete;
@@ -197,8 +207,8 @@ class MutableBody {
   }
   bool live(const Use& u, ValueId v) const { return !nodes_[u.owner].erased && read_by(u) == v; }
   using NameIndex = NameMap;  // views the values' names
-  ValueId resolve(std::string_view name, NameIndex& by_name, const FactLookup& facts);
-  void index_uses(NodeId id, NameIndex* by_name, const FactLookup* facts);
+  ValueId resolve(std::string_view name, NameIndex& by_name);
+  void index_uses(NodeId id, NameIndex* by_name);
   void set_outputs(NodeId id);
   void gather_names();
   void add_use(ValueId v, Use u);

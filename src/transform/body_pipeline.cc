@@ -39,10 +39,10 @@ BodyPassFn body_pass(Pass pass) {
   }
 }
 
-BodyRun rewrite_body(NodeList& nodes, const FactsByName& facts, const BodyTarget& target,
+BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget& target,
                      const std::unordered_set<std::string>& interface, const std::vector<Pass>& passes,
                      const RewriteOptions& options, bool dry, Counters& counters, bool tidy, int max_rounds) {
-  MutableBody body(nodes, [&facts](std::string_view name) { return facts.find(name); }, target.main_graph, interface);
+  MutableBody body(nodes, facts.source(), target.main_graph, interface);
   BodyRun run;
   tidy = tidy && !dry;
   auto clean = [&body] {

@@ -23,13 +23,13 @@ struct BodyRun {
   std::optional<Pass> still_changing;
 };
 
-// Runs `passes` over the top level of `nodes` (whose facts `facts` gives by name; `target`
+// Runs `passes` over the top level of `nodes` (whose facts `facts` gives by place; `target`
 // says where constants go; `interface` names stay): share-initializers once, the others in
 // rounds until none changes anything (at most `max_rounds`), or, with `dry`, until one
 // would. Counts what it does in `counters`. With `tidy` (the dce pass; not in a dry run),
 // Identity chains at the top level collapse and dead nodes go before the passes, and
 // again after them when they changed something: the same body edits, by value id.
-BodyRun rewrite_body(NodeList& nodes, const FactsByName& facts, const BodyTarget& target,
+BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget& target,
                      const std::unordered_set<std::string>& interface, const std::vector<Pass>& passes,
                      const RewriteOptions& options, bool dry, Counters& counters, bool tidy = false,
                      int max_rounds = 6);

@@ -145,7 +145,7 @@ class Folder {
   // `all_names` fills in every name of the body (defined or read, at any depth), from
   // which fresh names are kept apart; it runs on the first fresh name, if ever.
   Folder(const BodyTarget& target, std::function<void(std::unordered_set<std::string>&)> all_names, Counters& stats,
-         FactsByName* facts_out = nullptr)
+         PlacedFacts* facts_out = nullptr)
       : target_(target), all_names_(std::move(all_names)), stats_(stats), facts_out_(facts_out) {}
 
   // Folds the nodes of one scope level. `level` holds the names defined at this level;
@@ -177,10 +177,10 @@ class Folder {
           NodeProto id = rewritten(node, "Identity", renames, level, inlined);
           id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
           id.clear_attribute();
-          *out->Add() = std::move(id);
+          emit(out, std::move(id));
           break;
         }
-        case Rewrite::Copy: *out->Add() = copy(node, renames, level, inlined); break;
+        case Rewrite::Copy: emit(out, copy(node, renames, level, inlined)); break;
       }
     }
   }
@@ -207,8 +207,16 @@ class Folder {
   std::function<void(std::unordered_set<std::string>&)> all_names_;
   std::optional<std::unordered_set<std::string>> names_;
   Counters& stats_;
-  FactsByName* facts_out_;  // the facts of the top level's definitions, by their new names
+  PlacedFacts* facts_out_;  // the facts of the top level's nodes and initializers, by place
   int subgraph_depth_ = 0;
+
+  // Whether the facts of what is emitted now are recorded: at the top level only.
+  bool recording() const { return facts_out_ && subgraph_depth_ == 0; }
+  // Adds a node whose outputs define() named (so recorded) to `out`.
+  void emit(NodeList* out, NodeProto n) {
+    if (recording()) facts_out_->end_node(n.output_size());
+    *out->Add() = std::move(n);
+  }
 
   // A node being folded, with its place in the analysed body (nullptr where nothing is known).
   struct Node {
@@ -297,12 +305,11 @@ class Folder {
   // The name an output defined by this node gets at this level; `fact` is what is known
   // of it.
   std::string define(const std::string& original, Renames& renames, LevelNames& level, bool inlined, const Fact* fact) {
+    if (recording()) facts_out_->add_output(fact);
     if (original.empty()) return original;
     std::string name = original;
     if (inlined && level.contains(original)) name = fresh(original);
     level.add(name);
-    // Names the analysis knows by themselves need no record.
-    if (facts_out_ && subgraph_depth_ == 0 && fact && (inlined || name != original)) facts_out_->add(name, fact);
     // A rename, or a name an outer level renamed, which this definition shadows; a name
     // that keeps itself needs no entry.
     if (name != original || renames.map.count(original) || (renames.parent && renames(original) != original))
@@ -336,7 +343,7 @@ class Folder {
     if (x->elem_type == like->elem_type) {
       NodeProto id = rewritten(node, "Identity", renames, level, inlined);
       id.mutable_input()->RemoveLast();
-      *out->Add() = std::move(id);
+      emit(out, std::move(id));
       ++stats_[Counter::CastLikesRemoved];
       return;
     }
@@ -349,7 +356,7 @@ class Folder {
     to->set_i(like->elem_type);
     for (const auto& a : n.attribute())
       if (a.name() == "saturate") *cast.add_attribute() = a;
-    *out->Add() = std::move(cast);
+    emit(out, std::move(cast));
   }
 
   void emit_constants(const Node& node, NodeList* out, Renames& renames, LevelNames& level,
@@ -365,11 +372,12 @@ class Folder {
                   Renames& renames, LevelNames& level, bool inlined, bool top) {
     const std::string name = define(original, renames, level, inlined, fact);
     if (top && target_.main_graph) {
+      if (recording()) facts_out_->last_output_is_initializer();
       value.set_name(name);
       *target_.main_graph->add_initializer() = std::move(value);
       return;
     }
-    *out->Add() = constant_node(name, std::move(value));
+    emit(out, constant_node(name, std::move(value)));
   }
 
   // The branch graph an If node holds itself (not through an attribute reference).
@@ -397,7 +405,7 @@ class Folder {
       id.set_op_type("Identity");
       id.add_input(inner(g->output(i).name()));
       id.add_output(define(n.output(i), renames, level, /*inlined=*/false, node.output(i)));
-      *out->Add() = std::move(id);
+      emit(out, std::move(id));
     }
   }
 
@@ -534,7 +542,7 @@ void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>&
 
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
                    const std::unordered_set<std::string>& protected_names, Counters& stats,
-                   FactsByName* facts_out) {
+                   PlacedFacts* facts_out) {
   Folder folder(
       target,
       [&](std::unordered_set<std::string>& names) {
@@ -552,6 +560,54 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
   NodeList out;
   folder.fold(nodes, top, &out, renames, level, /*inlined=*/false, /*top=*/true);
   return out;
+}
+
+PlacedFacts PlacedFacts::of_analysed(const infer::BodyFacts& analysis) {
+  PlacedFacts facts(&analysis, SIZE_MAX);  // every initializer is the body's own
+  facts.analysed_nodes_ = true;
+  return facts;
+}
+
+void PlacedFacts::end_node(int outputs) {
+  // define() records each output of a node before the node is emitted; should a count
+  // ever disagree, what is not recorded is unknown (nullptr), never another's fact.
+  pending_.resize(static_cast<size_t>(outputs), nullptr);
+  outputs_.insert(outputs_.end(), pending_.begin(), pending_.end());
+  starts_.push_back(outputs_.size());
+  pending_.clear();
+}
+
+void PlacedFacts::last_output_is_initializer() {
+  added_.push_back(pending_.empty() ? nullptr : pending_.back());
+  if (!pending_.empty()) pending_.pop_back();
+}
+
+const Fact* PlacedFacts::by_name(std::string_view name) const {
+  if (!analysis_) return nullptr;
+  const ir::ValueId v = analysis_->body().find(name);
+  return v == ir::kNoValue ? nullptr : analysis_->fact(v);
+}
+
+ir::MutableBody::FactSource PlacedFacts::source() const {
+  ir::MutableBody::FactSource source;
+  if (analysed_nodes_) {
+    source.output = [this](size_t i, size_t k) -> const Fact* {
+      const auto nodes = analysis_->body().nodes();
+      if (i >= nodes.size()) return nullptr;
+      const auto outs = analysis_->body().outputs_of(nodes[i]);
+      return k < outs.size() && outs[k] != ir::kNoValue ? analysis_->fact(outs[k]) : nullptr;
+    };
+  } else {
+    source.output = [this](size_t i, size_t k) -> const Fact* {
+      return i + 1 < starts_.size() && starts_[i] + k < starts_[i + 1] ? outputs_[starts_[i] + k] : nullptr;
+    };
+  }
+  source.initializer = [this](size_t index, std::string_view name) -> const Fact* {
+    if (index < first_added_) return by_name(name);
+    return index - first_added_ < added_.size() ? added_[index - first_added_] : nullptr;
+  };
+  source.outer = [this](std::string_view name) { return by_name(name); };
+  return source;
 }
 
 void collect_reads(const NodeList& nodes, NameMap& reads) {

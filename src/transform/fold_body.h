@@ -39,43 +39,49 @@ struct BodyTarget {
   bool collapse = true;
 };
 
-// The facts of a body's top-level values by name: the analysis's, for the names the body
-// had, and those folding recorded for names it made (the definitions of a taken branch,
-// renamed definitions). nullptr where nothing is known.
-class FactsByName {
+// What is known of a body's top-level values by place, for the mutable body
+// (MutableBody::FactSource): the facts folding gave each node it emitted, output by output,
+// and each initializer it added to the main graph; the analysis's for the rest (inputs,
+// the initializers the body had, outer values), looked up by name once each.
+class PlacedFacts {
  public:
-  explicit FactsByName(const infer::BodyFacts* facts = nullptr) : facts_(facts) {}
-  const Fact* find(std::string_view name) const {
-    if (!made_.empty()) {
-      auto it = made_.find(name);
-      if (it != made_.end()) return it->second;
-    }
-    if (!facts_) return nullptr;
-    const ir::ValueId v = facts_->body().find(name);
-    return v == ir::kNoValue ? nullptr : facts_->fact(v);
-  }
-  void add(const std::string& name, const Fact* fact) { made_[name] = fact; }
+  // For a folded body; `initializers_before` is the number of initializers the main graph
+  // had before folding added any.
+  explicit PlacedFacts(const infer::BodyFacts* analysis, size_t initializers_before = 0)
+      : analysis_(analysis), first_added_(initializers_before) {}
+  // For the analysed nodes themselves, in their order (a body not folded).
+  static PlacedFacts of_analysed(const infer::BodyFacts& analysis);
+
+  ir::MutableBody::FactSource source() const;
+
+  // Folding records: an output of the node it is emitting, then the node.
+  void add_output(const Fact* f) { pending_.push_back(f); }
+  void end_node(int outputs);
+  // The output recorded last is an initializer added to the main graph, not a node's.
+  void last_output_is_initializer();
 
  private:
-  // Looked up by string_view without making a string.
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
-  const infer::BodyFacts* facts_;
-  std::unordered_map<std::string, const Fact*, NameHash, std::equal_to<>> made_;
+  const Fact* by_name(std::string_view name) const;
+
+  const infer::BodyFacts* analysis_;
+  bool analysed_nodes_ = false;
+  std::vector<const Fact*> outputs_;  // every node's, in order
+  std::vector<size_t> starts_{0};     // node i's: outputs_[starts_[i], starts_[i + 1])
+  std::vector<const Fact*> pending_;  // of the node being emitted
+  size_t first_added_;
+  std::vector<const Fact*> added_;  // of the initializers folding added, in order
 };
 
 // Folds `nodes` (the original body, whose facts are `facts`: the analysis indexed exactly
-// these nodes) into a new node list; `facts_out`, if given, learns the facts of the names
-// folding made. Identity chains collapse in subgraphs (with target.collapse); at the top
-// level they wait for the mutable body (rewrite_body's tidy), as dead nodes do.
+// these nodes) into a new node list; `facts_out`, if given, learns the facts of the
+// top-level nodes and initializers it emits. Identity chains collapse in subgraphs (with target.collapse); at
+// the top level they wait for the mutable body (rewrite_body's tidy), as dead nodes do.
 // `protected_names` are the body's inputs and outputs (and the main graph's
 // initializers), whose names stay as they are; fresh names are kept apart from them and
 // from every name the body defines or reads.
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
                    const std::unordered_set<std::string>& protected_names, Counters& stats,
-                   FactsByName* facts_out = nullptr);
+                   PlacedFacts* facts_out = nullptr);
 
 // y = Identity(x) at this level: readers of y read x instead; where y must keep its name
 // (`keep`: outputs and inputs), x's producer writes y when nothing else reads x.

@@ -162,7 +162,7 @@ bool Round::changes_nothing(const infer::Analyzer& analysis) const {
   // Nor would any rewrite apply (a dry run only matches: the nodes are only read).
   const transform::RewriteOptions options = rewrite_options(onnx_opset(model_.opset_import()), "");
   Counters unused;
-  if (transform::rewrite_body(const_cast<NodeList&>(g.node()), transform::FactsByName(&analysis.graph().facts), target,
+  if (transform::rewrite_body(const_cast<NodeList&>(g.node()), transform::PlacedFacts::of_analysed(analysis.graph().facts), target,
                               interface_names(g), stage_.rewrites, options, /*dry=*/true, unused)
           .changed)
     return false;
@@ -231,7 +231,7 @@ std::function<std::string(const infer::CallContext*)> Round::callee_overloads() 
   };
 }
 
-bool Round::rewrite(NodeList& nodes, const transform::FactsByName& facts, const transform::BodyTarget& target,
+bool Round::rewrite(NodeList& nodes, const transform::PlacedFacts& facts, const transform::BodyTarget& target,
              const std::unordered_set<std::string>& interface, const transform::RewriteOptions& options) {
   if (stage_.rewrites.empty() && !stage_.dce) return false;
   if (stage_.dce) transform::remove_dead_nodes_in_subgraphs(nodes);
@@ -265,12 +265,12 @@ FunctionProto Round::fold_function(const FunctionProto& f, const infer::Summary&
   io.insert(f.output().begin(), f.output().end());
   transform::BodyTarget target = body_target();
   target.attributes = &context.attributes;
-  transform::FactsByName facts_by_name(&facts.facts);
-  NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats.counters, &facts_by_name);
+  transform::PlacedFacts placed(&facts.facts);
+  NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats.counters, &placed);
   const std::string where = "function " + FunctionId::of(f).str() + " " + context.str();
   int64_t opset = onnx_opset(f.opset_import());
   if (opset == 0) opset = onnx_opset(model_.opset_import());
-  rewrite(nodes, facts_by_name, target, io, rewrite_options(opset, where));
+  rewrite(nodes, placed, target, io, rewrite_options(opset, where));
   body.mutable_node()->Swap(&nodes);
   return body;
 }
@@ -284,10 +284,10 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
   for (const auto& t : target_graph.initializer()) keep.insert(t.name());
   transform::BodyTarget target = body_target();
   if (constants_may_be_initializers(model_)) target.main_graph = &target_graph;
-  transform::FactsByName facts_by_name(&analysis.graph().facts);
+  transform::PlacedFacts placed(&analysis.graph().facts, static_cast<size_t>(target_graph.initializer_size()));
   NodeList nodes =
-      transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats.counters, &facts_by_name);
-  rewrite(nodes, facts_by_name, target, interface_names(g),
+      transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats.counters, &placed);
+  rewrite(nodes, placed, target, interface_names(g),
           rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'"));
   target_graph.mutable_node()->Swap(&nodes);
   if (stage_.dce) remove_unused_initializers(target_graph);

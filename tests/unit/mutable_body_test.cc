@@ -15,8 +15,7 @@ struct Body {
   std::unique_ptr<MutableBody> body;
   explicit Body(std::string_view text, std::unordered_set<std::string> interface)
       : model(testing::parse_or_fail(text)) {
-    body = std::make_unique<MutableBody>(*model.mutable_graph()->mutable_node(),
-                                         [](std::string_view) -> const Fact* { return nullptr; },
+    body = std::make_unique<MutableBody>(*model.mutable_graph()->mutable_node(), MutableBody::FactSource{},
                                          model.mutable_graph(), interface);
   }
   MutableBody::NodeId node(size_t k) {

@@ -1,0 +1,101 @@
+// Facts by place (src/transform/fold_body.h, PlacedFacts): what folding records of the
+// nodes and initializers it emits reaches the mutable body the rewrites work on, output by
+// output, also where folding renamed a definition (a taken branch's) or made an initializer.
+#include <gtest/gtest.h>
+
+#include "infer/analyzer.h"
+#include "ir/mutable_body.h"
+#include "shapeprop/call_graph.h"
+#include "test_util.h"
+#include "transform/fold_body.h"
+
+namespace shapeprop::transform {
+namespace {
+
+// The fact the mutable body holds for each named top-level value, as "name: fact".
+std::vector<std::string> facts_of(const ir::MutableBody& body) {
+  std::vector<std::string> out;
+  for (auto id = body.first(); id != ir::MutableBody::kNone; id = body.next(id))
+    for (size_t k = 0; k < body.num_outputs(id); ++k) {
+      const ir::ValueId v = body.output(id, k);
+      if (v == ir::kNoValue) continue;
+      const Fact* f = body.fact(v);
+      out.push_back(std::string(body.name(v)) + ": " + (f ? f->str() : "?"));
+    }
+  return out;
+}
+
+constexpr std::string_view kModel = R"(
+<ir_version: 10, opset_import: ["" : 18]>
+g (float[N,3] x) => (float[N,3] y, int64[2] s) {
+  s0 = Shape (x)
+  r = Size (s0)
+  two = Constant <value = int64 {2}> ()
+  c = Equal (r, two)
+  t = If (c) <
+    then_branch = b1 () => (float[N,3] t1) { u = Neg (x)  t1 = Abs (u) },
+    else_branch = b2 () => (float[N,3] t2) { t2 = Identity (x) }>
+  u = Exp (t)
+  y = Relu (u)
+  s = Identity (s0)
+}
+)";
+
+TEST(PlacedFacts, FoldedNodesAndInitializersReachTheMutableBody) {
+  onnx::ModelProto m = testing::parse_or_fail(kModel);
+  auto calls = CallGraph::build(m);
+  ASSERT_TRUE(calls);
+  infer::Analyzer analysis(m, *calls, InferOptions{});
+  analysis.run();
+  const infer::BodyFacts& facts = analysis.graph().facts;
+
+  onnx::GraphProto out;  // where folded constants go
+  *out.mutable_initializer() = m.graph().initializer();
+  BodyTarget target;
+  target.main_graph = &out;
+  std::unordered_set<std::string> keep{"x", "y", "s"};
+  Counters counters;
+  PlacedFacts placed(&facts, static_cast<size_t>(out.initializer_size()));
+  NodeList nodes = fold_body(m.graph().node(), facts, target, keep, counters, &placed);
+
+  ir::MutableBody body(nodes, placed.source(), &out, keep);
+  // The taken branch's u is renamed apart from the graph's u; each keeps its own fact.
+  EXPECT_EQ(facts_of(body), (std::vector<std::string>{"s0: int64[2] {N,3}", "u_1: float[N,3]", "t1: float[N,3]",
+                                                      "t: float[N,3]", "u: float[N,3]", "y: float[N,3]",
+                                                      "s: int64[2] {N,3}"}));
+  // Size, Constant and Equal folded to initializers, which keep their facts.
+  ASSERT_EQ(body.initializers().size(), 3u);
+  std::vector<std::string> initializers;
+  for (ir::ValueId v : body.initializers()) {
+    const Fact* f = body.fact(v);
+    initializers.push_back(std::string(body.name(v)) + ": " + (f ? f->str() : "?"));
+  }
+  EXPECT_EQ(initializers, (std::vector<std::string>{"r: int64 {2}", "two: int64 {2}", "c: bool {1}"}));
+  // x, an input: the analysis's, by name.
+  const ir::MutableBody::NodeId first = body.first();
+  ASSERT_NE(body.input(first, 0), ir::kNoValue);
+  ASSERT_NE(body.fact(body.input(first, 0)), nullptr);
+  EXPECT_EQ(body.fact(body.input(first, 0))->str(), "float[N,3]");
+}
+
+TEST(PlacedFacts, TheAnalysedNodesThemselvesKeepTheirInitializersFacts) {
+  onnx::ModelProto m = testing::parse_or_fail(R"(
+<ir_version: 10, opset_import: ["" : 18]>
+g (float[N,3] x) => (float[N,3] y) <int64[2] shape = {-1, 3}> {
+  y = Reshape (x, shape)
+}
+)");
+  auto calls = CallGraph::build(m);
+  ASSERT_TRUE(calls);
+  infer::Analyzer analysis(m, *calls, InferOptions{});
+  analysis.run();
+  const PlacedFacts placed = PlacedFacts::of_analysed(analysis.graph().facts);
+  ir::MutableBody body(*m.mutable_graph()->mutable_node(), placed.source(), m.mutable_graph(), {"x", "y"});
+  ASSERT_EQ(body.initializers().size(), 1u);
+  ASSERT_NE(body.fact(body.initializers()[0]), nullptr);
+  EXPECT_EQ(body.fact(body.initializers()[0])->str(), "int64[2] {-1,3}");
+  EXPECT_EQ(facts_of(body), (std::vector<std::string>{"y: float[N,3]"}));
+}
+
+}  // namespace
+}  // namespace shapeprop::transform
