@@ -49,56 +49,6 @@ struct Renames {
   }
 };
 
-// Every place some names are read at one level: node inputs there and, to any depth, in
-// their subgraphs (node inputs and subgraph outputs), counted by name, as ONNX's scoping
-// does not matter to a rename that keeps every name distinct. Only the names asked about
-// are indexed.
-class Reads {
- public:
-  Reads(NodeList& nodes, const NameMap& names) : names_(names) {
-    for (auto& n : nodes) {
-      for (auto& in : *n.mutable_input()) add(in);
-      for_each_subgraph(n, [&](GraphProto& g) { add_nested(g); });
-    }
-  }
-  size_t count(const std::string& name) const {
-    auto it = places_.find(name);
-    return it == places_.end() ? 0 : it->second.size();
-  }
-  // Readers of `from` read `to` instead; their places move to `to`'s list.
-  void replace(const std::string& from, const std::string& to) {
-    auto it = places_.find(from);
-    if (it == places_.end()) return;
-    auto moved = std::move(it->second);
-    places_.erase(it);
-    for (std::string* place : moved) *place = to;
-    auto& target = places_[to];
-    target.insert(target.end(), moved.begin(), moved.end());
-  }
-  // One read of `name` is gone (its reader was erased).
-  void forget(const std::string& name, const std::string* place) {
-    auto it = places_.find(name);
-    if (it == places_.end()) return;
-    auto& list = it->second;
-    list.erase(std::find(list.begin(), list.end(), place));
-  }
-
- private:
-  const NameMap& names_;
-  std::unordered_map<std::string, std::vector<std::string*>> places_;
-
-  void add(std::string& name) {
-    if (names_.contains(name)) places_[name].push_back(&name);
-  }
-  void add_nested(GraphProto& g) {
-    for (auto& n : *g.mutable_node()) {
-      for (auto& in : *n.mutable_input()) add(in);
-      for_each_subgraph(n, [&](GraphProto& sg) { add_nested(sg); });
-    }
-    for (auto& o : *g.mutable_output()) add(*o.mutable_name());
-  }
-};
-
 // The names defined at one scope level, for telling whether a name that an inlined branch
 // defines clashes with one already there. Built only when a branch is inlined into the
 // level (most levels never are), from what the level starts with: every name defined at
@@ -476,7 +426,7 @@ class Folder {
     std::unordered_set<std::string> keep;
     for (const auto& o : g->output()) keep.insert(o.name());
     for (const auto& in : g->input()) keep.insert(in.name());
-    if (target_.collapse) collapse_identities(folded, keep);
+    if (target_.collapse) tidy_nodes(folded, keep, /*remove_dead=*/false);
     g->mutable_node()->Swap(&folded);
     g->clear_value_info();  // the final annotation writes it anew
   }
@@ -484,60 +434,14 @@ class Folder {
 
 }  // namespace
 
-// y = Identity(x): readers of y read x instead. Where y must keep its name (an output),
-// x's producer at this level writes y directly when nothing else reads x. One pass over
-// the identities with use lists (Reads), not a rescan per identity: an identity whose y
-// may go is removed whatever its place; one whose y stays waits until those are gone,
-// since they can only add readers of its x or take them away.
-void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep) {
-  auto is_identity = [](const NodeProto& n) {
-    return is_op(n, "Identity") && n.input_size() == 1 && n.output_size() == 1 && !n.input(0).empty();
-  };
-  // The names the identities read and write: the only ones whose readers matter. (Copies:
-  // the identities' own strings change as their readers are rewritten.)
-  std::vector<std::string> involved;
-  for (const auto& n : nodes)
-    if (is_identity(n)) involved.insert(involved.end(), {n.input(0), n.output(0)});
-  if (involved.empty()) return;
-  NameMap names(involved.size());
-  for (const auto& name : involved) names.insert(name);
-  Reads reads(nodes, names);
-  std::vector<bool> erased(static_cast<size_t>(nodes.size()), false);
-  for (int i = 0; i < nodes.size(); ++i) {
-    NodeProto& n = *nodes.Mutable(i);
-    if (!is_identity(n) || keep.count(n.output(0))) continue;
-    const std::string x = n.input(0), y = n.output(0);
-    reads.forget(x, &n.input(0));
-    reads.replace(y, x);
-    erased[static_cast<size_t>(i)] = true;
-  }
-  // Where the names identities read are produced at this level, for the identities whose
-  // y stays.
-  std::unordered_map<std::string, std::vector<std::pair<int, int>>> producers;  // name -> (node, output), in order
-  for (int j = 0; j < nodes.size(); ++j) {
-    if (erased[static_cast<size_t>(j)]) continue;
-    const NodeProto& n = nodes.Get(j);
-    for (int k = 0; k < n.output_size(); ++k)
-      if (names.contains(n.output(k))) producers[n.output(k)].emplace_back(j, k);
-  }
-  for (int i = 0; i < nodes.size(); ++i) {
-    if (erased[static_cast<size_t>(i)]) continue;
-    const NodeProto& n = nodes.Get(i);
-    if (!is_identity(n) || !keep.count(n.output(0))) continue;
-    const std::string& x = n.input(0);
-    if (keep.count(x) || reads.count(x) != 1) continue;
-    // The nearest producer of x before the identity (a valid body has exactly one).
-    auto it = producers.find(x);
-    if (it == producers.end()) continue;
-    const auto& at = it->second;
-    auto after = std::lower_bound(at.begin(), at.end(), std::make_pair(i, 0));
-    if (after == at.begin()) continue;
-    const auto [j, k] = *std::prev(after);
-    nodes.Mutable(j)->set_output(k, n.output(0));
-    erased[static_cast<size_t>(i)] = true;
-  }
-  erased.flip();
-  keep_nodes(nodes, erased);
+void tidy_nodes(NodeList& nodes, const std::unordered_set<std::string>& keep, bool remove_dead) {
+  const bool has_identity = std::any_of(nodes.begin(), nodes.end(), [](const NodeProto& n) { return is_op(n, "Identity"); });
+  if (!has_identity && !remove_dead) return;
+  if (remove_dead) remove_dead_nodes_in_subgraphs(nodes);
+  ir::MutableBody body(nodes, {}, nullptr, keep);
+  if (has_identity) body.collapse_identities();
+  if (remove_dead) body.remove_dead_nodes();
+  body.commit();
 }
 
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
@@ -644,7 +548,7 @@ void fold_subgraphs_without_facts(NodeProto& node) {
       std::unordered_set<std::string> keep;
       for (const auto& o : g.output()) keep.insert(o.name());
       for (const auto& in : g.input()) keep.insert(in.name());
-      collapse_identities(*g.mutable_node(), keep);
+      tidy_nodes(*g.mutable_node(), keep, /*remove_dead=*/false);
       g.clear_value_info();
     };
     if (a.has_g()) fold(*a.mutable_g());

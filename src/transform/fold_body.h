@@ -83,9 +83,11 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
                    const std::unordered_set<std::string>& protected_names, Counters& stats,
                    PlacedFacts* facts_out = nullptr);
 
-// y = Identity(x) at this level: readers of y read x instead; where y must keep its name
-// (`keep`: outputs and inputs), x's producer writes y when nothing else reads x.
-void collapse_identities(NodeList& nodes, const std::unordered_set<std::string>& keep);
+// At the top level of `nodes` (a subgraph's, or a graph's without facts), on the mutable
+// body: Identity chains collapse (MutableBody::collapse_identities; `keep` are the names
+// that stay: inputs and outputs), and, with `remove_dead`, dead nodes go, in subgraphs
+// too.
+void tidy_nodes(NodeList& nodes, const std::unordered_set<std::string>& keep, bool remove_dead);
 
 using ir::constant_node;
 

@@ -244,10 +244,7 @@ void fold_inlined_graph(ModelProto& m) {
     kept[static_cast<size_t>(i)] = true;
   }
   transform::keep_nodes(*g.mutable_node(), kept);
-  transform::collapse_identities(*g.mutable_node(), keep);
-  std::unordered_set<std::string> live;
-  for (const auto& vi : g.output()) live.insert(vi.name());
-  transform::remove_dead_nodes(*g.mutable_node(), live);
+  transform::tidy_nodes(*g.mutable_node(), keep, /*remove_dead=*/true);
   remove_unused_initializers(g);
   remove_unused(m);
 }
