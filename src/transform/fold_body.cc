@@ -556,54 +556,39 @@ void fold_subgraphs_without_facts(NodeProto& node) {
   }
 }
 
-bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
-                          const std::unordered_set<std::string>& live) {
+bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target) {
   Counters unused;
   const Folder folder(target, [](std::unordered_set<std::string>&) {}, unused);
   if (!folder.leaves_unchanged(nodes, Level{&facts, nullptr})) return false;
-  // No dead node either (the nodes hold no subgraph: leaves_unchanged made sure).
-  NameMap needed(live.size() + static_cast<size_t>(nodes.size()));
-  for (const auto& name : live) needed.insert(name);
-  for (int i = nodes.size() - 1; i >= 0; --i) {
-    const NodeProto& n = nodes.Get(i);
-    if (std::none_of(n.output().begin(), n.output().end(), [&](const std::string& o) { return needed.contains(o); }))
+  // No dead node either (the nodes hold no subgraph: leaves_unchanged made sure), by the
+  // analysis's value ids: a node is live when a later one, or the graph's outputs, read it.
+  const ir::Body& body = facts.body();
+  std::vector<bool> needed(body.num_values(), false);
+  auto need = [&](const ir::Operand& o) {
+    if (o.resolved() && o.depth == 0 && o.id != ir::kNoValue) needed[o.id] = true;
+  };
+  for (const ir::Operand& o : body.outputs()) need(o);
+  const auto indexed = body.nodes();
+  for (size_t i = indexed.size(); i-- > 0;) {
+    const auto outputs = body.outputs_of(indexed[i]);
+    if (std::none_of(outputs.begin(), outputs.end(), [&](ir::ValueId v) { return v != ir::kNoValue && needed[v]; }))
       return false;
-    for (const auto& in : n.input()) needed.insert(in);
+    for (const ir::Operand& o : body.inputs_of(indexed[i])) need(o);
   }
   return true;
-}
-
-size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>& live) {
-  NameMap needed(live.size() + static_cast<size_t>(nodes.size()));
-  for (const auto& name : live) needed.insert(name);
-  std::vector<bool> keep(static_cast<size_t>(nodes.size()), false);
-  size_t removed = 0;
-  for (int i = nodes.size() - 1; i >= 0; --i) {
-    NodeProto& n = *nodes.Mutable(i);
-    const bool used = std::any_of(n.output().begin(), n.output().end(), [&](const std::string& o) { return needed.contains(o); });
-    if (!used) continue;
-    keep[static_cast<size_t>(i)] = true;
-    for_each_subgraph(n, [&](GraphProto& g) {
-      std::unordered_set<std::string> outputs;
-      for (const auto& o : g.output()) outputs.insert(o.name());
-      removed += remove_dead_nodes(*g.mutable_node(), outputs);
-      collect_reads(g.node(), needed);
-      for (const auto& o : g.output()) needed.insert(o.name());
-    });
-    for (const auto& in : n.input()) needed.insert(in);
-  }
-  for (int i = 0; i < nodes.size(); ++i)
-    if (!keep[static_cast<size_t>(i)]) removed += count_nodes(nodes.Get(i));
-  keep_nodes(nodes, keep);
-  return removed;
 }
 
 void remove_dead_nodes_in_subgraphs(NodeList& nodes) {
   for (auto& n : nodes)
     for_each_subgraph(n, [](GraphProto& g) {
+      // The innermost first: what a subgraph still reads once its own dead nodes are gone
+      // is what keeps the nodes around it.
+      remove_dead_nodes_in_subgraphs(*g.mutable_node());
       std::unordered_set<std::string> outputs;
       for (const auto& o : g.output()) outputs.insert(o.name());
-      remove_dead_nodes(*g.mutable_node(), outputs);
+      ir::MutableBody body(*g.mutable_node(), {}, nullptr, outputs);
+      body.remove_dead_nodes();
+      body.commit();
     });
 }
 

@@ -95,18 +95,15 @@ using ir::constant_node;
 // (Identity chains collapse, value_info goes), done in place.
 void fold_subgraphs_without_facts(onnx::NodeProto& node);
 
-// True when fold_body (with `target`) and then remove_dead_nodes (with `live`) would give
-// `nodes` back as they are. Conservative: false when unsure (a subgraph, an Identity, an
-// attribute reference, a call), so that a caller may skip the work only when it is idle.
-bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
-                          const std::unordered_set<std::string>& live);
+// True when fold_body (with `target`) would give `nodes` back as they are and none of them
+// is dead (the graph's outputs, which `facts` index, read each, through the nodes after
+// it). Conservative: false when unsure (a subgraph, an Identity, an attribute reference, a
+// call), so that a caller may skip the work only when it is idle.
+bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target);
 
-// Removes nodes whose outputs nobody reads (in subgraphs too); `live` are the names the
-// body must still produce. Returns the number of nodes removed.
-size_t remove_dead_nodes(NodeList& nodes, const std::unordered_set<std::string>& live);
-
-// remove_dead_nodes in each subgraph of the nodes, whose outputs are what it must produce;
-// the nodes themselves stay.
+// In each subgraph of the nodes, to any depth, the nodes none of whose outputs is read
+// (there or by the subgraph's outputs) go, on a mutable body per subgraph; the nodes
+// themselves stay.
 void remove_dead_nodes_in_subgraphs(NodeList& nodes);
 
 // Keeps the nodes whose `keep` entry is true, in their order, and destroys the others. The

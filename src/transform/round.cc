@@ -153,12 +153,10 @@ void Round::give_back(ModelProto& out) {
 bool Round::changes_nothing(const infer::Analyzer& analysis) const {
   const GraphProto& g = model_.graph();
   if (model_.functions_size() > 0 || g.value_info_size() > 0) return false;
-  std::unordered_set<std::string> live;
-  for (const auto& vi : g.output()) live.insert(vi.name());
   transform::BodyTarget target;
   if (constants_may_be_initializers(model_))
     target.main_graph = const_cast<GraphProto*>(&g);  // read only: nothing is emitted
-  if (!transform::fold_changes_nothing(g.node(), analysis.graph().facts, target, live)) return false;
+  if (!transform::fold_changes_nothing(g.node(), analysis.graph().facts, target)) return false;
   // Nor would any rewrite apply (a dry run only matches: the nodes are only read).
   const transform::RewriteOptions options = rewrite_options(onnx_opset(model_.opset_import()), "");
   Counters unused;

@@ -1,6 +1,7 @@
 // Facts by place (src/transform/fold_body.h, PlacedFacts): what folding records of the
 // nodes and initializers it emits reaches the mutable body the rewrites work on, output by
 // output, also where folding renamed a definition (a taken branch's) or made an initializer.
+// And fold_changes_nothing, which tells by the analysis's value ids that a body is idle.
 #include <gtest/gtest.h>
 
 #include "infer/analyzer.h"
@@ -95,6 +96,35 @@ g (float[N,3] x) => (float[N,3] y) <int64[2] shape = {-1, 3}> {
   ASSERT_NE(body.fact(body.initializers()[0]), nullptr);
   EXPECT_EQ(body.fact(body.initializers()[0])->str(), "int64[2] {-1,3}");
   EXPECT_EQ(facts_of(body), (std::vector<std::string>{"y: float[N,3]"}));
+}
+
+// fold_changes_nothing on the main graph `graph` (of opset 18), analysed.
+bool idle(const std::string& graph) {
+  onnx::ModelProto m = testing::parse_or_fail("<ir_version: 10, opset_import: [\"\" : 18]>\n" + graph);
+  auto calls = CallGraph::build(m);
+  EXPECT_TRUE(calls);
+  infer::Analyzer analysis(m, *calls, InferOptions{});
+  analysis.run();
+  BodyTarget target;
+  target.main_graph = m.mutable_graph();
+  return fold_changes_nothing(m.graph().node(), analysis.graph().facts, target);
+}
+
+TEST(FoldChangesNothing, OnlyWhenEveryNodeIsLiveAndNothingFolds) {
+  struct Case {
+    const char* graph;
+    bool idle;
+  };
+  const Case cases[] = {
+      {"g (float[N,3] x) => (float[N,3] y, float[N,3] z) { a = Neg (x)  y = Abs (a)  z = Exp (a) }", true},
+      // b is read by nothing.
+      {"g (float[N,3] x) => (float[N,3] y) { a = Neg (x)  b = Sin (a)  y = Abs (a) }", false},
+      // a is read only by c, which nothing reads.
+      {"g (float[N,3] x) => (float[N,3] y) { a = Neg (x)  c = Sin (a)  y = Abs (x) }", false},
+      // s folds to a constant.
+      {"g (float[N,3] x) => (int64 y) { s = Shape (x)  y = Size (s) }", false},
+  };
+  for (const Case& c : cases) EXPECT_EQ(idle(c.graph), c.idle) << c.graph;
 }
 
 }  // namespace
