@@ -575,7 +575,9 @@ bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, 
       return false;
     for (const ir::Operand& o : body.inputs_of(indexed[i])) need(o);
   }
-  return true;
+  // Nor an initializer that nothing reads (one that is also a graph input stays).
+  const auto initializers = body.initializers();
+  return std::all_of(initializers.begin(), initializers.end(), [&](ir::ValueId v) { return needed[v]; });
 }
 
 void remove_dead_nodes_in_subgraphs(NodeList& nodes) {

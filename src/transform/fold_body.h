@@ -95,9 +95,9 @@ using ir::constant_node;
 // (Identity chains collapse, value_info goes), done in place.
 void fold_subgraphs_without_facts(onnx::NodeProto& node);
 
-// True when fold_body (with `target`) would give `nodes` back as they are and none of them
-// is dead (the graph's outputs, which `facts` index, read each, through the nodes after
-// it). Conservative: false when unsure (a subgraph, an Identity, an attribute reference, a
+// True when fold_body (with `target`) would give `nodes` back as they are, none of them is
+// dead (the graph's outputs, which `facts` index, read each, through the nodes after it)
+// and every initializer is read. Conservative: false when unsure (a subgraph, an Identity, an attribute reference, a
 // call), so that a caller may skip the work only when it is idle.
 bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target);
 

@@ -164,12 +164,6 @@ bool Round::changes_nothing(const infer::Analyzer& analysis) const {
                               interface_names(g), stage_.rewrites, options, /*dry=*/true, unused)
           .changed)
     return false;
-  NameMap reads(static_cast<size_t>(g.node_size()) * 2);
-  transform::collect_reads(g.node(), reads);
-  for (const auto& o : g.output()) reads.insert(o.name());
-  for (const auto& i : g.input()) reads.insert(i.name());
-  for (const auto& t : g.initializer())
-    if (!reads.contains(t.name())) return false;
   std::set<std::string> used{""};
   collect_domains(g.node(), used);
   for (const auto& o : model_.opset_import())

@@ -123,6 +123,9 @@ TEST(FoldChangesNothing, OnlyWhenEveryNodeIsLiveAndNothingFolds) {
       {"g (float[N,3] x) => (float[N,3] y) { a = Neg (x)  c = Sin (a)  y = Abs (x) }", false},
       // s folds to a constant.
       {"g (float[N,3] x) => (int64 y) { s = Shape (x)  y = Size (s) }", false},
+      // w is read by nothing; v by y.
+      {"g (float[N,3] x) => (float[N,3] y) <float[3] w = {1,2,3}, float[3] v = {1,2,3}> { y = Add (x, v) }", false},
+      {"g (float[N,3] x) => (float[N,3] y) <float[3] v = {1,2,3}> { y = Add (x, v) }", true},
   };
   for (const Case& c : cases) EXPECT_EQ(idle(c.graph), c.idle) << c.graph;
 }
