@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # same_outputs.sh BEFORE AFTER: runs two builds of onnx-infer-shapes over every model of the
 # repository (tests/data/corpus, tests/data/real-exports, and the goldens' text models) in
-# each mode (annotate, specialize, inline, check) and compares what each writes: the output
-# bytes, stderr and the exit status. For a redesign that must change nothing: prints each
+# each mode (annotate, specialize, inline, check), and the exported models (.onnx) also
+# through the inline and dce passes alone (--passes), and compares what each writes: the
+# output bytes, stderr and the exit status. For a redesign that must change nothing: prints each
 # difference (model, mode, what differs) and exits 1 on one, 0 when every run agrees.
 # Environment: SAME_OUTPUTS_FILTER, a substring the models' paths must contain.
 set -u
@@ -21,14 +22,18 @@ runs=0
 differ=0
 for m in "${models[@]}"; do
   case "$m" in *"${SAME_OUTPUTS_FILTER:-}"*) ;; *) continue ;; esac
-  for mode in annotate specialize inline check; do
+  jobs=("--mode annotate" "--mode specialize" "--mode inline" "--mode check")
+  case "$m" in *.onnx) jobs+=("--passes inline" "--passes dce") ;; esac
+  for job in "${jobs[@]}"; do
+    read -r -a args <<<"$job"
+    mode=${job#--* }
     out=()
     [ "$mode" = check ] || out=(-o "$work/OUT.onnx")
     for side in before after; do
       tool=$before
       [ "$side" = after ] && tool=$after
       rm -f "$work/OUT.onnx"
-      "$tool" --mode "$mode" "$m" "${out[@]/OUT/$side}" -q >/dev/null 2>"$work/$side.err"
+      "$tool" "${args[@]}" "$m" "${out[@]/OUT/$side}" -q >/dev/null 2>"$work/$side.err"
       echo $? >"$work/$side.status"
     done
     runs=$((runs + 1))
@@ -43,7 +48,7 @@ for m in "${models[@]}"; do
     fi
     if [ ${#what[@]} -gt 0 ]; then
       differ=$((differ + 1))
-      echo "differs: ${m#"$here"/} ($mode): ${what[*]}"
+      echo "differs: ${m#"$here"/} ($job): ${what[*]}"
     fi
   done
 done
