@@ -35,7 +35,8 @@ struct BodyTarget {
   // Fold what the facts decide (the fold pass); otherwise nodes are copied, calls
   // retargeted and attribute references resolved only.
   bool decide = true;
-  // Collapse Identity chains after folding (the dce pass).
+  // Collapse Identity chains in subgraphs as they are folded (the dce pass; the top level
+  // collapses on the mutable body, rewrite_body with tidy).
   bool collapse = true;
 };
 
@@ -74,8 +75,9 @@ class PlacedFacts {
 
 // Folds `nodes` (the original body, whose facts are `facts`: the analysis indexed exactly
 // these nodes) into a new node list; `facts_out`, if given, learns the facts of the
-// top-level nodes and initializers it emits. Identity chains collapse in subgraphs (with target.collapse); at
-// the top level they wait for the mutable body (rewrite_body's tidy), as dead nodes do.
+// top-level nodes and initializers it emits. Identity chains collapse in subgraphs (with
+// target.collapse); at the top level they wait for the mutable body (rewrite_body's tidy),
+// as dead nodes do.
 // `protected_names` are the body's inputs and outputs (and the main graph's
 // initializers), whose names stay as they are; fresh names are kept apart from them and
 // from every name the body defines or reads.
@@ -97,8 +99,8 @@ void fold_subgraphs_without_facts(onnx::NodeProto& node);
 
 // True when fold_body (with `target`) would give `nodes` back as they are, none of them is
 // dead (the graph's outputs, which `facts` index, read each, through the nodes after it)
-// and every initializer is read. Conservative: false when unsure (a subgraph, an Identity, an attribute reference, a
-// call), so that a caller may skip the work only when it is idle.
+// and every initializer is read. Conservative: false when unsure (a subgraph, an Identity,
+// an attribute reference, a call), so that a caller may skip the work only when it is idle.
 bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target);
 
 // In each subgraph of the nodes, to any depth, the nodes none of whose outputs is read
