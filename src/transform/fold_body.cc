@@ -18,6 +18,7 @@
 
 #include "support/subgraphs.h"
 #include "support/op_names.h"
+#include "transform/function_dce.h"
 
 namespace shapeprop::transform {
 
@@ -423,10 +424,7 @@ class Folder {
     fold(original.node(), facts, &folded, inner, level, /*inlined=*/false, /*top=*/false);
     --subgraph_depth_;
     for (auto& o : *g->mutable_output()) o.set_name(inner(o.name()));
-    std::unordered_set<std::string> keep;
-    for (const auto& o : g->output()) keep.insert(o.name());
-    for (const auto& in : g->input()) keep.insert(in.name());
-    if (target_.collapse) tidy_nodes(folded, keep, /*remove_dead=*/false);
+    if (target_.collapse) tidy_nodes(folded, interface_names(*g), /*remove_dead=*/false);
     g->mutable_node()->Swap(&folded);
     g->clear_value_info();  // the final annotation writes it anew
   }
@@ -545,10 +543,7 @@ void fold_subgraphs_without_facts(NodeProto& node) {
     if (a.has_ref_attr_name()) continue;
     auto fold = [](GraphProto& g) {
       for (auto& n : *g.mutable_node()) fold_subgraphs_without_facts(n);
-      std::unordered_set<std::string> keep;
-      for (const auto& o : g.output()) keep.insert(o.name());
-      for (const auto& in : g.input()) keep.insert(in.name());
-      tidy_nodes(*g.mutable_node(), keep, /*remove_dead=*/false);
+      tidy_nodes(*g.mutable_node(), interface_names(g), /*remove_dead=*/false);
       g.clear_value_info();
     };
     if (a.has_g()) fold(*a.mutable_g());
@@ -586,9 +581,7 @@ void remove_dead_nodes_in_subgraphs(NodeList& nodes) {
       // The innermost first: what a subgraph still reads once its own dead nodes are gone
       // is what keeps the nodes around it.
       remove_dead_nodes_in_subgraphs(*g.mutable_node());
-      std::unordered_set<std::string> outputs;
-      for (const auto& o : g.output()) outputs.insert(o.name());
-      ir::MutableBody body(*g.mutable_node(), {}, nullptr, outputs);
+      ir::MutableBody body(*g.mutable_node(), {}, nullptr, interface_names(g));
       body.remove_dead_nodes();
       body.commit();
     });
