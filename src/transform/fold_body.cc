@@ -10,7 +10,8 @@
 //  - Expand and Reshape to the shape their input already has as nothing;
 //  - calls retargeted to the specialized function of their context, attribute
 //    references replaced by the context's values;
-// then collapses Identity chains. Dead nodes go afterwards (remove_dead_nodes).
+// then, in subgraphs (with BodyTarget::tidy), collapses Identity chains and drops dead
+// nodes; at the top level both wait for the mutable body (rewrite_body's tidy).
 #include "fold_body.h"
 
 #include <algorithm>
@@ -424,7 +425,9 @@ class Folder {
     fold(original.node(), facts, &folded, inner, level, /*inlined=*/false, /*top=*/false);
     --subgraph_depth_;
     for (auto& o : *g->mutable_output()) o.set_name(inner(o.name()));
-    if (target_.collapse) tidy_nodes(folded, interface_names(*g), /*remove_dead=*/false);
+    // Its own subgraphs were tidied as they were folded (the innermost first), so what they
+    // still read is what keeps this level's nodes.
+    if (target_.tidy) tidy_nodes(folded, interface_names(*g), /*remove_dead=*/true);
     g->mutable_node()->Swap(&folded);
     g->clear_value_info();  // the final annotation writes it anew
   }
@@ -435,7 +438,6 @@ class Folder {
 void tidy_nodes(NodeList& nodes, const std::unordered_set<std::string>& keep, bool remove_dead) {
   const bool has_identity = std::any_of(nodes.begin(), nodes.end(), [](const NodeProto& n) { return is_op(n, "Identity"); });
   if (!has_identity && !remove_dead) return;
-  if (remove_dead) remove_dead_nodes_in_subgraphs(nodes);
   ir::MutableBody body(nodes, {}, nullptr, keep);
   if (has_identity) body.collapse_identities();
   if (remove_dead) body.remove_dead_nodes();
@@ -537,13 +539,14 @@ void collect_names(const NodeList& nodes, std::unordered_set<std::string>& names
 }
 
 void fold_subgraphs_without_facts(NodeProto& node) {
-  // What fold_subgraph does where nothing is known: every node stays (its own subgraphs
-  // first), Identity chains collapse, value_info goes (the final annotation writes it).
+  // What fold_subgraph does where nothing is known: every node is kept as it is (its own
+  // subgraphs first), then Identity chains collapse, dead nodes go, and value_info goes
+  // (the final annotation writes it).
   for (auto& a : *node.mutable_attribute()) {
     if (a.has_ref_attr_name()) continue;
     auto fold = [](GraphProto& g) {
       for (auto& n : *g.mutable_node()) fold_subgraphs_without_facts(n);
-      tidy_nodes(*g.mutable_node(), interface_names(g), /*remove_dead=*/false);
+      tidy_nodes(*g.mutable_node(), interface_names(g), /*remove_dead=*/true);
       g.clear_value_info();
     };
     if (a.has_g()) fold(*a.mutable_g());
@@ -573,18 +576,6 @@ bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, 
   // Nor an initializer that nothing reads (one that is also a graph input stays).
   const auto initializers = body.initializers();
   return std::all_of(initializers.begin(), initializers.end(), [&](ir::ValueId v) { return needed[v]; });
-}
-
-void remove_dead_nodes_in_subgraphs(NodeList& nodes) {
-  for (auto& n : nodes)
-    for_each_subgraph(n, [](GraphProto& g) {
-      // The innermost first: what a subgraph still reads once its own dead nodes are gone
-      // is what keeps the nodes around it.
-      remove_dead_nodes_in_subgraphs(*g.mutable_node());
-      ir::MutableBody body(*g.mutable_node(), {}, nullptr, interface_names(g));
-      body.remove_dead_nodes();
-      body.commit();
-    });
 }
 
 void keep_nodes(NodeList& nodes, const std::vector<bool>& keep) {

@@ -35,9 +35,10 @@ struct BodyTarget {
   // Fold what the facts decide (the fold pass); otherwise nodes are copied, calls
   // retargeted and attribute references resolved only.
   bool decide = true;
-  // Collapse Identity chains in subgraphs as they are folded (the dce pass; the top level
-  // collapses on the mutable body, rewrite_body with tidy).
-  bool collapse = true;
+  // Collapse Identity chains and drop dead nodes in subgraphs as they are folded, the
+  // innermost first (the dce pass; the top level is tidied on the mutable body,
+  // rewrite_body with tidy).
+  bool tidy = true;
 };
 
 // What is known of a body's top-level values by place, for the mutable body
@@ -75,9 +76,9 @@ class PlacedFacts {
 
 // Folds `nodes` (the original body, whose facts are `facts`: the analysis indexed exactly
 // these nodes) into a new node list; `facts_out`, if given, learns the facts of the
-// top-level nodes and initializers it emits. Identity chains collapse in subgraphs (with
-// target.collapse); at the top level they wait for the mutable body (rewrite_body's tidy),
-// as dead nodes do.
+// top-level nodes and initializers it emits. In subgraphs Identity chains collapse and
+// dead nodes go (with target.tidy); at the top level both wait for the mutable body
+// (rewrite_body's tidy).
 // `protected_names` are the body's inputs and outputs (and the main graph's
 // initializers), whose names stay as they are; fresh names are kept apart from them and
 // from every name the body defines or reads.
@@ -87,14 +88,14 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
 
 // At the top level of `nodes` (a subgraph's, or a graph's without facts), on the mutable
 // body: Identity chains collapse (MutableBody::collapse_identities; `keep` are the names
-// that stay: inputs and outputs), and, with `remove_dead`, dead nodes go, in subgraphs
-// too.
+// that stay: inputs and outputs), and, with `remove_dead`, dead nodes go. Subgraphs are
+// not looked into: the callers tidy them first, the innermost first.
 void tidy_nodes(NodeList& nodes, const std::unordered_set<std::string>& keep, bool remove_dead);
 
 using ir::constant_node;
 
 // What fold_body does to the subgraphs of a node it copies when nothing is known of them
-// (Identity chains collapse, value_info goes), done in place.
+// (Identity chains collapse, dead nodes go, value_info goes), done in place.
 void fold_subgraphs_without_facts(onnx::NodeProto& node);
 
 // True when fold_body (with `target`) would give `nodes` back as they are, none of them is
@@ -102,11 +103,6 @@ void fold_subgraphs_without_facts(onnx::NodeProto& node);
 // and every initializer is read. Conservative: false when unsure (a subgraph, an Identity,
 // an attribute reference, a call), so that a caller may skip the work only when it is idle.
 bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target);
-
-// In each subgraph of the nodes, to any depth, the nodes none of whose outputs is read
-// (there or by the subgraph's outputs) go, on a mutable body per subgraph; the nodes
-// themselves stay.
-void remove_dead_nodes_in_subgraphs(NodeList& nodes);
 
 // Keeps the nodes whose `keep` entry is true, in their order, and destroys the others. The
 // kept nodes move by pointer within the list: none is copied or allocated anew.

@@ -226,7 +226,6 @@ std::function<std::string(const infer::CallContext*)> Round::callee_overloads() 
 bool Round::rewrite(NodeList& nodes, const transform::PlacedFacts& facts, const transform::BodyTarget& target,
              const std::unordered_set<std::string>& interface, const transform::RewriteOptions& options) {
   if (stage_.rewrites.empty() && !stage_.dce) return false;
-  if (stage_.dce) transform::remove_dead_nodes_in_subgraphs(nodes);
   const auto run = transform::rewrite_body(nodes, facts, target, interface, stage_.rewrites, options,
                                            /*dry=*/false, result_.stats.counters, /*tidy=*/stage_.dce);
   if (run.still_changing)
@@ -241,7 +240,7 @@ transform::BodyTarget Round::body_target() {
   target.callee_name = callee_names();
   target.callee_overload = callee_overloads();
   target.decide = stage_.fold;
-  target.collapse = stage_.dce;
+  target.tidy = stage_.dce;
   return target;
 }
 
