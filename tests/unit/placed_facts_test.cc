@@ -4,6 +4,8 @@
 // And fold_changes_nothing, which tells by the analysis's value ids that a body is idle.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "infer/analyzer.h"
 #include "ir/mutable_body.h"
 #include "shapeprop/call_graph.h"
@@ -12,6 +14,26 @@
 
 namespace shapeprop::transform {
 namespace {
+
+// A model parsed from text and analysed: its main graph's facts.
+class Analysed {
+ public:
+  explicit Analysed(std::string_view text) : model(testing::parse_or_fail(text)), calls_(CallGraph::build(model)) {
+    EXPECT_TRUE(calls_) << text;
+    if (!calls_) return;
+    analysis_.emplace(model, *calls_, InferOptions{});
+    analysis_->run();
+  }
+  // The main graph's; the test has failed already when there is no analysis.
+  const infer::BodyFacts& facts() const { return analysis_->graph().facts; }
+  bool ok() const { return analysis_.has_value(); }
+
+  onnx::ModelProto model;
+
+ private:
+  Result<CallGraph> calls_;
+  std::optional<infer::Analyzer> analysis_;
+};
 
 // The fact the mutable body holds for each named top-level value, as "name: fact".
 std::vector<std::string> facts_of(const ir::MutableBody& body) {
@@ -43,12 +65,10 @@ g (float[N,3] x) => (float[N,3] y, int64[2] s) {
 )";
 
 TEST(PlacedFacts, FoldedNodesAndInitializersReachTheMutableBody) {
-  onnx::ModelProto m = testing::parse_or_fail(kModel);
-  auto calls = CallGraph::build(m);
-  ASSERT_TRUE(calls);
-  infer::Analyzer analysis(m, *calls, InferOptions{});
-  analysis.run();
-  const infer::BodyFacts& facts = analysis.graph().facts;
+  Analysed a(kModel);
+  ASSERT_TRUE(a.ok());
+  const onnx::ModelProto& m = a.model;
+  const infer::BodyFacts& facts = a.facts();
 
   onnx::GraphProto out;  // where folded constants go
   *out.mutable_initializer() = m.graph().initializer();
@@ -80,18 +100,17 @@ TEST(PlacedFacts, FoldedNodesAndInitializersReachTheMutableBody) {
 }
 
 TEST(PlacedFacts, TheAnalysedNodesThemselvesKeepTheirInitializersFacts) {
-  onnx::ModelProto m = testing::parse_or_fail(R"(
+  Analysed a(R"(
 <ir_version: 10, opset_import: ["" : 18]>
 g (float[N,3] x) => (float[N,3] y) <int64[2] shape = {-1, 3}> {
   y = Reshape (x, shape)
 }
 )");
-  auto calls = CallGraph::build(m);
-  ASSERT_TRUE(calls);
-  infer::Analyzer analysis(m, *calls, InferOptions{});
-  analysis.run();
-  const PlacedFacts placed = PlacedFacts::of_analysed(analysis.graph().facts);
-  ir::MutableBody body(*m.mutable_graph()->mutable_node(), placed.source(), m.mutable_graph(), {"x", "y"});
+  ASSERT_TRUE(a.ok());
+  const PlacedFacts placed = PlacedFacts::of_analysed(a.facts());
+  // The analysis reads the model; the body is rewritten only once the facts are taken.
+  onnx::GraphProto& g = *a.model.mutable_graph();
+  ir::MutableBody body(*g.mutable_node(), placed.source(), &g, {"x", "y"});
   ASSERT_EQ(body.initializers().size(), 1u);
   ASSERT_NE(body.fact(body.initializers()[0]), nullptr);
   EXPECT_EQ(body.fact(body.initializers()[0])->str(), "int64[2] {-1,3}");
@@ -100,14 +119,11 @@ g (float[N,3] x) => (float[N,3] y) <int64[2] shape = {-1, 3}> {
 
 // fold_changes_nothing on the main graph `graph` (of opset 18), analysed.
 bool idle(const std::string& graph) {
-  onnx::ModelProto m = testing::parse_or_fail("<ir_version: 10, opset_import: [\"\" : 18]>\n" + graph);
-  auto calls = CallGraph::build(m);
-  EXPECT_TRUE(calls);
-  infer::Analyzer analysis(m, *calls, InferOptions{});
-  analysis.run();
+  Analysed a("<ir_version: 10, opset_import: [\"\" : 18]>\n" + graph);
+  if (!a.ok()) return false;
   BodyTarget target;
-  target.main_graph = m.mutable_graph();
-  return fold_changes_nothing(m.graph().node(), analysis.graph().facts, target);
+  target.main_graph = a.model.mutable_graph();
+  return fold_changes_nothing(a.model.graph().node(), a.facts(), target);
 }
 
 TEST(FoldChangesNothing, OnlyWhenEveryNodeIsLiveAndNothingFolds) {
