@@ -282,7 +282,8 @@ std::optional<Values> transpose(const Values& x, std::vector<int64_t> perm) {
     perm.resize(rank);
     std::iota(perm.rbegin(), perm.rend(), 0);
   }
-  if (perm.size() != rank) return std::nullopt;
+  const auto count = element_count(x.dims);
+  if (perm.size() != rank || !count || static_cast<size_t>(*count) != x.size()) return std::nullopt;
   std::vector<int64_t> out_dims(rank), in_strides(rank, 1);
   for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * x.dims[i];
   std::vector<bool> seen(rank, false);
@@ -295,17 +296,28 @@ std::optional<Values> transpose(const Values& x, std::vector<int64_t> perm) {
   out.type = x.type;
   out.dims = out_dims;
   out.real = x.real;
-  // An odometer over the output's index, the input's offset kept beside it: a step along
-  // output dim i moves the input by the stride of input dim perm[i].
+  // An odometer over the output's index but its last dim, the input's offset kept beside
+  // it: a step along output dim i moves the input by the stride of input dim perm[i]. The
+  // last dim is a strided copy of its own.
   std::vector<int64_t> step(rank);
   for (size_t i = 0; i < rank; ++i) step[i] = in_strides[static_cast<size_t>(perm[i])];
   auto permute = [&](const auto& in, auto& result) {
-    result.reserve(in.size());
+    if (in.empty()) return;
+    if (rank == 0) {
+      result = in;
+      return;
+    }
+    const size_t last = rank - 1;
+    const auto row = static_cast<size_t>(out_dims[last]);
+    const int64_t stride = step[last];
+    result.resize(in.size());
+    auto* to = result.data();
     std::vector<int64_t> index(rank, 0);
     int64_t off = 0;
-    for (size_t k = 0; k < in.size(); ++k) {
-      result.push_back(in[static_cast<size_t>(off)]);
-      for (size_t i = rank; i-- > 0;) {
+    for (size_t k = 0; k < in.size(); k += row) {
+      const auto* from = in.data() + off;
+      for (size_t j = 0; j < row; ++j) to[k + j] = from[static_cast<int64_t>(j) * stride];
+      for (size_t i = last; i-- > 0;) {
         off += step[i];
         if (++index[i] < out_dims[i]) break;
         off -= step[i] * index[i];
