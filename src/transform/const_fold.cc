@@ -15,11 +15,14 @@
 // floats in float, rounded back), double in double. An integer result out of its type's
 // range (ONNX does not say what it wraps to; the analysis leaves such values unknown too),
 // a division by zero, or a Cast to an integer type out of its range, is not folded. Transcendental functions come
-// from the C library, which may differ from ONNX Runtime's in the last bit.
+// from the C library, which may differ from ONNX Runtime's in the last bit. A Transpose
+// of a stored float, double, int32 or int64 tensor moves its elements in their own type.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
+#include <span>
 
 #include "rewrite_support.h"
 #include "support/tensor_data.h"
@@ -276,60 +279,124 @@ std::optional<Values> binary(const std::string& op, const Values& a, const Value
   return out;
 }
 
-std::optional<Values> transpose(const Values& x, std::vector<int64_t> perm) {
-  const size_t rank = x.dims.size();
+// Where Transpose takes each element: the output's dims, and how far a step along each
+// output dim moves in the input (the stride of input dim perm[i]).
+struct Permutation {
+  std::vector<int64_t> out_dims, step;
+  size_t count = 0;
+};
+
+// nullopt for a perm that is not one of the dims (an empty perm reverses them).
+std::optional<Permutation> plan_transpose(std::span<const int64_t> dims, std::vector<int64_t> perm) {
+  const size_t rank = dims.size();
   if (perm.empty()) {
     perm.resize(rank);
     std::iota(perm.rbegin(), perm.rend(), 0);
   }
-  const auto count = element_count(x.dims);
-  if (perm.size() != rank || !count || static_cast<size_t>(*count) != x.size()) return std::nullopt;
-  std::vector<int64_t> out_dims(rank), in_strides(rank, 1);
-  for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * x.dims[i];
+  const auto count = element_count(dims);
+  if (perm.size() != rank || !count) return std::nullopt;
+  Permutation p;
+  p.count = static_cast<size_t>(*count);
+  p.out_dims.resize(rank);
+  p.step.resize(rank);
+  std::vector<int64_t> in_strides(rank, 1);
+  for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * dims[i];
   std::vector<bool> seen(rank, false);
   for (size_t i = 0; i < rank; ++i) {
     if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(perm[i])]) return std::nullopt;
-    seen[static_cast<size_t>(perm[i])] = true;
-    out_dims[i] = x.dims[static_cast<size_t>(perm[i])];
+    const auto d = static_cast<size_t>(perm[i]);
+    seen[d] = true;
+    p.out_dims[i] = dims[d];
+    p.step[i] = in_strides[d];
   }
+  return p;
+}
+
+// `out` (p.count elements) as Transpose gives `in`: an odometer over the output's index
+// but its last dim, the input's offset kept beside it; the last dim is a strided copy of
+// its own.
+template <class E>
+void permute(const E* in, E* out, const Permutation& p) {
+  if (p.count == 0) return;
+  if (p.out_dims.empty()) {
+    out[0] = in[0];
+    return;
+  }
+  const size_t last = p.out_dims.size() - 1;
+  const auto row = static_cast<size_t>(p.out_dims[last]);
+  const int64_t stride = p.step[last];
+  std::vector<int64_t> index(p.out_dims.size(), 0);
+  int64_t off = 0;
+  for (size_t k = 0; k < p.count; k += row) {
+    const E* from = in + off;
+    for (size_t j = 0; j < row; ++j) out[k + j] = from[static_cast<int64_t>(j) * stride];
+    for (size_t i = last; i-- > 0;) {
+      off += p.step[i];
+      if (++index[i] < p.out_dims[i]) break;
+      off -= p.step[i] * index[i];
+      index[i] = 0;
+    }
+  }
+}
+
+std::optional<Values> transpose(const Values& x, std::vector<int64_t> perm) {
+  const auto p = plan_transpose(x.dims, std::move(perm));
+  if (!p || p->count != x.size()) return std::nullopt;
   Values out;
   out.type = x.type;
-  out.dims = out_dims;
+  out.dims = p->out_dims;
   out.real = x.real;
-  // An odometer over the output's index but its last dim, the input's offset kept beside
-  // it: a step along output dim i moves the input by the stride of input dim perm[i]. The
-  // last dim is a strided copy of its own.
-  std::vector<int64_t> step(rank);
-  for (size_t i = 0; i < rank; ++i) step[i] = in_strides[static_cast<size_t>(perm[i])];
-  auto permute = [&](const auto& in, auto& result) {
-    if (in.empty()) return;
-    if (rank == 0) {
-      result = in;
-      return;
-    }
-    const size_t last = rank - 1;
-    const auto row = static_cast<size_t>(out_dims[last]);
-    const int64_t stride = step[last];
+  auto into = [&](const auto& in, auto& result) {
     result.resize(in.size());
-    auto* to = result.data();
-    std::vector<int64_t> index(rank, 0);
-    int64_t off = 0;
-    for (size_t k = 0; k < in.size(); k += row) {
-      const auto* from = in.data() + off;
-      for (size_t j = 0; j < row; ++j) to[k + j] = from[static_cast<int64_t>(j) * stride];
-      for (size_t i = last; i-- > 0;) {
-        off += step[i];
-        if (++index[i] < out_dims[i]) break;
-        off -= step[i] * index[i];
-        index[i] = 0;
-      }
-    }
+    permute(in.data(), result.data(), *p);
   };
   if (x.real)
-    permute(x.reals, out.reals);
+    into(x.reals, out.reals);
   else
-    permute(x.ints, out.ints);
+    into(x.ints, out.ints);
   return out;
+}
+
+// Transpose of a stored float, double, int64 or int32 tensor, element by element in its
+// own type, as encode() would store the result (the typed field): no detour through
+// Values' doubles, which would cost a copy of twice the size of a large weight.
+// nullopt for other types, external data, or more than `limit` elements.
+std::optional<TensorProto> transpose_stored(const TensorProto& t, std::vector<int64_t> perm, int64_t limit) {
+  if (t.data_location() == TensorProto::EXTERNAL) return std::nullopt;
+  const std::span<const int64_t> dims(t.dims().data(), static_cast<size_t>(t.dims_size()));
+  const auto p = plan_transpose(dims, std::move(perm));
+  if (!p || static_cast<int64_t>(p->count) > limit) return std::nullopt;
+  TensorProto out;
+  out.set_data_type(t.data_type());
+  for (int64_t d : p->out_dims) out.add_dims(d);
+  // The elements from the raw data (copied out whole: it need not be aligned) or the
+  // typed field, permuted into `field`.
+  auto run = [&]<class E>(E, const auto& typed, auto* field) {
+    const auto n = static_cast<int>(p->count);
+    std::vector<E> raw;
+    const E* in = nullptr;
+    if (t.has_raw_data()) {
+      if (t.raw_data().size() != p->count * sizeof(E)) return false;
+      raw.resize(p->count);
+      if (p->count) std::memcpy(raw.data(), t.raw_data().data(), p->count * sizeof(E));
+      in = raw.data();
+    } else {
+      if (typed.size() != n) return false;
+      in = typed.data();
+    }
+    field->Resize(n, E{});
+    permute(in, field->mutable_data(), *p);
+    return true;
+  };
+  bool ok = false;
+  switch (t.data_type()) {
+    case TensorProto::FLOAT: ok = run(float{}, t.float_data(), out.mutable_float_data()); break;
+    case TensorProto::DOUBLE: ok = run(double{}, t.double_data(), out.mutable_double_data()); break;
+    case TensorProto::INT64: ok = run(int64_t{}, t.int64_data(), out.mutable_int64_data()); break;
+    case TensorProto::INT32: ok = run(int32_t{}, t.int32_data(), out.mutable_int32_data()); break;
+    default: return std::nullopt;
+  }
+  return ok ? std::optional<TensorProto>(std::move(out)) : std::nullopt;
 }
 
 std::optional<Values> cast(const Values& x, int32_t to) {
@@ -405,16 +472,20 @@ class ConstantFolder {
  public:
   explicit ConstantFolder(const MutableBody& body) : body_(body) {}
 
-  // The value the node computes, when it is one folded here.
-  std::optional<Values> match(NodeId id) const {
+  // The value the node computes, when it is one folded here, as it is stored.
+  std::optional<TensorProto> match(NodeId id) const {
     const NodeProto& n = body_.node(id);
     if (!FunctionId::is_default_domain(n.domain()) || body_.num_outputs(id) != 1 || body_.output(id, 0) == ir::kNoValue ||
         body_.num_inputs(id) == 0 || is_op(n, "Constant") || has_subgraph(n))
       return std::nullopt;
     const int64_t limit = moves_its_input(id) ? kMaxSoleReaderElements : kMaxFoldedElements;
+    if (is_op(n, "Transpose") && body_.num_inputs(id) == 1)
+      if (const TensorProto* stored = body_.stored_constant(body_.input(id, 0)))
+        if (auto moved = transpose_stored(*stored, ints_attribute(n, "perm").value_or(std::vector<int64_t>{}), limit))
+          return moved;
     auto value = evaluate(id, limit);
     if (!value || static_cast<int64_t>(value->size()) > limit) return std::nullopt;
-    return value;
+    return encode(*value);
   }
 
  private:
@@ -587,7 +658,7 @@ bool fold_small_constants(PassContext& ctx) {
   for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
     if (auto value = folder.match(id)) {
       ctx.apply(Counter::ConstantsComputed, [&] {
-        body.make_constant(id, encode(*value));
+        body.make_constant(id, std::move(*value));
         return true;
       });
     } else if (auto fill = cast_fill(body, id)) {
