@@ -263,7 +263,7 @@ std::optional<TensorProto> MutableBody::constant(ValueId v) const {
 bool MutableBody::replace_all_uses(ValueId from, ValueId to) {
   if (from == to || from == kNoValue || to == kNoValue || values_[from].interface) return false;
   changed_ = true;
-  std::vector<Use> uses = std::move(values_[from].uses);
+  auto uses = std::move(values_[from].uses);
   values_[from].uses.clear();
   values_[from].live_uses = 0;
   for (const Use& u : uses) {
@@ -383,8 +383,8 @@ MutableBody::NodeId MutableBody::insert_before(NodeId before, NodeProto node, co
   for (ValueId v : outputs) node.add_output(v == kNoValue ? std::string() : values_[v].name);
   added_.push_back(std::move(node));
   const NodeId id = link_before(before, &added_.back());
-  nodes_[id].inputs = inputs;
-  nodes_[id].outputs = outputs;
+  nodes_[id].inputs.assign(inputs.begin(), inputs.end());
+  nodes_[id].outputs.assign(outputs.begin(), outputs.end());
   set_outputs(id);
   index_uses(id, nullptr);
   return id;
@@ -392,9 +392,9 @@ MutableBody::NodeId MutableBody::insert_before(NodeId before, NodeProto node, co
 
 MutableBody::NodeId MutableBody::replace_node(NodeId id, NodeProto node, const std::vector<ValueId>& inputs,
                                               bool only_first_output) {
-  std::vector<ValueId> outputs = nodes_[id].outputs;
+  std::vector<ValueId> outputs(nodes_[id].outputs.begin(), nodes_[id].outputs.end());
   if (only_first_output) outputs.resize(1);
-  const std::vector<ValueId> old_inputs = nodes_[id].inputs;
+  const std::vector<ValueId> old_inputs(nodes_[id].inputs.begin(), nodes_[id].inputs.end());
   std::vector<ValueId> old_nested;
   for (const auto& r : nodes_[id].nested) old_nested.push_back(r.value);
   nodes_[id].erased = true;
@@ -419,7 +419,7 @@ void MutableBody::erase(NodeId id) {
       if (o != kNoValue && values_[o].producer == at) values_[o].producer = kNone;
     forget_uses(at);
     // Producers this node was the last reader of go too.
-    std::vector<ValueId> read = nodes_[at].inputs;
+    std::vector<ValueId> read(nodes_[at].inputs.begin(), nodes_[at].inputs.end());
     for (const auto& r : nodes_[at].nested) read.push_back(r.value);
     for (ValueId v : read) {
       if (v == kNoValue || values_[v].producer == kNone || values_[v].live_uses > 0 || values_[v].interface) continue;
