@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/bench.sh [L ...]: whole-process speed and memory on L-layer transformers built
 # by gen-transformer (default L = 16 128 512 1024), each job run SHAPEPROP_BENCH_RUNS times
-# (default 5), interleaved, timed by /usr/bin/time -v:
+# (default 5), interleaved: wall time by bash's microsecond clock, peak RSS by /usr/bin/time -v:
 #   onnx      onnx-infer-baseline: ONNX 1.17's load + InferShapes (data propagation) + save
 #   onnx-jemalloc  the same under jemalloc, when onnx-infer-shapes links it (CMake option
 #             SHAPEPROP_JEMALLOC): "/ same malloc" compares each job with it
@@ -13,6 +13,7 @@
 # inline (linear growth is 8.0). Needs a release build (scripts/test.sh or
 # `cmake --preset release && cmake --build --preset release`).
 set -euo pipefail
+export LC_NUMERIC=C  # EPOCHREALTIME and awk: a decimal point
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build=${SHAPEPROP_BUILD:-build/release}
 runs=${SHAPEPROP_BENCH_RUNS:-5}
@@ -35,6 +36,17 @@ jobs=(onnx floor annotate inline)
 
 run_job() {  # run_job JOB MODEL OUT STATS
   local job=$1 model=$2 out=$3 stats=$4
+  local start=$EPOCHREALTIME
+  run_timed "$job" "$model" "$out" "$stats"
+  local end=$EPOCHREALTIME
+  awk -v a="$start" -v b="$end" 'BEGIN { printf "%.6f\n", b - a }' > "$stats.wall"
+}
+
+# time -v's wall clock has 10 ms steps, a tenth of a small model's run: the wall time is
+# bash's microsecond clock around the whole job (time -v's start-up included, the same for
+# every job); time -v gives the peak RSS.
+run_timed() {
+  local job=$1 model=$2 out=$3 stats=$4
   case $job in
     onnx) /usr/bin/time -v -o "$stats" "$baseline" "$model" "$out" ;;
     onnx-jemalloc) /usr/bin/time -v -o "$stats" env LD_PRELOAD="$alloc" "$baseline" "$model" "$out" ;;
@@ -44,8 +56,7 @@ run_job() {  # run_job JOB MODEL OUT STATS
   esac
 }
 
-# Seconds from time -v's "Elapsed (wall clock) time (h:mm:ss or m:ss): 0:01.23".
-wall_of() { awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$1"; }
+wall_of() { cat "$1.wall"; }
 rss_of() { awk -F': ' '/Maximum resident set size/ { print $2 }' "$1"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
