@@ -12,7 +12,7 @@ enum WireType : uint64_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kSta
 
 }  // namespace
 
-VarintRead read_varint(std::string_view bytes, uint64_t& pos, uint64_t end, uint64_t& value) {
+VarintRead read_long_varint(std::string_view bytes, uint64_t& pos, uint64_t end, uint64_t& value) {
   value = 0;
   for (int shift = 0; shift < 64; shift += 7) {
     if (pos >= end) return VarintRead::Short;

@@ -135,6 +135,28 @@ TEST(WireScan, ResumesWhereTheBytesEnd) {
   EXPECT_EQ(cut.advance(std::string_view(bytes).substr(0, bytes.size() - 1)), WireScan::Outcome::Malformed);
 }
 
+// read_varint: one byte below 0x80 is the value itself; a byte with its top bit set goes on
+// into the next; bytes that end (or whose end is set) inside a varint are short; more than
+// ten bytes, overlong. `pos` moves past what was read.
+TEST(WireScan, ReadsVarintsOfOneAndMoreBytes) {
+  auto read = [](std::string_view bytes, uint64_t end, VarintRead expected, uint64_t value, uint64_t after) {
+    uint64_t pos = 0, got = 0;
+    EXPECT_EQ(read_varint(bytes, pos, end, got), expected) << bytes.size();
+    if (expected != VarintRead::Ok) return;
+    EXPECT_EQ(got, value);
+    EXPECT_EQ(pos, after);
+  };
+  read(std::string_view("\x00\x05", 2), 2, VarintRead::Ok, 0, 1);
+  read("\x7f\x05", 2, VarintRead::Ok, 127, 1);
+  read("\x96\x01\x05", 3, VarintRead::Ok, 150, 2);
+  read("\x80\x80\x01", 3, VarintRead::Ok, 1u << 14, 3);
+  read("\x96\x01", 1, VarintRead::Short, 0, 0);  // its end set inside it
+  read("\x96", 1, VarintRead::Short, 0, 0);
+  read("\x05", 0, VarintRead::Short, 0, 0);
+  read("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 10, VarintRead::Ok, UINT64_MAX, 10);
+  read("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11, VarintRead::Overlong, 0, 0);
+}
+
 TEST(ReadInput, DevicesEndAtTheirFirstChunkWhenItBeginsNoModel) {
   size_t largest = 0;
   ModelPrefix prefix("/dev/zero", std::nullopt, Limits{});
