@@ -30,7 +30,7 @@ WireScan::Outcome WireScan::advance(std::string_view bytes) {
   using onnx_wire::Message;
   while (true) {
     if (pos_ > bytes.size()) return Outcome::NeedMore;  // inside a value that is skipped
-    const Frame top = stack_.back();
+    const Frame& top = stack_.back();  // read before the stack changes below
     if (pos_ == top.end && top.type != Message::None) {
       if (stack_.size() == 1) return Outcome::Ended;
       bodies_ -= top.graph ? 1 : 0;
