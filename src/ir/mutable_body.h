@@ -158,7 +158,7 @@ class MutableBody {
   static constexpr uint32_t kNested = 1u << 31;
   // Most values have one or two readers and most nodes at most three inputs and one
   // output: kept inline, building the body allocates nothing for them (their heap vectors
-  // were a tenth of its cost).
+  // were about a third of building it).
   template <class T, size_t N>
   using SmallVector = boost::container::small_vector<T, N>;
   struct Use {
