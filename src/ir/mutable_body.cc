@@ -115,13 +115,13 @@ NodeProto constant_node(const std::string& name, TensorProto value) {
 }
 
 MutableBody::MutableBody(NodeList& nodes, const FactSource& facts, GraphProto* main_graph,
-                         const std::unordered_set<std::string>& interface)
+                         const ValueNames& interface)
     : list_(nodes), main_graph_(main_graph) {
   const auto n = static_cast<size_t>(nodes.size());
   nodes_.reserve(n);
   // Names are resolved here only: by value from here on.
   NameIndex by_name(n * 2);
-  for (const auto& name : interface) values_[resolve(name, by_name)].interface = true;
+  for (std::string_view name : interface) values_[resolve(name, by_name)].interface = true;
   if (main_graph) {
     std::unordered_set<std::string_view> inputs;
     for (const auto& in : main_graph->input()) inputs.insert(in.name());

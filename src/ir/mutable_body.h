@@ -32,6 +32,9 @@
 namespace shapeprop::ir {
 
 using NodeList = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
+// Names a body must keep (its inputs and outputs), viewing the protos' strings: a list,
+// resolved to values once, when the body is built.
+using ValueNames = std::vector<std::string_view>;
 
 class MutableBody {
  public:
@@ -54,7 +57,7 @@ class MutableBody {
   // this body's constants (where new constants go too); elsewhere constants are Constant
   // nodes.
   MutableBody(NodeList& nodes, const FactSource& facts, onnx::GraphProto* main_graph,
-              const std::unordered_set<std::string>& interface);
+              const ValueNames& interface);
   MutableBody(const MutableBody&) = delete;
   MutableBody& operator=(const MutableBody&) = delete;
 

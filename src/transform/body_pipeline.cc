@@ -40,7 +40,7 @@ BodyPassFn body_pass(Pass pass) {
 }
 
 BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget& target,
-                     const std::unordered_set<std::string>& interface, const std::vector<Pass>& passes,
+                     const ir::ValueNames& interface, const std::vector<Pass>& passes,
                      const RewriteOptions& options, bool dry, Counters& counters, bool tidy, int max_rounds) {
   MutableBody body(nodes, facts.source(), target.main_graph, interface);
   BodyRun run;

@@ -30,7 +30,7 @@ struct BodyRun {
 // Identity chains at the top level collapse and dead nodes go before the passes, and
 // again after them when they changed something: the same body edits, by value id.
 BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget& target,
-                     const std::unordered_set<std::string>& interface, const std::vector<Pass>& passes,
+                     const ir::ValueNames& interface, const std::vector<Pass>& passes,
                      const RewriteOptions& options, bool dry, Counters& counters, bool tidy = false,
                      int max_rounds = 6);
 

@@ -435,7 +435,7 @@ class Folder {
 
 }  // namespace
 
-void tidy_nodes(NodeList& nodes, const std::unordered_set<std::string>& keep, bool remove_dead) {
+void tidy_nodes(NodeList& nodes, const ir::ValueNames& keep, bool remove_dead) {
   const bool has_identity = std::any_of(nodes.begin(), nodes.end(), [](const NodeProto& n) { return is_op(n, "Identity"); });
   if (!has_identity && !remove_dead) return;
   ir::MutableBody body(nodes, {}, nullptr, keep);
@@ -445,19 +445,19 @@ void tidy_nodes(NodeList& nodes, const std::unordered_set<std::string>& keep, bo
 }
 
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
-                   const std::unordered_set<std::string>& protected_names, Counters& stats,
+                   const ir::ValueNames& protected_names, Counters& stats,
                    PlacedFacts* facts_out) {
   Folder folder(
       target,
       [&](std::unordered_set<std::string>& names) {
-        names.insert(protected_names.begin(), protected_names.end());
+        for (std::string_view name : protected_names) names.emplace(name);
         collect_names(nodes, names);
       },
       stats, facts_out);
   const Level top{&facts, nullptr};
   Renames renames;
   LevelNames level([&](std::unordered_set<std::string>& names) {
-    names.insert(protected_names.begin(), protected_names.end());
+    for (std::string_view name : protected_names) names.emplace(name);
     for (const auto& n : nodes)
       for (const auto& o : n.output()) names.insert(o);
   });

@@ -83,14 +83,14 @@ class PlacedFacts {
 // initializers), whose names stay as they are; fresh names are kept apart from them and
 // from every name the body defines or reads.
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
-                   const std::unordered_set<std::string>& protected_names, Counters& stats,
+                   const ir::ValueNames& protected_names, Counters& stats,
                    PlacedFacts* facts_out = nullptr);
 
 // At the top level of `nodes` (a subgraph's, or a graph's without facts), on the mutable
 // body: Identity chains collapse (MutableBody::collapse_identities; `keep` are the names
 // that stay: inputs and outputs), and, with `remove_dead`, dead nodes go. Subgraphs are
 // not looked into: the callers tidy them first, the innermost first.
-void tidy_nodes(NodeList& nodes, const std::unordered_set<std::string>& keep, bool remove_dead);
+void tidy_nodes(NodeList& nodes, const ir::ValueNames& keep, bool remove_dead);
 
 using ir::constant_node;
 

@@ -113,11 +113,12 @@ int64_t onnx_opset(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdP
   return 0;
 }
 
-// The graph's inputs and outputs: names the rewrites keep.
-std::unordered_set<std::string> interface_names(const GraphProto& g) {
-  std::unordered_set<std::string> names;
-  for (const auto& vi : g.input()) names.insert(vi.name());
-  for (const auto& vi : g.output()) names.insert(vi.name());
+// The graph's inputs and outputs: names the rewrites keep (views of g's).
+ir::ValueNames interface_names(const GraphProto& g) {
+  ir::ValueNames names;
+  names.reserve(static_cast<size_t>(g.input_size() + g.output_size()));
+  for (const auto& vi : g.input()) names.push_back(vi.name());
+  for (const auto& vi : g.output()) names.push_back(vi.name());
   return names;
 }
 

@@ -72,7 +72,7 @@ void remove_unused_initializers(GraphProto& g);
 int64_t onnx_opset(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports);
 
 // The graph's inputs and outputs: names the rewrites keep.
-std::unordered_set<std::string> interface_names(const GraphProto& g);
+ir::ValueNames interface_names(const GraphProto& g);
 
 // Folded constants in the main graph become initializers, unless the model's IR version
 // is below 4, where every initializer must also be a graph input: then they stay Constant

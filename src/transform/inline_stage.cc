@@ -218,10 +218,8 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
 // among it): this only saves it the work.
 void fold_inlined_graph(ModelProto& m) {
   GraphProto& g = *m.mutable_graph();
-  std::unordered_set<std::string> keep;
-  for (const auto& vi : g.input()) keep.insert(vi.name());
-  for (const auto& vi : g.output()) keep.insert(vi.name());
-  for (const auto& t : g.initializer()) keep.insert(t.name());
+  ir::ValueNames keep = interface_names(g);
+  for (const auto& t : g.initializer()) keep.push_back(t.name());
   // In place, as fold_body would have it: the nodes that stay are moved, not copied.
   std::vector<bool> kept(static_cast<size_t>(g.node_size()), false);
   for (int i = 0; i < g.node_size(); ++i) {

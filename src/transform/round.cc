@@ -224,7 +224,7 @@ std::function<std::string(const infer::CallContext*)> Round::callee_overloads() 
 }
 
 bool Round::rewrite(NodeList& nodes, const transform::PlacedFacts& facts, const transform::BodyTarget& target,
-             const std::unordered_set<std::string>& interface, const transform::RewriteOptions& options) {
+             const ir::ValueNames& interface, const transform::RewriteOptions& options) {
   if (stage_.rewrites.empty() && !stage_.dce) return false;
   const auto run = transform::rewrite_body(nodes, facts, target, interface, stage_.rewrites, options,
                                            /*dry=*/false, result_.stats.counters, /*tidy=*/stage_.dce);
@@ -252,8 +252,8 @@ FunctionProto Round::fold_function(const FunctionProto& f, const infer::Summary&
   *body.mutable_opset_import() = f.opset_import();
   *body.mutable_input() = f.input();
   *body.mutable_output() = f.output();
-  std::unordered_set<std::string> io(f.input().begin(), f.input().end());
-  io.insert(f.output().begin(), f.output().end());
+  ir::ValueNames io(f.input().begin(), f.input().end());
+  io.insert(io.end(), f.output().begin(), f.output().end());
   transform::BodyTarget target = body_target();
   target.attributes = &context.attributes;
   transform::PlacedFacts placed(&facts.facts);
@@ -269,10 +269,8 @@ FunctionProto Round::fold_function(const FunctionProto& f, const infer::Summary&
 void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
   const GraphProto& g = model_.graph();
   GraphProto& target_graph = *out.mutable_graph();
-  std::unordered_set<std::string> keep;
-  for (const auto& vi : g.input()) keep.insert(vi.name());
-  for (const auto& vi : g.output()) keep.insert(vi.name());
-  for (const auto& t : target_graph.initializer()) keep.insert(t.name());
+  ir::ValueNames keep = interface_names(g);
+  for (const auto& t : target_graph.initializer()) keep.push_back(t.name());
   transform::BodyTarget target = body_target();
   if (constants_may_be_initializers(model_)) target.main_graph = &target_graph;
   transform::PlacedFacts placed(&analysis.graph().facts, static_cast<size_t>(target_graph.initializer_size()));

@@ -13,7 +13,7 @@ namespace {
 struct Body {
   onnx::ModelProto model;
   std::unique_ptr<MutableBody> body;
-  explicit Body(std::string_view text, std::unordered_set<std::string> interface)
+  explicit Body(std::string_view text, ValueNames interface)
       : model(testing::parse_or_fail(text)) {
     body = std::make_unique<MutableBody>(*model.mutable_graph()->mutable_node(), MutableBody::FactSource{},
                                          model.mutable_graph(), interface);

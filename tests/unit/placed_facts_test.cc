@@ -74,7 +74,7 @@ TEST(PlacedFacts, FoldedNodesAndInitializersReachTheMutableBody) {
   *out.mutable_initializer() = m.graph().initializer();
   BodyTarget target;
   target.main_graph = &out;
-  std::unordered_set<std::string> keep{"x", "y", "s"};
+  const ir::ValueNames keep{"x", "y", "s"};
   Counters counters;
   PlacedFacts placed(&facts, static_cast<size_t>(out.initializer_size()));
   NodeList nodes = fold_body(m.graph().node(), facts, target, keep, counters, &placed);
