@@ -111,7 +111,7 @@ class Folder {
       const Node node{n, body ? &body->nodes()[static_cast<size_t>(i)] : nullptr, facts};
       switch (classify(node, top)) {
         case Rewrite::TakenBranch: {
-          inline_branch(node, branch_of(node), out, renames, level, top);
+          inline_branch(node, branch_of(node), out, renames, level, inlined, top);
           ++stats_[Counter::IfsFolded];
           break;
         }
@@ -342,8 +342,10 @@ class Folder {
 
   // The taken branch in the If's place. Its initializers become constants; its outputs
   // are wired to the If's outputs through Identity nodes, which collapse afterwards.
+  // `inlined`: the If itself stands in a branch inlined into the level, so that its
+  // outputs, like every name that branch defines, may clash with the level's.
   void inline_branch(const Node& node, int taken, NodeList* out, Renames& renames, LevelNames& level,
-                     bool top) {
+                     bool inlined, bool top) {
     const NodeProto& n = node.proto;
     const GraphProto* g = taken_branch(n, taken);
     const Level branch{node.facts.facts->subgraph(*g), &node.facts};
@@ -356,7 +358,7 @@ class Folder {
       NodeProto id;
       id.set_op_type("Identity");
       id.add_input(inner(g->output(i).name()));
-      id.add_output(define(n.output(i), renames, level, /*inlined=*/false, node.output(i)));
+      id.add_output(define(n.output(i), renames, level, inlined, node.output(i)));
       emit(out, std::move(id));
     }
   }
