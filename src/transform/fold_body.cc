@@ -15,6 +15,7 @@
 #include "fold_body.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "support/subgraphs.h"
@@ -35,21 +36,6 @@ bool is_op(const NodeProto& n, const char* op) { return FunctionId::is_default_d
 bool is_random(const NodeProto& n) {
   return FunctionId::is_default_domain(n.domain()) && draws_random_numbers(n.op_type());
 }
-
-// Scoped renaming: a rename made at one level applies there and in nested subgraphs,
-// unless a nested scope defines the name again.
-struct Renames {
-  const Renames* parent = nullptr;
-  std::unordered_map<std::string, std::string> map;
-
-  std::string operator()(const std::string& name) const {
-    for (const Renames* r = this; r; r = r->parent) {
-      auto it = r->map.find(name);
-      if (it != r->map.end()) return it->second;
-    }
-    return name;
-  }
-};
 
 // The names defined at one scope level, for telling whether a name that an inlined branch
 // defines clashes with one already there. Built only when a branch is inlined into the
@@ -77,20 +63,56 @@ class LevelNames {
   std::optional<std::unordered_set<std::string>> names_;
 };
 
-// The facts of one scope level being folded (the body, an inlined branch, a subgraph),
-// and the levels around it, for inputs read from outer scopes. `facts` is nullptr for a
-// subgraph the analysis did not enter: nothing is known there.
-struct Level {
+// One scope being folded (the body, an inlined branch, a subgraph) and the scopes around
+// it: its values numbered (`body`, whose operands say which scope a read reaches), what
+// the analysis knows of them (`facts`: nullptr for a subgraph the analysis did not enter,
+// where nothing is known), and the names the output gives them where those differ from
+// their own (a branch inlined into a level defines its values there, renamed apart where
+// they clash). Reads take their value's name by value id, so that a rename reaches every
+// read of that value, nested ones too, and no other value of the same name.
+struct Scope {
   const infer::BodyFacts* facts = nullptr;
-  const Level* outer = nullptr;
+  const ir::Body* body = nullptr;
+  Scope* outer = nullptr;
+  std::vector<std::string> renamed;  // by ValueId; empty where the value keeps its name
 
-  const Fact* read(const ir::Operand& op) const {
+  const Scope* reached(const ir::Operand& op) const {
     if (!op.resolved() || op.omitted()) return nullptr;
-    const Level* l = this;
-    for (uint32_t d = 0; d < op.depth && l; ++d) l = l->outer;
-    return l && l->facts ? l->facts->fact(op.id) : nullptr;
+    const Scope* s = this;
+    for (uint32_t d = 0; d < op.depth && s; ++d) s = s->outer;
+    return s;
+  }
+  const Fact* read(const ir::Operand& op) const {
+    const Scope* s = reached(op);
+    return s && s->facts ? s->facts->fact(op.id) : nullptr;
+  }
+  // The name a read of `op`, spelt `spelt` in the proto, has in the output.
+  const std::string& name_of(const ir::Operand& op, const std::string& spelt) const {
+    const Scope* s = reached(op);
+    if (!s || op.id >= s->renamed.size() || s->renamed[op.id].empty()) return spelt;
+    return s->renamed[op.id];
+  }
+  void rename(ir::ValueId v, const std::string& name) {
+    if (v == ir::kNoValue || !body) return;
+    if (renamed.size() <= v) renamed.resize(body->num_values());
+    renamed[v] = name;
   }
 };
+
+// The scope of `g`, a subgraph (or a taken branch) of a node in `outer`: indexed by the
+// analysis where it entered `g`, otherwise here (`owned` keeps that index).
+Scope scope_of(const onnx::GraphProto& g, Scope& outer, std::unique_ptr<ir::Body>& owned) {
+  Scope s;
+  s.facts = outer.facts ? outer.facts->subgraph(g) : nullptr;
+  if (s.facts) {
+    s.body = &s.facts->body();
+  } else {
+    owned = std::make_unique<ir::Body>(g, outer.body, nullptr);
+    s.body = owned.get();
+  }
+  s.outer = &outer;
+  return s;
+}
 
 class Folder {
  public:
@@ -103,36 +125,34 @@ class Folder {
   // Folds the nodes of one scope level. `level` holds the names defined at this level;
   // `inlined` is set when the nodes come from a branch inlined into it, whose names may
   // clash with the level's; `top` when this is the top of the main graph.
-  void fold(const NodeList& in, const Level& facts, NodeList* out, Renames& renames, LevelNames& level,
-            bool inlined, bool top) {
-    const ir::Body* body = facts.facts ? &facts.facts->body() : nullptr;
+  void fold(const NodeList& in, Scope& scope, NodeList* out, LevelNames& level, bool inlined, bool top) {
     for (int i = 0; i < in.size(); ++i) {
       const NodeProto& n = in.Get(i);
-      const Node node{n, body ? &body->nodes()[static_cast<size_t>(i)] : nullptr, facts};
+      const Node node{n, scope.body->nodes()[static_cast<size_t>(i)], scope};
       switch (classify(node, top)) {
         case Rewrite::TakenBranch: {
-          inline_branch(node, branch_of(node), out, renames, level, inlined, top);
+          inline_branch(node, branch_of(node), out, level, inlined, top);
           ++stats_[Counter::IfsFolded];
           break;
         }
         case Rewrite::Constants:
-          emit_constants(node, out, renames, level, inlined, top);
+          emit_constants(node, out, level, inlined, top);
           if (!is_op(n, "Constant")) ++stats_[Counter::ConstantsFolded];
           if (is_op(n, "CastLike")) ++stats_[Counter::CastLikesFolded];
           break;
         case Rewrite::CastLike:
-          fold_castlike(node, out, renames, level, inlined);
+          fold_castlike(node, out, level, inlined);
           ++stats_[Counter::CastLikesFolded];
           break;
         case Rewrite::Identity: {
           ++stats_[Counter::IdentitiesFolded];
-          NodeProto id = rewritten(node, "Identity", renames, level, inlined);
+          NodeProto id = rewritten(node, "Identity", level, inlined);
           id.mutable_input()->DeleteSubrange(1, id.input_size() - 1);
           id.clear_attribute();
           emit(out, std::move(id));
           break;
         }
-        case Rewrite::Copy: emit(out, copy(node, renames, level, inlined)); break;
+        case Rewrite::Copy: emit(out, copy(node, level, inlined)); break;
       }
     }
   }
@@ -140,14 +160,13 @@ class Folder {
   // True when fold() of these nodes at the top of their body would give them back as they
   // are: every node is a plain copy (no rewrite, no Identity, no subgraph, no attribute
   // reference, no call to retarget). Conservative: a false answer only means "maybe".
-  bool leaves_unchanged(const NodeList& in, const Level& facts) const {
-    if (!facts.facts) return false;
-    const ir::Body& body = facts.facts->body();
+  bool leaves_unchanged(const NodeList& in, Scope& scope) const {
+    if (!scope.facts) return false;
     for (int i = 0; i < in.size(); ++i) {
       const NodeProto& n = in.Get(i);
-      const Node node{n, &body.nodes()[static_cast<size_t>(i)], facts};
+      const Node node{n, scope.body->nodes()[static_cast<size_t>(i)], scope};
       if (classify(node, /*top=*/true) != Rewrite::Copy || is_op(n, "Identity")) return false;
-      if (facts.facts->call_of(static_cast<size_t>(i))) return false;
+      if (scope.facts->call_of(static_cast<size_t>(i))) return false;
       for (const auto& a : n.attribute())
         if (a.has_ref_attr_name() || a.has_g() || a.graphs_size() > 0) return false;
     }
@@ -173,18 +192,18 @@ class Folder {
   // A node being folded, with its place in the analysed body (nullptr where nothing is known).
   struct Node {
     const NodeProto& proto;
-    const ir::Body::Node* index;
-    const Level& facts;
+    const ir::Body::Node& index;
+    Scope& scope;
 
+    ir::ValueId output_id(int k) const { return scope.body->outputs_of(index)[static_cast<size_t>(k)]; }
+    const ir::Operand& input_operand(int k) const { return scope.body->inputs_of(index)[static_cast<size_t>(k)]; }
     const Fact* output(int k) const {
-      if (!index) return nullptr;
-      const ir::ValueId v = facts.facts->body().outputs_of(*index)[static_cast<size_t>(k)];
-      return v == ir::kNoValue ? nullptr : facts.facts->fact(v);
+      const ir::ValueId v = output_id(k);
+      return v == ir::kNoValue || !scope.facts ? nullptr : scope.facts->fact(v);
     }
-    const Fact* input(int k) const {
-      if (!index || k >= proto.input_size()) return nullptr;
-      return facts.read(facts.facts->body().inputs_of(*index)[static_cast<size_t>(k)]);
-    }
+    const Fact* input(int k) const { return k < proto.input_size() ? scope.read(input_operand(k)) : nullptr; }
+    // The name input k has in the output.
+    const std::string& input_name(int k) const { return scope.name_of(input_operand(k), proto.input(k)); }
   };
 
   // What fold() does with a node.
@@ -208,7 +227,7 @@ class Folder {
   }
 
   static int branch_of(const Node& node) {
-    return node.index ? node.facts.facts->branch_of(node.facts.facts->body().index_of(*node.index)) : -1;
+    return node.scope.facts ? node.scope.facts->branch_of(node.scope.body->index_of(node.index)) : -1;
   }
 
   bool all_outputs_constant(const Node& node) const {
@@ -254,28 +273,29 @@ class Folder {
     }
   }
 
-  // The name an output defined by this node gets at this level; `fact` is what is known
-  // of it.
-  std::string define(const std::string& original, Renames& renames, LevelNames& level, bool inlined, const Fact* fact) {
+  // The name the value `v` of `scope`, spelt `original`, gets at this level, where it is
+  // defined now; `fact` is what is known of it.
+  std::string define(const std::string& original, ir::ValueId v, Scope& scope, LevelNames& level, bool inlined,
+                     const Fact* fact) {
     if (recording()) facts_out_->add_output(fact);
     if (original.empty()) return original;
     std::string name = original;
     if (inlined && level.contains(original)) name = fresh(original);
     level.add(name);
-    // A rename, or a name an outer level renamed, which this definition shadows; a name
-    // that keeps itself needs no entry.
-    if (name != original || renames.map.count(original) || (renames.parent && renames(original) != original))
-      renames.map[original] = name;
+    if (name != original) scope.rename(v, name);
     return name;
   }
+  std::string define_output(const Node& node, int k, LevelNames& level, bool inlined) {
+    return define(node.proto.output(k), node.output_id(k), node.scope, level, inlined, node.output(k));
+  }
 
-  NodeProto rewritten(const Node& node, const char* op, Renames& renames, LevelNames& level, bool inlined) {
+  NodeProto rewritten(const Node& node, const char* op, LevelNames& level, bool inlined) {
     const NodeProto& n = node.proto;
     NodeProto r;
     r.set_name(n.name());
     r.set_op_type(op);
-    for (const auto& in : n.input()) r.add_input(in.empty() ? in : renames(in));
-    for (int k = 0; k < n.output_size(); ++k) r.add_output(define(n.output(k), renames, level, inlined, node.output(k)));
+    for (int k = 0; k < n.input_size(); ++k) r.add_input(node.input_name(k));
+    for (int k = 0; k < n.output_size(); ++k) r.add_output(define_output(node, k, level, inlined));
     return r;
   }
 
@@ -288,19 +308,19 @@ class Folder {
   }
 
   // CastLike whose types castlike_foldable() knows: Cast to the like's type, or Identity.
-  void fold_castlike(const Node& node, NodeList* out, Renames& renames, LevelNames& level, bool inlined) {
+  void fold_castlike(const Node& node, NodeList* out, LevelNames& level, bool inlined) {
     const NodeProto& n = node.proto;
     const Fact* x = node.input(0);
     const Fact* like = node.input(1);
     if (x->elem_type == like->elem_type) {
-      NodeProto id = rewritten(node, "Identity", renames, level, inlined);
+      NodeProto id = rewritten(node, "Identity", level, inlined);
       id.mutable_input()->RemoveLast();
       emit(out, std::move(id));
       ++stats_[Counter::CastLikesRemoved];
       return;
     }
     ++stats_[Counter::CastLikesToCast];
-    NodeProto cast = rewritten(node, "Cast", renames, level, inlined);
+    NodeProto cast = rewritten(node, "Cast", level, inlined);
     cast.mutable_input()->RemoveLast();
     auto* to = cast.add_attribute();
     to->set_name("to");
@@ -311,18 +331,15 @@ class Folder {
     emit(out, std::move(cast));
   }
 
-  void emit_constants(const Node& node, NodeList* out, Renames& renames, LevelNames& level,
-                      bool inlined, bool top) {
+  void emit_constants(const Node& node, NodeList* out, LevelNames& level, bool inlined, bool top) {
     const NodeProto& n = node.proto;
     for (int k = 0; k < n.output_size(); ++k)
-      emit_value(n.output(k), *node.output(k)->to_tensor(), node.output(k), out, renames, level, inlined, top);
+      emit_value(define_output(node, k, level, inlined), *node.output(k)->to_tensor(), out, top);
   }
 
-  // Defines `original` as the constant `value`: an initializer at the top of the main
-  // graph, a Constant node elsewhere.
-  void emit_value(const std::string& original, onnx::TensorProto value, const Fact* fact, NodeList* out,
-                  Renames& renames, LevelNames& level, bool inlined, bool top) {
-    const std::string name = define(original, renames, level, inlined, fact);
+  // Emits the constant `value` under `name` (defined already): an initializer at the top
+  // of the main graph, a Constant node elsewhere.
+  void emit_value(const std::string& name, onnx::TensorProto value, NodeList* out, bool top) {
     if (top && target_.main_graph) {
       if (recording()) facts_out_->last_output_is_initializer();
       value.set_name(name);
@@ -344,30 +361,32 @@ class Folder {
   // are wired to the If's outputs through Identity nodes, which collapse afterwards.
   // `inlined`: the If itself stands in a branch inlined into the level, so that its
   // outputs, like every name that branch defines, may clash with the level's.
-  void inline_branch(const Node& node, int taken, NodeList* out, Renames& renames, LevelNames& level,
-                     bool inlined, bool top) {
+  void inline_branch(const Node& node, int taken, NodeList* out, LevelNames& level, bool inlined, bool top) {
     const NodeProto& n = node.proto;
     const GraphProto* g = taken_branch(n, taken);
-    const Level branch{node.facts.facts->subgraph(*g), &node.facts};
-    Renames inner{&renames, {}};
-    for (const auto& t : g->initializer())
-      emit_value(t.name(), t, nullptr, out, inner, level, /*inlined=*/true, top);
-    fold(g->node(), branch, out, inner, level, /*inlined=*/true, top);
+    std::unique_ptr<ir::Body> owned;
+    Scope branch = scope_of(*g, node.scope, owned);
+    for (const auto& t : g->initializer()) {
+      const std::string name = define(t.name(), branch.body->find(t.name()), branch, level, /*inlined=*/true, nullptr);
+      emit_value(name, t, out, top);
+    }
+    fold(g->node(), branch, out, level, /*inlined=*/true, top);
+    const auto results = branch.body->outputs();
     for (int i = 0; i < n.output_size() && i < g->output_size(); ++i) {
       if (n.output(i).empty()) continue;
       NodeProto id;
       id.set_op_type("Identity");
-      id.add_input(inner(g->output(i).name()));
-      id.add_output(define(n.output(i), renames, level, inlined, node.output(i)));
+      id.add_input(branch.name_of(results[static_cast<size_t>(i)], g->output(i).name()));
+      id.add_output(define_output(node, i, level, inlined));
       emit(out, std::move(id));
     }
   }
 
-  NodeProto copy(const Node& node, Renames& renames, LevelNames& level, bool inlined) {
+  NodeProto copy(const Node& node, LevelNames& level, bool inlined) {
     const NodeProto& n = node.proto;
     NodeProto r = n;
-    for (auto& in : *r.mutable_input())
-      if (!in.empty()) in = renames(in);
+    for (int k = 0; k < r.input_size(); ++k)
+      if (const std::string& name = node.input_name(k); name != n.input(k)) r.set_input(k, name);
     const bool rewrite_attributes = std::any_of(n.attribute().begin(), n.attribute().end(), [](const AttributeProto& a) {
       return a.has_ref_attr_name() || a.has_g() || a.graphs_size() > 0;
     });
@@ -392,13 +411,13 @@ class Folder {
       // own scope nested in this one.
       AttributeProto* copy = r.add_attribute();
       *copy = a;
-      if (a.has_g()) fold_subgraph(a.g(), copy->mutable_g(), node.facts, renames);
-      for (int i = 0; i < a.graphs_size(); ++i) fold_subgraph(a.graphs(i), copy->mutable_graphs(i), node.facts, renames);
+      if (a.has_g()) fold_subgraph(a.g(), copy->mutable_g(), node.scope);
+      for (int i = 0; i < a.graphs_size(); ++i) fold_subgraph(a.graphs(i), copy->mutable_graphs(i), node.scope);
     }
     for (int k = 0; k < r.output_size(); ++k)
-      r.set_output(k, define(r.output(k), renames, level, inlined, node.output(k)));
+      r.set_output(k, define_output(node, k, level, inlined));
     const infer::CallContext* call =
-        node.index ? node.facts.facts->call_of(node.facts.facts->body().index_of(*node.index)) : nullptr;
+        node.scope.facts ? node.scope.facts->call_of(node.scope.body->index_of(node.index)) : nullptr;
     if (call && target_.callee_name) {
       std::string callee = target_.callee_name(call);
       if (!callee.empty()) {
@@ -411,11 +430,9 @@ class Folder {
   }
 
   // Folds `original` into `g` (a copy of it, whose nodes are replaced).
-  void fold_subgraph(const GraphProto& original, GraphProto* g, const Level& outer_facts, Renames& outer) {
-    const Level facts{outer_facts.facts ? outer_facts.facts->subgraph(original) : nullptr, &outer_facts};
-    Renames inner{&outer, {}};
-    for (const auto& in : original.input()) inner.map[in.name()] = in.name();
-    for (const auto& t : original.initializer()) inner.map[t.name()] = t.name();
+  void fold_subgraph(const GraphProto& original, GraphProto* g, Scope& outer) {
+    std::unique_ptr<ir::Body> owned;
+    Scope scope = scope_of(original, outer, owned);
     LevelNames level([&original](std::unordered_set<std::string>& names) {
       for (const auto& in : original.input()) names.insert(in.name());
       for (const auto& t : original.initializer()) names.insert(t.name());
@@ -424,9 +441,13 @@ class Folder {
     });
     NodeList folded;
     ++subgraph_depth_;
-    fold(original.node(), facts, &folded, inner, level, /*inlined=*/false, /*top=*/false);
+    fold(original.node(), scope, &folded, level, /*inlined=*/false, /*top=*/false);
     --subgraph_depth_;
-    for (auto& o : *g->mutable_output()) o.set_name(inner(o.name()));
+    const auto results = scope.body->outputs();
+    for (int i = 0; i < g->output_size(); ++i) {
+      auto& o = *g->mutable_output(i);
+      o.set_name(scope.name_of(results[static_cast<size_t>(i)], original.output(i).name()));
+    }
     // Its own subgraphs were tidied as they were folded (the innermost first), so what they
     // still read is what keeps this level's nodes.
     if (target_.tidy) tidy_nodes(folded, interface_names(*g), /*remove_dead=*/true);
@@ -456,15 +477,14 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
         collect_names(nodes, names);
       },
       stats, facts_out);
-  const Level top{&facts, nullptr};
-  Renames renames;
+  Scope top{&facts, &facts.body(), nullptr, {}};
   LevelNames level([&](std::unordered_set<std::string>& names) {
     for (std::string_view name : protected_names) names.emplace(name);
     for (const auto& n : nodes)
       for (const auto& o : n.output()) names.insert(o);
   });
   NodeList out;
-  folder.fold(nodes, top, &out, renames, level, /*inlined=*/false, /*top=*/true);
+  folder.fold(nodes, top, &out, level, /*inlined=*/false, /*top=*/true);
   return out;
 }
 
@@ -559,7 +579,8 @@ void fold_subgraphs_without_facts(NodeProto& node) {
 bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target) {
   Counters unused;
   const Folder folder(target, [](std::unordered_set<std::string>&) {}, unused);
-  if (!folder.leaves_unchanged(nodes, Level{&facts, nullptr})) return false;
+  Scope top{&facts, &facts.body(), nullptr, {}};
+  if (!folder.leaves_unchanged(nodes, top)) return false;
   // No dead node either (the nodes hold no subgraph: leaves_unchanged made sure), by the
   // analysis's value ids: a node is live when a later one, or the graph's outputs, read it.
   const ir::Body& body = facts.body();
