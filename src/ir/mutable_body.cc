@@ -56,15 +56,32 @@ void visit_tensor_value(const TensorProto& t, Add&& add) {
   }
 }
 
-// Every name a subgraph reads (node inputs, to any depth, and its outputs).
+// Every read in a subgraph (node inputs, to any depth, and its outputs) of a name that
+// neither it nor a graph between it and this level defines before the read: the reads
+// of this level's (and outer) values. A subgraph may define a name that this level
+// defines too, after the node holding it or in a sibling's branch (ONNX's scoping allows
+// both, and folding a branch into this level makes them); reads of it there are the
+// subgraph's own value, which no edit of this level's may rename. `local` holds the names
+// each enclosing subgraph has defined so far (views of the protos' strings).
 template <class Fn>
-void for_each_nested_read(GraphProto& g, Fn&& fn) {
+void for_each_free_read(GraphProto& g, std::vector<NameMap>& local, Fn&& fn) {
+  const size_t depth = local.size();
+  local.emplace_back();
+  for (const auto& in : g.input()) local[depth].insert(in.name());
+  for (const auto& t : g.initializer()) local[depth].insert(t.name());
+  auto free = [&local](std::string_view name) {
+    return std::none_of(local.begin(), local.end(), [name](const NameMap& m) { return m.contains(name); });
+  };
   for (auto& n : *g.mutable_node()) {
     for (auto& in : *n.mutable_input())
-      if (!in.empty()) fn(in);
-    for_each_subgraph(n, [&](GraphProto& sg) { for_each_nested_read(sg, fn); });
+      if (!in.empty() && free(in)) fn(in);
+    for_each_subgraph(n, [&](GraphProto& sg) { for_each_free_read(sg, local, fn); });
+    for (const auto& o : n.output())
+      if (!o.empty()) local[depth].insert(o);
   }
-  for (auto& o : *g.mutable_output()) fn(*o.mutable_name());
+  for (auto& o : *g.mutable_output())
+    if (free(o.name())) fn(*o.mutable_name());
+  local.pop_back();
 }
 
 // Every name defined or read in a subgraph, to any depth.
@@ -193,8 +210,9 @@ void MutableBody::index_uses(NodeId id, NameIndex* by_name) {
   for (size_t k = 0; k < node.inputs.size(); ++k)
     if (node.inputs[k] != kNoValue) add_use(node.inputs[k], Use{id, static_cast<uint32_t>(k)});
   if (!by_name) return;
+  std::vector<NameMap> local;
   for_each_subgraph(p, [&](GraphProto& g) {
-    for_each_nested_read(g, [&](std::string& name) {
+    for_each_free_read(g, local, [&](std::string& name) {
       const ValueId v = resolve(name, *by_name);
       node.nested.push_back({v, &name});
       add_use(v, Use{id, static_cast<uint32_t>(kNested + node.nested.size() - 1)});
