@@ -119,6 +119,22 @@ uint64_t tensor_value_hash(const TensorProto& t) {
   return h;
 }
 
+void count_subgraph_definitions(const NodeProto& n, NameMap& counts) {
+  auto count = [&counts](std::string_view name) {
+    if (name.empty()) return;
+    const uint32_t k = counts.find(name);
+    counts.insert_or_assign(name, k == NameMap::kMissing ? 1 : k + 1);
+  };
+  for_each_subgraph(n, [&](const GraphProto& g) {
+    for (const auto& vi : g.input()) count(vi.name());
+    for (const auto& t : g.initializer()) count(t.name());
+    for (const auto& m : g.node()) {
+      for (const auto& o : m.output()) count(o);
+      count_subgraph_definitions(m, counts);
+    }
+  });
+}
+
 NodeProto constant_node(const std::string& name, TensorProto value) {
   value.clear_name();
   NodeProto c;
@@ -531,8 +547,24 @@ ValueId MutableBody::remember_constant(ValueId v) {
   return v;
 }
 
+bool MutableBody::defined_in_subgraph(std::string_view name) {
+  if (!subgraph_definitions_) {
+    // The nodes the rewrites make hold no subgraph: the list's own are every one.
+    subgraph_definitions_.emplace();
+    for (const auto& n : list_) count_subgraph_definitions(n, *subgraph_definitions_);
+  }
+  return subgraph_definitions_->contains(name);
+}
+
 void MutableBody::make_constant(NodeId id, TensorProto value) {
   const ValueId out = output(id, 0);
+  if (main_graph_ && defined_in_subgraph(values_[out].name)) {
+    // An initializer (or a Constant node, which ONNX Runtime makes one) of this name would
+    // be in scope where the subgraph defines it: the constant takes a fresh name, which
+    // the node's readers read, or the node becomes an Identity of it.
+    forward(id, add_constant(std::move(value), values_[out].name));
+    return;
+  }
   if (main_graph_) {
     // Equal weights tied across layers fold to one initializer in the round that computes
     // them. Only an initializer is read instead: it precedes every node.

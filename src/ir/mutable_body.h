@@ -127,9 +127,12 @@ class MutableBody {
   bool drop_output(NodeId id, size_t k);
   // The node's only output becomes the constant `value`. In the main graph its readers
   // read an equal remembered initializer instead where there is one (and the output may
-  // lose its name); otherwise it becomes an initializer under the same name, remembered.
-  // Elsewhere it becomes a Constant node, not remembered: a node that a later round folds
-  // may stand before it, and an equal result there must not read it.
+  // lose its name); otherwise it becomes an initializer under the same name, remembered,
+  // unless a subgraph defines that name too (ONNX's scoping lets one, before this node;
+  // an initializer's name is everywhere in scope): then one under a fresh name, which the
+  // readers read (or the node becomes an Identity of). Elsewhere it becomes a Constant node,
+  // not remembered: a node that a later round folds may stand before it, and an equal
+  // result there must not read it.
   void make_constant(NodeId id, onnx::TensorProto value);
   // Erases the node, then every producer it leaves without readers.
   void erase(NodeId id);
@@ -203,6 +206,7 @@ class MutableBody {
   std::deque<Fact> constant_facts_;    // facts of the constants they made
   std::unordered_multimap<uint64_t, ValueId> constants_;  // tensor_value_hash -> value
   std::optional<std::unordered_set<std::string>> names_;  // every name of the body, for new_value(): gather_names()
+  std::optional<NameMap> subgraph_definitions_;  // names the subgraphs of the nodes define: defined_in_subgraph()
   std::vector<ValueId> initializers_;
   bool changed_ = false;
 
@@ -221,12 +225,17 @@ class MutableBody {
   void index_uses(NodeId id, NameIndex* by_name);
   void set_outputs(NodeId id);
   void gather_names();
+  bool defined_in_subgraph(std::string_view name);
   void add_use(ValueId v, Use u);
   void forget_uses(NodeId id);
   void erase_if_dead(ValueId v);
   NodeId link_before(NodeId before, onnx::NodeProto* proto);
   std::optional<ValueId> find_constant(const onnx::TensorProto& value, uint64_t hash) const;
 };
+
+// Counts each name that the subgraphs of `n` define, at any depth (their inputs,
+// initializers and node outputs); `counts` views the protos' strings.
+void count_subgraph_definitions(const onnx::NodeProto& n, NameMap& counts);
 
 // A Constant node defining `name` as `value` (whose own name it drops).
 onnx::NodeProto constant_node(const std::string& name, onnx::TensorProto value);

@@ -37,13 +37,25 @@ bool is_random(const NodeProto& n) {
   return FunctionId::is_default_domain(n.domain()) && draws_random_numbers(n.op_type());
 }
 
+using ir::count_subgraph_definitions;
+
+uint32_t count_of(const NameMap& counts, std::string_view name) {
+  const uint32_t k = counts.find(name);
+  return k == NameMap::kMissing ? 0 : k;
+}
+
 // The names defined at one scope level, for telling whether a name that an inlined branch
 // defines clashes with one already there. Built only when a branch is inlined into the
 // level (most levels never are), from what the level starts with: every name defined at
-// the level before the first inlined one is among those.
+// the level before the first inlined one is among those. It also counts the names the
+// subgraphs of the level's nodes define (`nodes`, as written): a branch inlined here may
+// not define a name that the subgraph of another node at the level defines, or ONNX's
+// scoping breaks (a subgraph after it would define a name the level has already) and
+// ONNX Runtime may refuse the model whatever the order.
 class LevelNames {
  public:
-  explicit LevelNames(std::function<void(std::unordered_set<std::string>&)> initial) : initial_(std::move(initial)) {}
+  LevelNames(std::function<void(std::unordered_set<std::string>&)> initial, const NodeList& nodes)
+      : initial_(std::move(initial)), nodes_(nodes) {}
   bool contains(const std::string& name) {
     build();
     return names_->count(name) > 0;
@@ -51,6 +63,14 @@ class LevelNames {
   // A name defined at the level (known already, unless a branch was inlined here).
   void add(const std::string& name) {
     if (names_) names_->insert(name);
+  }
+  // How many times the subgraphs of the level's nodes define `name`.
+  uint32_t nested(std::string_view name) {
+    if (!nested_) {
+      nested_.emplace();
+      for (const auto& n : nodes_) count_subgraph_definitions(n, *nested_);
+    }
+    return count_of(*nested_, name);
   }
 
  private:
@@ -60,7 +80,9 @@ class LevelNames {
     initial_(*names_);
   }
   std::function<void(std::unordered_set<std::string>&)> initial_;
+  const NodeList& nodes_;
   std::optional<std::unordered_set<std::string>> names_;
+  std::optional<NameMap> nested_;
 };
 
 // One scope being folded (the body, an inlined branch, a subgraph) and the scopes around
@@ -160,6 +182,12 @@ class Folder {
   // True when fold() of these nodes at the top of their body would give them back as they
   // are: every node is a plain copy (no rewrite, no Identity, no subgraph, no attribute
   // reference, no call to retarget). Conservative: a false answer only means "maybe".
+  void set_top(const NodeList& nodes, Scope& scope, const ir::ValueNames& protected_names) {
+    top_nodes_ = &nodes;
+    top_scope_ = &scope;
+    top_protected_ = &protected_names;
+  }
+
   bool leaves_unchanged(const NodeList& in, Scope& scope) const {
     if (!scope.facts) return false;
     for (int i = 0; i < in.size(); ++i) {
@@ -180,6 +208,15 @@ class Folder {
   Counters& stats_;
   PlacedFacts* facts_out_;  // the facts of the top level's nodes and initializers, by place
   int subgraph_depth_ = 0;
+  // For each If whose taken branch is being inlined, the outermost first: how many times
+  // its subgraphs define each name.
+  std::vector<NameMap> inlining_;
+  // The top level and its scope (fold_body sets them), and the names its subgraphs that
+  // stay define (kept_subgraph_defines).
+  const NodeList* top_nodes_ = nullptr;
+  Scope* top_scope_ = nullptr;
+  const ir::ValueNames* top_protected_ = nullptr;  // the names the graph keeps
+  std::optional<NameMap> kept_subgraph_names_;
 
   // Whether the facts of what is emitted now are recorded: at the top level only.
   bool recording() const { return facts_out_ && subgraph_depth_ == 0; }
@@ -280,10 +317,39 @@ class Folder {
     if (recording()) facts_out_->add_output(fact);
     if (original.empty()) return original;
     std::string name = original;
-    if (inlined && level.contains(original)) name = fresh(original);
+    if (inlined && (level.contains(original) || defined_elsewhere(original, level))) name = fresh(original);
     level.add(name);
     if (name != original) scope.rename(v, name);
     return name;
+  }
+  // Whether a subgraph that stays once the top level is folded defines `name`: one of a
+  // top-level node's but a decided If's, whose taken branch's nodes count instead.
+  bool kept_subgraph_defines(const std::string& name) {
+    if (!kept_subgraph_names_) {
+      kept_subgraph_names_.emplace();
+      if (top_nodes_) count_kept_subgraph_definitions(*top_nodes_, *top_scope_, *kept_subgraph_names_);
+    }
+    return kept_subgraph_names_->contains(name);
+  }
+  void count_kept_subgraph_definitions(const NodeList& nodes, Scope& scope, NameMap& counts) {
+    for (int i = 0; i < nodes.size(); ++i) {
+      const Node node{nodes.Get(i), scope.body->nodes()[static_cast<size_t>(i)], scope};
+      if (classify(node, /*top=*/true) != Rewrite::TakenBranch) {
+        count_subgraph_definitions(node.proto, counts);
+        continue;
+      }
+      const GraphProto* g = taken_branch(node.proto, branch_of(node));
+      std::unique_ptr<ir::Body> owned;
+      Scope branch = scope_of(*g, scope, owned);
+      count_kept_subgraph_definitions(g->node(), branch, counts);
+    }
+  }
+
+  // Whether a subgraph of a node at the level, other than the If whose branch is being
+  // inlined (the innermost, inlining_.back()), defines `name`.
+  bool defined_elsewhere(const std::string& name, LevelNames& level) const {
+    const uint32_t here = inlining_.empty() ? 0 : count_of(inlining_.back(), name);
+    return level.nested(name) > here;
   }
   std::string define_output(const Node& node, int k, LevelNames& level, bool inlined) {
     return define(node.proto.output(k), node.output_id(k), node.scope, level, inlined, node.output(k));
@@ -334,19 +400,39 @@ class Folder {
   void emit_constants(const Node& node, NodeList* out, LevelNames& level, bool inlined, bool top) {
     const NodeProto& n = node.proto;
     for (int k = 0; k < n.output_size(); ++k)
-      emit_value(define_output(node, k, level, inlined), *node.output(k)->to_tensor(), out, top);
+      emit_value(define_output(node, k, level, inlined), node.output_id(k), node.scope, *node.output(k)->to_tensor(),
+                 node.output(k), out, top);
   }
 
-  // Emits the constant `value` under `name` (defined already): an initializer at the top
-  // of the main graph, a Constant node elsewhere.
-  void emit_value(const std::string& name, onnx::TensorProto value, NodeList* out, bool top) {
-    if (top && target_.main_graph) {
-      if (recording()) facts_out_->last_output_is_initializer();
-      value.set_name(name);
-      *target_.main_graph->add_initializer() = std::move(value);
+  // Emits the constant `value` (known as `fact`) under `name`, the name define() gave the
+  // value `v` of `scope`: an initializer at the top of the main graph, a Constant node
+  // elsewhere. An initializer's name is in scope in every subgraph (and ONNX Runtime makes
+  // a Constant node at the top one), so where a subgraph that stays defines the name too,
+  // the initializer takes a fresh name: the value's, or, for a name the graph keeps (an
+  // output), an Identity's input.
+  void emit_value(const std::string& name, ir::ValueId v, Scope& scope, onnx::TensorProto value, const Fact* fact,
+                  NodeList* out, bool top) {
+    if (!top || !target_.main_graph) {
+      emit(out, constant_node(name, std::move(value)));
       return;
     }
-    emit(out, constant_node(name, std::move(value)));
+    const bool clashes = kept_subgraph_defines(name);
+    const std::string stored = clashes ? fresh(name) : name;
+    if (recording()) facts_out_->last_output_is_initializer();
+    value.set_name(stored);
+    *target_.main_graph->add_initializer() = std::move(value);
+    if (!clashes) return;
+    const bool kept = top_protected_ && std::find(top_protected_->begin(), top_protected_->end(), name) != top_protected_->end();
+    if (!kept) {
+      scope.rename(v, stored);
+      return;
+    }
+    NodeProto id;
+    id.set_op_type("Identity");
+    id.add_input(stored);
+    id.add_output(name);
+    if (recording()) facts_out_->add_output(fact);
+    emit(out, std::move(id));
   }
 
   // The branch graph an If node holds itself (not through an attribute reference).
@@ -366,11 +452,14 @@ class Folder {
     const GraphProto* g = taken_branch(n, taken);
     std::unique_ptr<ir::Body> owned;
     Scope branch = scope_of(*g, node.scope, owned);
+    inlining_.emplace_back();
+    count_subgraph_definitions(n, inlining_.back());
     for (const auto& t : g->initializer()) {
-      const std::string name = define(t.name(), branch.body->find(t.name()), branch, level, /*inlined=*/true, nullptr);
-      emit_value(name, t, out, top);
+      const ir::ValueId v = branch.body->find(t.name());
+      emit_value(define(t.name(), v, branch, level, /*inlined=*/true, nullptr), v, branch, t, nullptr, out, top);
     }
     fold(g->node(), branch, out, level, /*inlined=*/true, top);
+    inlining_.pop_back();
     const auto results = branch.body->outputs();
     for (int i = 0; i < n.output_size() && i < g->output_size(); ++i) {
       if (n.output(i).empty()) continue;
@@ -438,7 +527,7 @@ class Folder {
       for (const auto& t : original.initializer()) names.insert(t.name());
       for (const auto& n : original.node())
         for (const auto& o : n.output()) names.insert(o);
-    });
+    }, original.node());
     NodeList folded;
     ++subgraph_depth_;
     fold(original.node(), scope, &folded, level, /*inlined=*/false, /*top=*/false);
@@ -482,8 +571,9 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
     for (std::string_view name : protected_names) names.emplace(name);
     for (const auto& n : nodes)
       for (const auto& o : n.output()) names.insert(o);
-  });
+  }, nodes);
   NodeList out;
+  folder.set_top(nodes, top, protected_names);
   folder.fold(nodes, top, &out, level, /*inlined=*/false, /*top=*/true);
   return out;
 }

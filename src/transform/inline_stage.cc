@@ -11,7 +11,9 @@
 #include "eval/fold.h"
 #include "infer/onnx_bridge.h"
 #include "ir/body.h"
+#include "ir/mutable_body.h"
 #include "shapeprop/phases.h"
+#include "support/name_map.h"
 #include "support/subgraphs.h"
 #include "transform/fold_body.h"
 #include "transform/function_dce.h"
@@ -220,13 +222,24 @@ void fold_inlined_graph(ModelProto& m) {
   GraphProto& g = *m.mutable_graph();
   ir::ValueNames keep = interface_names(g);
   for (const auto& t : g.initializer()) keep.push_back(t.name());
-  // In place, as fold_body would have it: the nodes that stay are moved, not copied.
+  // In place, as fold_body would have it: the nodes that stay are moved, not copied. A
+  // Constant whose name a subgraph defines too stays a node, as there.
+  // (Decided before any subgraph is tidied: the names view the subgraphs' strings.)
+  std::vector<bool> may_move(static_cast<size_t>(g.node_size()), false);
+  {
+    NameMap subgraph_names;
+    for (const auto& n : g.node()) ir::count_subgraph_definitions(n, subgraph_names);
+    for (int i = 0; i < g.node_size(); ++i) {
+      const NodeProto& n = g.node(i);
+      may_move[static_cast<size_t>(i)] = constants_may_be_initializers(m) && FunctionId::is_default_domain(n.domain()) &&
+                                         n.op_type() == "Constant" && n.output_size() == 1 && !n.output(0).empty() &&
+                                         !subgraph_names.contains(n.output(0));
+    }
+  }
   std::vector<bool> kept(static_cast<size_t>(g.node_size()), false);
   for (int i = 0; i < g.node_size(); ++i) {
     NodeProto& n = *g.mutable_node(i);
-    if (constants_may_be_initializers(m) && FunctionId::is_default_domain(n.domain()) && n.op_type() == "Constant" &&
-        n.output_size() == 1 &&
-        !n.output(0).empty()) {
+    if (may_move[static_cast<size_t>(i)]) {
       eval::FoldInput fi;
       fi.op = n.op_type();
       for (const auto& a : n.attribute()) fi.attributes.push_back(&a);

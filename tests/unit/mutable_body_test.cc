@@ -123,6 +123,43 @@ g (float[2] x) => (float[2] y, float[2] z, float[2] w, float[2] v) {
                                                               "w = Identity(p)", "v = Identity(x)"}));
 }
 
+// A subgraph defines k and the graph defines k after it (ONNX's scoping allows both): a
+// constant k of the graph's may not be an initializer named k, which would be in scope in
+// the branch. It takes a fresh name, read by k's readers; an output keeps its name through
+// an Identity. Subgraph reads of names the subgraph defines are no uses of the graph's.
+TEST(MutableBodyTest, AConstantNamedLikeASubgraphValueTakesAFreshName) {
+  Body b(R"(
+<ir_version: 10, opset_import: ["" : 18]>
+g (float[2] x, bool c) => (float[2] y, float[2] m) {
+  y1 = If (c) <then_branch = t () => (float[2] o) { k = Neg (x)  m = Abs (k)  o = Identity (m) },
+               else_branch = e () => (float[2] o2) { o2 = Identity (x) }>
+  k = Neg (y1)
+  m = Abs (y1)
+  y = Add (k, y1)
+}
+)",
+         {"x", "c", "y", "m"});
+  onnx::TensorProto value;
+  value.set_data_type(onnx::TensorProto::FLOAT);
+  value.add_dims(2);
+  value.add_float_data(1);
+  value.add_float_data(2);
+  const auto k_node = b.node(1), m_node = b.node(2);
+  EXPECT_EQ(b.body->uses(b.body->output(k_node, 0)), 1u);  // y's read; the branch's reads of its own k are none
+  b.body->make_constant(k_node, value);
+  b.body->make_constant(m_node, value);
+  EXPECT_TRUE(b.body->commit());
+  const auto& inits = b.model.graph().initializer();
+  std::vector<std::string> names;
+  for (const auto& t : inits) names.push_back(t.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"k_1"}));  // one for both: equal constants are shared
+  EXPECT_EQ(lines(b.model.graph()),
+            (std::vector<std::string>{"y1 = If(c)", "m = Identity(k_1)", "y = Add(k_1,y1)"}));
+  // The branch is as written.
+  const auto& branch = b.model.graph().node(0).attribute(0).g();
+  EXPECT_EQ(lines(branch), (std::vector<std::string>{"k = Neg(x)", "m = Abs(k)", "o = Identity(m)"}));
+}
+
 TEST(MutableBodyTest, DeadNodesGoLastFirstAndKeptOnesStay) {
   Body b(R"(
 <ir_version: 10, opset_import: ["" : 18]>
