@@ -82,22 +82,15 @@ Analyzer::Impl::Impl(const onnx::ModelProto& m, const CallGraph& c, const InferO
   if (options.use_declared_types) collect_declared(model.graph());
 }
 
+// The main graph's own declarations (a subgraph's are its own: declared_for()).
 void Analyzer::Impl::collect_declared(const GraphProto& main) {
-  std::vector<const GraphProto*> work{&main};
-  while (!work.empty()) {
-    const GraphProto* g = work.back();
-    work.pop_back();
-    auto add = [&](const onnx::ValueInfoProto& vi) {
-      if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
-      if (g == &main && add_legacy(vi)) return;
-      declared_graph[vi.name()] = &vi.type();
-    };
-    for (const auto& vi : g->value_info()) add(vi);
-    for (const auto& vi : g->output()) add(vi);
-    if (g != &main)
-      for (const auto& vi : g->input()) add(vi);
-    for (const auto& n : g->node()) for_each_subgraph(n, [&work](const GraphProto& sg) { work.push_back(&sg); });
-  }
+  auto add = [&](const onnx::ValueInfoProto& vi) {
+    if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
+    if (add_legacy(vi)) return;
+    declared_graph[vi.name()] = &vi.type();
+  };
+  for (const auto& vi : main.value_info()) add(vi);
+  for (const auto& vi : main.output()) add(vi);
 }
 
 bool Analyzer::Impl::add_legacy(const onnx::ValueInfoProto& vi) {
@@ -112,14 +105,33 @@ bool Analyzer::Impl::add_legacy(const onnx::ValueInfoProto& vi) {
   return true;
 }
 
+// A body's declarations by value. A subgraph's are its own value_info, inputs and outputs:
+// a name it shares with the main graph (ONNX's scoping lets a branch define a name the
+// graph defines after the If) is another value, whose declaration says nothing of it. In
+// a function body, what the subgraph does not declare itself the function's declarations
+// may (FunctionProto.value_info and the legacy qualified entries name the values of the
+// whole body, subgraphs' too).
 const std::vector<const onnx::TypeProto*>* Analyzer::Impl::declared_for(const ir::Body& body, const TypeMap* declared) {
-  if (!declared || declared->empty()) return nullptr;
+  if (!declared || !options.use_declared_types) return nullptr;
+  const GraphProto* sub = body.graph() && body.graph() != &model.graph() ? body.graph() : nullptr;
+  if (!sub && declared->empty()) return nullptr;
   auto [it, fresh] = declared_by_value.try_emplace(&body);
   if (fresh) {
-    it->second.resize(body.num_values(), nullptr);
-    for (ir::ValueId v = 0; v < body.num_values(); ++v) {
-      auto d = declared->find(std::string(body.name(v)));
-      if (d != declared->end()) it->second[v] = d->second;
+    auto& by_value = it->second;
+    by_value.resize(body.num_values(), nullptr);
+    if (!sub || declared != &declared_graph)
+      for (ir::ValueId v = 0; v < body.num_values(); ++v) {
+        auto d = declared->find(std::string(body.name(v)));
+        if (d != declared->end()) by_value[v] = d->second;
+      }
+    if (sub) {
+      auto add = [&](const onnx::ValueInfoProto& vi) {
+        if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
+        if (const ir::ValueId v = body.find(vi.name()); v != ir::kNoValue) by_value[v] = &vi.type();
+      };
+      for (const auto& vi : sub->value_info()) add(vi);
+      for (const auto& vi : sub->output()) add(vi);
+      for (const auto& vi : sub->input()) add(vi);
     }
   }
   return &it->second;
