@@ -6,7 +6,7 @@
 //
 //   node tools/equiv/equiv.js A.onnx B.onnx [--seeds 1,2,3] [--bind N=2,5 ...]
 //        [--default-dim 2] [--rtol R] [--atol A] [--int-range 0,4] [--float-range -1,1]
-//        [--threads 1] [--quiet]
+//        [--threads 1] [--no-optimize] [--quiet]
 //
 // Exit status: 0 all runs agree, 1 some run differs (or the signatures differ),
 // 2 usage error, or a model cannot be loaded or run.
@@ -38,6 +38,7 @@ const DEFAULTS = {
   intRange: [0, 4], // [lo, hi): small non-negative, so index-like inputs stay valid
   floatRange: [-1, 1], // uniform between the two (rounding to float16/32 may reach hi)
   threads: 1, // one thread: deterministic reductions, and polite on shared machines
+  optimize: true, // ONNX Runtime's graph optimizations (--no-optimize: none)
   quiet: false,
 };
 
@@ -52,6 +53,8 @@ const USAGE = `usage: node equiv.js A.onnx B.onnx [options]
   --int-range LO,HI     integer inputs uniform in [LO, HI) (default 0,4)
   --float-range LO,HI   float inputs uniform between LO and HI (default -1,1)
   --threads N           ONNX Runtime intra-op threads (default 1)
+  --no-optimize         run without ONNX Runtime's graph optimizations (its inlining of a
+                        constant If fails on some nested branches)
   --quiet               print only the final line
 exit status: 0 equivalent, 1 mismatch, 2 usage error or a model failed to load/run`;
 
@@ -446,6 +449,7 @@ async function loadModel(file, opts = {}) {
       intraOpNumThreads: opts.threads || DEFAULTS.threads,
       interOpNumThreads: 1,
       executionMode: 'sequential',
+      graphOptimizationLevel: (opts.optimize ?? DEFAULTS.optimize) ? 'all' : 'disabled',
       // Only fatal messages: errors come back as exceptions and are printed on one line.
       logSeverityLevel: 4,
     });
@@ -634,6 +638,9 @@ function parseArgs(argv) {
         options.floatRange = r;
         break;
       }
+      case '--no-optimize':
+        options.optimize = false;
+        break;
       case '--threads': {
         const [t] = parseNumberList(arg, takeValue(), { integer: true, count: 1 });
         if (t < 1) throw new EquivError('--threads must be >= 1');
