@@ -185,10 +185,10 @@ MutableBody::MutableBody(NodeList& nodes, const FactSource& facts, GraphProto* m
     set_outputs(id);
   }
   for (size_t i = 0; i < n; ++i) index_uses(static_cast<NodeId>(i), &by_name);
-  for (auto& v : values_) {
+  values_.for_each([&facts](Value& v) {
     v.defined_before = v.producer == kNone;
     if (v.defined_before && !v.initializer && facts.outer) v.fact = facts.outer(v.name);
-  }
+  });
   head_ = n > 0 ? 0 : kNone;
   tail_ = n > 0 ? static_cast<NodeId>(n - 1) : kNone;
 }
@@ -196,9 +196,9 @@ MutableBody::MutableBody(NodeList& nodes, const FactSource& facts, GraphProto* m
 ValueId MutableBody::resolve(std::string_view name, NameIndex& by_name) {
   if (const uint32_t known = by_name.find(name); known != NameIndex::kMissing) return known;
   const auto v = static_cast<ValueId>(values_.size());
-  values_.emplace_back();
-  values_.back().name = std::string(name);
-  by_name.insert(values_.back().name, v);  // views the value's own string, which stays put (a deque)
+  Value& value = values_.emplace_back();
+  value.name = std::string(name);
+  by_name.insert(value.name, v);  // views the value's own string, which stays put
   return v;
 }
 
@@ -226,10 +226,18 @@ void MutableBody::index_uses(NodeId id, NameIndex* by_name) {
   for (size_t k = 0; k < node.inputs.size(); ++k)
     if (node.inputs[k] != kNoValue) add_use(node.inputs[k], Use{id, static_cast<uint32_t>(k)});
   if (!by_name) return;
+  if (std::any_of(p.attribute().begin(), p.attribute().end(),
+                  [](const onnx::AttributeProto& a) { return a.has_g() || a.graphs_size() > 0; }))
+    index_nested_reads(id, *by_name);
+}
+
+// Kept out of index_uses, which runs for every node: few hold subgraphs.
+void MutableBody::index_nested_reads(NodeId id, NameIndex& by_name) {
+  Node& node = nodes_[id];
   std::vector<NameMap> local;
-  for_each_subgraph(p, [&](GraphProto& g) {
+  for_each_subgraph(*node.proto, [&](GraphProto& g) {
     for_each_free_read(g, local, [&](std::string& name) {
-      const ValueId v = resolve(name, *by_name);
+      const ValueId v = resolve(name, by_name);
       node.nested.push_back({v, &name});
       add_use(v, Use{id, static_cast<uint32_t>(kNested + node.nested.size() - 1)});
     });
@@ -375,7 +383,7 @@ bool MutableBody::drop_output(NodeId id, size_t k) {
 void MutableBody::gather_names() {
   names_.emplace();
   names_->insert("");
-  for (const auto& v : values_) names_->insert(v.name);
+  values_.for_each([this](const Value& v) { names_->insert(v.name); });
   if (main_graph_)
     for (const auto& t : main_graph_->initializer()) names_->insert(t.name());
   for (const auto& n : list_)
@@ -387,9 +395,9 @@ ValueId MutableBody::new_value(std::string_view base, const Fact* fact) {
   std::string name(base);
   for (int k = 1; !names_->insert(name).second; ++k) name = std::string(base) + "_" + std::to_string(k);
   const auto v = static_cast<ValueId>(values_.size());
-  values_.emplace_back();
-  values_.back().name = std::move(name);
-  values_.back().fact = fact;
+  Value& value = values_.emplace_back();
+  value.name = std::move(name);
+  value.fact = fact;
   return v;
 }
 

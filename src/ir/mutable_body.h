@@ -18,6 +18,7 @@
 #include <boost/container/small_vector.hpp>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -199,7 +200,30 @@ class MutableBody {
 
   NodeList& list_;
   onnx::GraphProto* main_graph_;
-  std::deque<Value> values_;  // a deque: the name index views the values' names while they are added
+  // Values in blocks that never move (the name index views the values' names while they
+  // are added). std::deque's indexing is a call where the compiler does not inline it,
+  // which it stopped doing here: indexing this is two loads.
+  class Values {
+   public:
+    Value& operator[](size_t i) { return blocks_[i >> kShift][i & kMask]; }
+    const Value& operator[](size_t i) const { return blocks_[i >> kShift][i & kMask]; }
+    size_t size() const { return size_; }
+    Value& emplace_back() {
+      if (size_ == blocks_.size() << kShift) blocks_.push_back(std::make_unique<Value[]>(size_t{1} << kShift));
+      return (*this)[size_++];
+    }
+    template <class Fn>
+    void for_each(Fn&& fn) {
+      for (size_t i = 0; i < size_; ++i) fn((*this)[i]);
+    }
+
+   private:
+    static constexpr size_t kShift = 8;
+    static constexpr size_t kMask = (size_t{1} << kShift) - 1;
+    std::vector<std::unique_ptr<Value[]>> blocks_;
+    size_t size_ = 0;
+  };
+  Values values_;
   std::vector<Node> nodes_;
   NodeId head_ = kNone, tail_ = kNone;
   std::deque<onnx::NodeProto> added_;  // nodes the rewrites made
@@ -223,6 +247,7 @@ class MutableBody {
   using NameIndex = NameMap;  // views the values' names
   ValueId resolve(std::string_view name, NameIndex& by_name);
   void index_uses(NodeId id, NameIndex* by_name);
+  void index_nested_reads(NodeId id, NameIndex& by_name);
   void set_outputs(NodeId id);
   void gather_names();
   bool defined_in_subgraph(std::string_view name);

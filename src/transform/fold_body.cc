@@ -333,7 +333,11 @@ class Folder {
   }
   void count_kept_subgraph_definitions(const NodeList& nodes, Scope& scope, NameMap& counts) {
     for (int i = 0; i < nodes.size(); ++i) {
-      const Node node{nodes.Get(i), scope.body->nodes()[static_cast<size_t>(i)], scope};
+      const NodeProto& n = nodes.Get(i);
+      if (std::none_of(n.attribute().begin(), n.attribute().end(),
+                       [](const AttributeProto& a) { return a.has_g() || a.graphs_size() > 0; }))
+        continue;  // no subgraph: nothing to count (and no If to decide)
+      const Node node{n, scope.body->nodes()[static_cast<size_t>(i)], scope};
       if (classify(node, /*top=*/true) != Rewrite::TakenBranch) {
         count_subgraph_definitions(node.proto, counts);
         continue;
