@@ -226,9 +226,7 @@ void MutableBody::index_uses(NodeId id, NameIndex* by_name) {
   for (size_t k = 0; k < node.inputs.size(); ++k)
     if (node.inputs[k] != kNoValue) add_use(node.inputs[k], Use{id, static_cast<uint32_t>(k)});
   if (!by_name) return;
-  if (std::any_of(p.attribute().begin(), p.attribute().end(),
-                  [](const onnx::AttributeProto& a) { return a.has_g() || a.graphs_size() > 0; }))
-    index_nested_reads(id, *by_name);
+  if (has_subgraph(p)) index_nested_reads(id, *by_name);
 }
 
 // Kept out of index_uses, which runs for every node: few hold subgraphs.

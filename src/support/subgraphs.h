@@ -8,6 +8,13 @@
 
 namespace shapeprop {
 
+// Whether the node holds a subgraph.
+inline bool has_subgraph(const onnx::NodeProto& n) {
+  for (const auto& a : n.attribute())
+    if (a.has_g() || a.graphs_size() > 0) return true;
+  return false;
+}
+
 template <class Fn>
 void for_each_subgraph(const onnx::NodeProto& n, Fn&& fn) {
   for (const auto& a : n.attribute()) {

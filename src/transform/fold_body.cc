@@ -179,15 +179,16 @@ class Folder {
     }
   }
 
-  // True when fold() of these nodes at the top of their body would give them back as they
-  // are: every node is a plain copy (no rewrite, no Identity, no subgraph, no attribute
-  // reference, no call to retarget). Conservative: a false answer only means "maybe".
+  // The top level being folded, its scope and the names the graph keeps (before fold()).
   void set_top(const NodeList& nodes, Scope& scope, const ir::ValueNames& protected_names) {
     top_nodes_ = &nodes;
     top_scope_ = &scope;
     top_protected_ = &protected_names;
   }
 
+  // True when fold() of these nodes at the top of their body would give them back as they
+  // are: every node is a plain copy (no rewrite, no Identity, no subgraph, no attribute
+  // reference, no call to retarget). Conservative: a false answer only means "maybe".
   bool leaves_unchanged(const NodeList& in, Scope& scope) const {
     if (!scope.facts) return false;
     for (int i = 0; i < in.size(); ++i) {
@@ -334,9 +335,7 @@ class Folder {
   void count_kept_subgraph_definitions(const NodeList& nodes, Scope& scope, NameMap& counts) {
     for (int i = 0; i < nodes.size(); ++i) {
       const NodeProto& n = nodes.Get(i);
-      if (std::none_of(n.attribute().begin(), n.attribute().end(),
-                       [](const AttributeProto& a) { return a.has_g() || a.graphs_size() > 0; }))
-        continue;  // no subgraph: nothing to count (and no If to decide)
+      if (!has_subgraph(n)) continue;  // nothing to count (and no If to decide)
       const Node node{n, scope.body->nodes()[static_cast<size_t>(i)], scope};
       if (classify(node, /*top=*/true) != Rewrite::TakenBranch) {
         count_subgraph_definitions(node.proto, counts);

@@ -13,6 +13,7 @@
 #include "shapeprop/fact.h"
 #include "shapeprop/function_id.h"
 #include "support/op_names.h"
+#include "support/subgraphs.h"
 
 namespace shapeprop::transform {
 
@@ -21,12 +22,6 @@ using ir::tensor_value_key;
 
 inline bool is_op(const onnx::NodeProto& n, std::string_view op) {
   return FunctionId::is_default_domain(n.domain()) && n.op_type() == op;
-}
-
-inline bool has_subgraph(const onnx::NodeProto& n) {
-  for (const auto& a : n.attribute())
-    if (a.has_g() || a.graphs_size() > 0) return true;
-  return false;
 }
 
 // An attribute the node holds itself (folding replaced references by values already).
