@@ -1,9 +1,16 @@
 // Loading models from binary protobuf or ONNX text.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <regex>
 #include <sstream>
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include "io/model_prefix.h"
 #include "io/read_input.h"
@@ -161,20 +168,21 @@ Result<onnx::FunctionProto> parse_function_text(std::string_view text, std::stri
   return parse_text<onnx::FunctionProto>(text, origin, "function", limits);
 }
 
-Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_view origin, const Limits& limits) {
+namespace {
+
+Diagnostic too_large_to_read(const std::string& file) {
+  return Diagnostic::error("model is larger than 2 GiB; protobuf cannot read it as one message "
+                           "(store the weights as external data)")
+      .in_file(file);
+}
+
+// Protobuf's default recursion limit (100) rejects ~30 nested subgraphs as malformed; the
+// model's own depth, once it is known to be within the limits, is what it needs.
+Result<onnx::ModelProto> parse_coded(google::protobuf::io::CodedInputStream& in, int recursion_limit,
+                                     std::string_view origin) {
   const std::string file(origin);
-  if (bytes.empty()) return Diagnostic::error("empty file: no model").in_file(file);
-  if (bytes.size() > static_cast<size_t>(INT_MAX))
-    return Diagnostic::error("model is larger than 2 GiB; protobuf cannot read it as one message "
-                             "(store the weights as external data)")
-        .in_file(file);
-  // Protobuf's default recursion limit (100) rejects ~30 nested subgraphs as malformed;
-  // the model's own depth, once it is known to be within the limits, is what it needs.
-  auto recursion_limit = binary_recursion_limit(bytes, origin, limits);
-  if (!recursion_limit) return recursion_limit.error();
   onnx::ModelProto model;
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
-  in.SetRecursionLimit(*recursion_limit);
+  in.SetRecursionLimit(recursion_limit);
   if (!model.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
     return Diagnostic::error("not an ONNX model: the protobuf is malformed or truncated").in_file(file);
   if (!model.has_graph())
@@ -185,16 +193,76 @@ Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_
   return model;
 }
 
+// A binary model in a regular file, read twice through small buffers instead of held
+// whole beside the model it becomes (its bytes were a tenth of a run's memory, and
+// zeroing and filling them a tenth of loading): the depth scan reads the fields' tags and
+// lengths only, protobuf's parser then reads the file from the start. Were the file to
+// change in between, protobuf's own limits (recursion, size) still hold.
+Result<onnx::ModelProto> parse_model_file(const InputFile& input, std::string_view origin, const Limits& limits) {
+  const std::string file(origin);
+  if (input.size() == 0) return Diagnostic::error("empty file: no model").in_file(file);
+  if (input.size() > static_cast<uint64_t>(INT_MAX)) return too_large_to_read(file);
+  auto recursion_limit = binary_recursion_limit(
+      [&input](uint64_t offset, char* out, size_t n) { return input.read_at(offset, out, n); }, input.size(), origin,
+      limits);
+  if (!recursion_limit) return recursion_limit.error();
+  if (::lseek(input.fd(), 0, SEEK_SET) != 0)
+    return Diagnostic::error(std::string("cannot read: ") + std::strerror(errno)).in_file(file);
+  google::protobuf::io::FileInputStream stream(input.fd(), 1 << 18);
+  google::protobuf::io::CodedInputStream in(&stream);
+  in.SetTotalBytesLimit(static_cast<int>(std::min<uint64_t>(limits.max_input_bytes, INT_MAX)));
+  auto model = parse_coded(in, *recursion_limit, origin);
+  if (stream.GetErrno() != 0)
+    return Diagnostic::error(std::string("cannot read: ") + std::strerror(stream.GetErrno())).in_file(file);
+  return model;
+}
+
+}  // namespace
+
+Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_view origin, const Limits& limits) {
+  const std::string file(origin);
+  if (bytes.empty()) return Diagnostic::error("empty file: no model").in_file(file);
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) return too_large_to_read(file);
+  auto recursion_limit = binary_recursion_limit(bytes, origin, limits);
+  if (!recursion_limit) return recursion_limit.error();
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  return parse_coded(in, *recursion_limit, origin);
+}
+
 Result<onnx::ModelProto> load_model(const fs::path& path, const Limits& limits) {
   const std::string origin = path.string();
   auto format = format_for_path(path);
   ModelPrefix prefix(origin, format, limits);
-  auto read = read_input(path, limits, [&prefix](std::string_view bytes) { return prefix.check(bytes); });
-  if (!read) return read.error();
-  const std::string& bytes = *read;
+  auto input = open_input(path, limits, [&prefix](std::string_view bytes) { return prefix.check(bytes); });
+  if (!input) return input.error();
 
-  if (!format) format = begins_text(bytes) ? Format::Text : Format::Binary;
-  auto model = *format == Format::Text ? parse_model_text(bytes, origin, limits) : parse_model_binary(bytes, origin, limits);
+  Result<onnx::ModelProto> model = Diagnostic::error("");
+  if (auto* file = std::get_if<InputFile>(&*input)) {
+    if (!format) {  // told by its first byte that is not blank
+      char first[4096];
+      for (uint64_t at = 0;;) {
+        auto got = file->read_at(at, first, sizeof first);
+        if (!got) return got.error();
+        const std::string_view bytes(first, *got);
+        if (*got == 0 || bytes.find_first_not_of(" \t\n\v\f\r") != std::string_view::npos) {
+          format = begins_text(bytes) ? Format::Text : Format::Binary;
+          break;
+        }
+        at += *got;
+      }
+    }
+    if (*format == Format::Binary) {
+      model = parse_model_file(*file, origin, limits);
+    } else {
+      auto text = file->read_whole(limits);
+      if (!text) return text.error();
+      model = parse_model_text(*text, origin, limits);
+    }
+  } else {
+    const std::string& bytes = std::get<std::string>(*input);
+    if (!format) format = begins_text(bytes) ? Format::Text : Format::Binary;
+    model = *format == Format::Text ? parse_model_text(bytes, origin, limits) : parse_model_binary(bytes, origin, limits);
+  }
   if (!model) return model;
   fs::path dir = path.parent_path();
   if (dir.empty()) dir = ".";

@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstring>
 #include <new>
+#include <utility>
 
 namespace shapeprop {
 
@@ -49,6 +50,7 @@ class Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
@@ -67,9 +69,80 @@ bool wait_readable(int fd, uint32_t seconds) {
   }
 }
 
+// Reads what is left of `fd` (of mode `mode`; `size`: a regular file's size when opened)
+// within the limits, as read_input says.
+Result<std::string> read_all(int fd, mode_t mode, uint64_t size, const std::string& origin, const Limits& limits,
+                             const PrefixCheck& prefix) {
+  std::string bytes;
+  try {
+    // A regular file is read into exactly its size, and one byte more to see it end (a
+    // file that grows meanwhile is read on in chunks): no reallocation, no copy.
+    const size_t expected = S_ISREG(mode) ? static_cast<size_t>(size) + 1 : 0;
+    bytes.reserve(expected);
+    size_t got = 0;
+    size_t chunk = S_ISREG(mode) ? kChunk : kFirstChunk;
+    bool waited_for_writer = false;
+    while (true) {
+      // One byte past the limit is enough to know it is passed.
+      const uint64_t room = limits.max_input_bytes + 1 - got;
+      size_t want = room < chunk ? static_cast<size_t>(room) : chunk;
+      chunk = std::min(chunk * 2, kChunk);
+      if (got < expected) want = std::min(want, expected - got);
+      if (bytes.size() < got + want) bytes.resize(got + want);
+      const ssize_t n = ::read(fd, bytes.data() + got, want);
+      if (n > 0) {
+        got += static_cast<size_t>(n);
+        if (got > limits.max_input_bytes) return too_large(origin, limits.max_input_bytes);
+        if (prefix && !S_ISREG(mode))
+          if (auto refused = prefix(std::string_view(bytes.data(), got))) return *refused;
+      } else if (n == 0) {
+        // A FIFO that no writer has opened yet reads as ended: wait for one, once.
+        if (!S_ISFIFO(mode) || got > 0 || waited_for_writer) break;
+        waited_for_writer = true;
+        if (!wait_readable(fd, limits.fifo_wait_seconds))
+          return Diagnostic::error("nothing was written to this FIFO within " +
+                                   std::to_string(limits.fifo_wait_seconds) + " s (--max-fifo-wait)")
+              .in_file(origin);
+      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {  // a writer is there, with no data yet
+        if (!wait_readable(fd, limits.fifo_wait_seconds))
+          return Diagnostic::error("no data came from this FIFO for " + std::to_string(limits.fifo_wait_seconds) +
+                                   " s (--max-fifo-wait)")
+              .in_file(origin);
+      } else if (errno != EINTR) {
+        return cannot_read(origin, errno);
+      }
+    }
+    bytes.resize(got);
+  } catch (const std::bad_alloc&) {
+    return Diagnostic::error("cannot read: out of memory after " + std::to_string(bytes.size()) + " bytes")
+        .in_file(origin);
+  }
+  return bytes;
+}
+
 }  // namespace
 
-Result<std::string> read_input(const std::filesystem::path& path, const Limits& limits, const PrefixCheck& prefix) {
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+InputFile::InputFile(InputFile&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), size_(other.size_), origin_(std::move(other.origin_)) {}
+
+Result<size_t> InputFile::read_at(uint64_t offset, char* out, size_t n) const {
+  while (true) {
+    const ssize_t got = ::pread(fd_, out, n, static_cast<off_t>(offset));
+    if (got >= 0) return static_cast<size_t>(got);
+    if (errno != EINTR) return cannot_read(origin_, errno);
+  }
+}
+
+Result<std::string> InputFile::read_whole(const Limits& limits) const {
+  if (::lseek(fd_, 0, SEEK_SET) != 0) return cannot_read(origin_, errno);
+  return read_all(fd_, S_IFREG, size_, origin_, limits, {});
+}
+
+Result<Input> open_input(const std::filesystem::path& path, const Limits& limits, const PrefixCheck& prefix) {
   const std::string origin = path.string();
   // Without O_NONBLOCK, opening a FIFO that has no writer blocks until one comes.
   Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
@@ -82,54 +155,20 @@ Result<std::string> read_input(const std::filesystem::path& path, const Limits& 
     const int flags = ::fcntl(fd.get(), F_GETFL);
     if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) return cannot_read(origin, errno);
   }
-  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > limits.max_input_bytes)
-    return too_large(origin, limits.max_input_bytes);
-
-  std::string bytes;
-  try {
-    // A regular file is read into exactly its size, and one byte more to see it end (a
-    // file that grows meanwhile is read on in chunks): no reallocation, no copy.
-    const size_t expected = S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) + 1 : 0;
-    bytes.reserve(expected);
-    size_t size = 0;
-    size_t chunk = S_ISREG(st.st_mode) ? kChunk : kFirstChunk;
-    bool waited_for_writer = false;
-    while (true) {
-      // One byte past the limit is enough to know it is passed.
-      const uint64_t room = limits.max_input_bytes + 1 - size;
-      size_t want = room < chunk ? static_cast<size_t>(room) : chunk;
-      chunk = std::min(chunk * 2, kChunk);
-      if (size < expected) want = std::min(want, expected - size);
-      if (bytes.size() < size + want) bytes.resize(size + want);
-      const ssize_t n = ::read(fd.get(), bytes.data() + size, want);
-      if (n > 0) {
-        size += static_cast<size_t>(n);
-        if (size > limits.max_input_bytes) return too_large(origin, limits.max_input_bytes);
-        if (prefix && !S_ISREG(st.st_mode))
-          if (auto refused = prefix(std::string_view(bytes.data(), size))) return *refused;
-      } else if (n == 0) {
-        // A FIFO that no writer has opened yet reads as ended: wait for one, once.
-        if (!S_ISFIFO(st.st_mode) || size > 0 || waited_for_writer) break;
-        waited_for_writer = true;
-        if (!wait_readable(fd.get(), limits.fifo_wait_seconds))
-          return Diagnostic::error("nothing was written to this FIFO within " +
-                                   std::to_string(limits.fifo_wait_seconds) + " s (--max-fifo-wait)")
-              .in_file(origin);
-      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {  // a writer is there, with no data yet
-        if (!wait_readable(fd.get(), limits.fifo_wait_seconds))
-          return Diagnostic::error("no data came from this FIFO for " + std::to_string(limits.fifo_wait_seconds) +
-                                   " s (--max-fifo-wait)")
-              .in_file(origin);
-      } else if (errno != EINTR) {
-        return cannot_read(origin, errno);
-      }
-    }
-    bytes.resize(size);
-  } catch (const std::bad_alloc&) {
-    return Diagnostic::error("cannot read: out of memory after " + std::to_string(bytes.size()) + " bytes")
-        .in_file(origin);
+  if (S_ISREG(st.st_mode)) {
+    if (static_cast<uint64_t>(st.st_size) > limits.max_input_bytes) return too_large(origin, limits.max_input_bytes);
+    return Input(InputFile(fd.release(), static_cast<uint64_t>(st.st_size), origin));
   }
-  return bytes;
+  auto bytes = read_all(fd.get(), st.st_mode, 0, origin, limits, prefix);
+  if (!bytes) return bytes.error();
+  return Input(std::move(*bytes));
+}
+
+Result<std::string> read_input(const std::filesystem::path& path, const Limits& limits, const PrefixCheck& prefix) {
+  auto input = open_input(path, limits, prefix);
+  if (!input) return input.error();
+  if (auto* bytes = std::get_if<std::string>(&*input)) return std::move(*bytes);
+  return std::get<InputFile>(*input).read_whole(limits);
 }
 
 }  // namespace shapeprop

@@ -1,6 +1,8 @@
 // Depth scans of text and protobuf bytes; see syntax_depth.h.
 #include "io/syntax_depth.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -84,13 +86,49 @@ std::optional<Diagnostic> binary_depth_error(WireScan::Outcome outcome, std::str
   return std::nullopt;
 }
 
-Result<int> binary_recursion_limit(std::string_view bytes, std::string_view origin, const Limits& limits) {
-  WireScan scan = binary_depth_scan(bytes.size(), limits);
-  const WireScan::Outcome outcome = scan.advance(bytes);
+namespace {
+
+Result<int> recursion_limit(const WireScan& scan, WireScan::Outcome outcome, std::string_view origin,
+                            const Limits& limits) {
   if (auto error = binary_depth_error(outcome, origin, limits)) return *error;
   // Bytes that are not well-formed protobuf (or cut short): protobuf's parser reports them.
   if (outcome != WireScan::Outcome::Ended) return static_cast<int>(limits.max_syntax_depth());
   return static_cast<int>(scan.messages()) + 2;
+}
+
+}  // namespace
+
+Result<int> binary_recursion_limit(std::string_view bytes, std::string_view origin, const Limits& limits) {
+  WireScan scan = binary_depth_scan(bytes.size(), limits);
+  const WireScan::Outcome outcome = scan.advance(bytes);
+  return recursion_limit(scan, outcome, origin, limits);
+}
+
+Result<int> binary_recursion_limit(const ReadAt& read, uint64_t size, std::string_view origin, const Limits& limits,
+                                   size_t window_bytes) {
+  std::vector<char> window(std::max<size_t>(window_bytes, 32));
+  WireScan scan = binary_depth_scan(size, limits);
+  uint64_t base = 0;  // the offset of window[0]
+  size_t held = 0;    // bytes of the file in the window
+  while (true) {
+    const WireScan::Outcome outcome = scan.advance(std::string_view(window.data(), held), base);
+    if (outcome != WireScan::Outcome::NeedMore) return recursion_limit(scan, outcome, origin, limits);
+    // Keep what the walk reads next; what it skips past is never read.
+    const uint64_t next = scan.position();
+    if (next >= base + held) {
+      held = 0;
+    } else {
+      const size_t kept = held - static_cast<size_t>(next - base);
+      std::memmove(window.data(), window.data() + (next - base), kept);
+      held = kept;
+    }
+    base = next;
+    if (base + held >= size) return recursion_limit(scan, outcome, origin, limits);  // cut short
+    auto got = read(base + held, window.data() + held, window.size() - held);
+    if (!got) return got.error();
+    if (*got == 0) return recursion_limit(scan, outcome, origin, limits);  // the file ended early
+    held += *got;
+  }
 }
 
 }  // namespace shapeprop

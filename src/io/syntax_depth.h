@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -28,6 +29,14 @@ std::optional<Diagnostic> check_text_depth(std::string_view text, std::string_vi
 // limits.max_syntax_depth(). Bytes that are not well-formed protobuf give
 // limits.max_syntax_depth(): protobuf's parser then reports them.
 Result<int> binary_recursion_limit(std::string_view bytes, std::string_view origin, const Limits& limits);
+
+// The same for a model of `size` bytes read in pieces, not held whole: `read(offset, out,
+// n)` puts up to n of its bytes from `offset` on into `out` and gives how many (0 past its
+// end), or an error. The pieces are read into a buffer of `window` bytes (at least 32: a
+// field's tag and length take up to 20); what the walk skips (weights, strings) is not read.
+using ReadAt = std::function<Result<size_t>(uint64_t offset, char* out, size_t n)>;
+Result<int> binary_recursion_limit(const ReadAt& read, uint64_t size, std::string_view origin, const Limits& limits,
+                                   size_t window = size_t{1} << 20);
 
 // The scan binary_recursion_limit makes, for a model of `size` bytes (or at most `size`,
 // when it is checked as it arrives), and the error for an outcome that passed a limit.

@@ -26,10 +26,11 @@ VarintRead read_long_varint(std::string_view bytes, uint64_t& pos, uint64_t end,
 WireScan::WireScan(uint64_t size, size_t max_bodies, size_t max_messages)
     : stack_{{onnx_wire::Message::Model, size, 0, false}}, max_bodies_(max_bodies), max_messages_(max_messages) {}
 
-WireScan::Outcome WireScan::advance(std::string_view bytes) {
+WireScan::Outcome WireScan::advance(std::string_view window, uint64_t base) {
   using onnx_wire::Message;
+  const uint64_t available = base + window.size();  // the end of the bytes at hand
   while (true) {
-    if (pos_ > bytes.size()) return Outcome::NeedMore;  // inside a value that is skipped
+    if (pos_ > available) return Outcome::NeedMore;  // inside a value that is skipped
     const Frame& top = stack_.back();  // read before the stack changes below
     if (pos_ == top.end && top.type != Message::None) {
       if (stack_.size() == 1) return Outcome::Ended;
@@ -38,31 +39,34 @@ WireScan::Outcome WireScan::advance(std::string_view bytes) {
       continue;
     }
     // A field is read whole or not at all: one cut short is read again with more bytes.
-    const uint64_t here = std::min<uint64_t>(top.end, bytes.size());
+    const uint64_t here = std::min<uint64_t>(top.end, available);
     const Outcome short_field = here < top.end ? Outcome::NeedMore : Outcome::Malformed;
-    uint64_t pos = pos_, tag = 0, length = 0;
-    if (pos >= here) return short_field;
-    if (auto r = read_varint(bytes, pos, here, tag); r != VarintRead::Ok)
+    // Offsets in the window from here on, as the varint reads take them.
+    uint64_t pos = pos_ - base, tag = 0, length = 0;
+    const uint64_t window_end = here - base;
+    if (pos >= window_end) return short_field;
+    if (auto r = read_varint(window, pos, window_end, tag); r != VarintRead::Ok)
       return r == VarintRead::Short ? short_field : Outcome::Malformed;
     // Protobuf reads tags as 32-bit numbers: field numbers run from 1 to 2^29 - 1.
     const uint64_t field = tag >> 3;
     if (field == 0 || tag > UINT32_MAX) return Outcome::Malformed;
     switch (tag & 7) {
       case kVarint:
-        if (auto r = read_varint(bytes, pos, here, length); r != VarintRead::Ok)
+        if (auto r = read_varint(window, pos, window_end, length); r != VarintRead::Ok)
           return r == VarintRead::Short ? short_field : Outcome::Malformed;
-        pos_ = pos;
+        pos_ = base + pos;
         continue;
       case kFixed64:
       case kFixed32: {
         const uint64_t width = (tag & 7) == kFixed64 ? 8 : 4;
-        if (top.end - pos < width) return Outcome::Malformed;
-        pos_ = pos + width;  // the value is not looked at
+        if (top.end - (base + pos) < width) return Outcome::Malformed;
+        pos_ = base + pos + width;  // the value is not looked at
         continue;
       }
       case kLengthDelimited: {
-        if (auto r = read_varint(bytes, pos, here, length); r != VarintRead::Ok)
+        if (auto r = read_varint(window, pos, window_end, length); r != VarintRead::Ok)
           return r == VarintRead::Short ? short_field : Outcome::Malformed;
+        pos += base;  // an offset in the message again
         if (length > top.end - pos) return Outcome::Malformed;
         pos_ = pos;
         const Message type = onnx_wire::field_message(top.type, field);
@@ -76,12 +80,12 @@ WireScan::Outcome WireScan::advance(std::string_view bytes) {
         break;
       }
       case kStartGroup:
-        pos_ = pos;
+        pos_ = base + pos;
         stack_.push_back({Message::None, top.end, field, false});
         break;
       case kEndGroup:
         if (top.type != Message::None || top.group_field != field) return Outcome::Malformed;
-        pos_ = pos;
+        pos_ = base + pos;
         stack_.pop_back();
         continue;
       default:

@@ -43,7 +43,15 @@ class WireScan {
 
   // Goes on through `bytes`: the message's first bytes, all of those passed before and
   // perhaps more. Fields the schema does not know are skipped, as protobuf does.
-  Outcome advance(std::string_view bytes);
+  Outcome advance(std::string_view bytes) { return advance(bytes, 0); }
+
+  // The same through a window of the message: `window` holds its bytes from offset `base`
+  // on, where base is at most position() (a window need not hold what was walked past).
+  Outcome advance(std::string_view window, uint64_t base);
+
+  // Where the walk goes on: the offset of the next field to read, or of the end of a
+  // value being skipped (perhaps past the bytes given so far).
+  uint64_t position() const { return pos_; }
 
   // The deepest nesting of messages seen.
   size_t messages() const { return messages_; }

@@ -156,6 +156,47 @@ TEST(LoadModel, SniffsTextWithoutExtension) {
   EXPECT_EQ(m->graph().node(0).op_type(), "Abs");
 }
 
+// A binary file is read in pieces (never held whole): it loads as its bytes parse, and
+// every error is the one the bytes give.
+TEST(LoadModel, BinaryFilesLoadAsTheirBytesParse) {
+  TempDir dir;
+  auto model = testing::parse_or_fail(kSmall);
+  auto* weight = model.mutable_graph()->add_initializer();
+  weight->set_name("w");
+  weight->set_data_type(onnx::TensorProto::FLOAT);
+  weight->add_dims(100000);
+  weight->set_raw_data(std::string(400000, '\x01'));
+  auto bytes = serialize_model(model);
+  ASSERT_TRUE(bytes.ok());
+  for (const char* name : {"m.onnx", "m.pb", "model"}) {
+    write(dir / name, *bytes);
+    auto loaded = load_model(dir / name);
+    ASSERT_TRUE(loaded.ok()) << name << ": " << loaded.error().str();
+    EXPECT_EQ(loaded->SerializeAsString(), *bytes) << name;
+  }
+  // Cut short, cut inside the weight, empty, and no protobuf at all.
+  for (const std::string& cut : {bytes->substr(0, bytes->size() - 1), bytes->substr(0, 1000), std::string(),
+                                 std::string("\x08\x08\xff\xff")}) {
+    const auto path = dir / "cut.onnx";
+    write(path, cut);
+    auto loaded = load_model(path);
+    auto parsed = parse_model_binary(cut, path.string());
+    ASSERT_FALSE(parsed.ok());
+    ASSERT_FALSE(loaded.ok()) << cut.size();
+    EXPECT_EQ(loaded.error().str(), parsed.error().str()) << cut.size();
+  }
+}
+
+TEST(LoadModel, TextWithoutExtensionAfterBlankLines) {
+  TempDir dir;
+  write(dir / "model", std::string(5000, '\n') + " \t\r\v\f" + kSmall);
+  auto m = load_model(dir / "model");
+  ASSERT_TRUE(m.ok()) << m.error().str();
+  EXPECT_EQ(m->graph().node(0).op_type(), "Abs");
+  write(dir / "blank", std::string(5000, ' '));
+  EXPECT_FALSE(load_model(dir / "blank").ok());
+}
+
 TEST(LoadModel, OverTwoGibibytesIsAClearError) {
   TempDir dir;
   const auto path = dir / "huge.onnx";

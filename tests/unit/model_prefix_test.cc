@@ -135,6 +135,57 @@ TEST(WireScan, ResumesWhereTheBytesEnd) {
   EXPECT_EQ(cut.advance(std::string_view(bytes).substr(0, bytes.size() - 1)), WireScan::Outcome::Malformed);
 }
 
+// The scan of a file read in windows (binary_recursion_limit's ReadAt form) gives what the
+// scan of all its bytes gives, whatever the window, and reads nothing it skips.
+TEST(WireScan, WindowsGiveTheWholeScansAnswer) {
+  // A model with a weight of 64 KiB, and one with nested subgraphs past the limit.
+  auto weighted = parse_model_text(kModel);
+  ASSERT_TRUE(weighted.ok());
+  auto* weight = weighted->mutable_graph()->add_initializer();
+  weight->set_name("w");
+  weight->set_data_type(onnx::TensorProto::FLOAT);
+  weight->add_dims(16384);
+  weight->set_raw_data(std::string(65536, '\x7f'));
+  onnx::ModelProto deep;
+  deep.set_ir_version(8);
+  onnx::GraphProto* graph = deep.mutable_graph();
+  for (int k = 0; k < 80; ++k) {
+    auto* attribute = graph->add_node()->add_attribute();
+    attribute->set_name("then_branch");
+    attribute->set_type(onnx::AttributeProto::GRAPH);
+    graph = attribute->mutable_g();
+  }
+  const std::string small = binary_model(), heavy = weighted->SerializeAsString(), nested = deep.SerializeAsString(),
+                    cut = small.substr(0, small.size() - 3), garbage("\x08\x08\xff");
+  for (const std::string* input : {&small, &heavy, &cut, &nested, &garbage}) {
+    const std::string& whole = *input;
+    const auto expected = binary_recursion_limit(whole, "in", Limits{});
+    for (size_t window : {size_t{32}, size_t{33}, size_t{47}, size_t{64}, size_t{1000}, size_t{1} << 20}) {
+      size_t read = 0;
+      auto read_at = [&](uint64_t offset, char* out, size_t n) -> Result<size_t> {
+        if (offset >= whole.size()) return size_t{0};
+        const size_t got = std::min<size_t>(n, whole.size() - offset);
+        whole.copy(out, got, offset);
+        read += got;
+        return got;
+      };
+      const auto got = binary_recursion_limit(read_at, whole.size(), "in", Limits{}, window);
+      ASSERT_EQ(got.ok(), expected.ok()) << window;
+      if (expected.ok())
+        EXPECT_EQ(*got, *expected) << window;
+      else
+        EXPECT_EQ(got.error().str(), expected.error().str()) << window;
+      // The weight's bytes are skipped, not read, where the window is smaller than they are.
+      if (input == &heavy && window < 65536) {
+        EXPECT_LT(read, whole.size() - 60000) << window;
+      }
+    }
+  }
+  // A read that fails ends the scan with its error.
+  auto failing = [](uint64_t, char*, size_t) -> Result<size_t> { return Diagnostic::error("cannot read: EIO"); };
+  EXPECT_EQ(binary_recursion_limit(failing, small.size(), "in", Limits{}).error().message, "cannot read: EIO");
+}
+
 // read_varint: one byte below 0x80 is the value itself; a byte with its top bit set goes on
 // into the next; bytes that end (or whose end is set) inside a varint are short; more than
 // ten bytes, overlong. `pos` moves past what was read.
