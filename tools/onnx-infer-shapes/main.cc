@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "heap/huge_pages.h"
 #include "options.h"
 #include "shapeprop/driver.h"
 #include "shapeprop/io.h"
@@ -24,6 +26,15 @@
 #include "terminal/table.h"
 #include "shapeprop/report.h"
 #include "shapeprop/text.h"
+
+#ifdef SHAPEPROP_JEMALLOC_LINKED
+// jemalloc's options, read as it starts (the MALLOC_CONF variable still overrides them):
+// its chunks advised for huge pages, which main() keeps only where the kernel has them
+// free (heap/huge_pages.h).
+extern "C" {
+const char* malloc_conf = "thp:always,metadata_thp:auto";
+}
+#endif
 
 namespace {
 
@@ -228,6 +239,11 @@ int main(int argc, char** argv) {
   Options options;
   if (auto done = cli::parse_args(argc, argv, options)) return *done;
   if (!options.report.empty() && !report_path_is_free(options)) return kBadInput;
+  {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(options.input, ec);  // none for a pipe
+    shapeprop::heap::settle(shapeprop::heap::run_estimate(ec ? 0 : size));
+  }
   options.infer_options.describe_contexts = !options.report.empty();
   std::optional<shapeprop::ProgressLine> line;
   if (!options.quiet && isatty(STDERR_FILENO)) {
