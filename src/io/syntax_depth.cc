@@ -113,6 +113,8 @@ Result<int> binary_recursion_limit(const ReadAt& read, uint64_t size, std::strin
   while (true) {
     const WireScan::Outcome outcome = scan.advance(std::string_view(window.data(), held), base);
     if (outcome != WireScan::Outcome::NeedMore) return recursion_limit(scan, outcome, origin, limits);
+    // It had every byte and wants more: cut short.
+    if (base + held >= size) return recursion_limit(scan, outcome, origin, limits);
     // Keep what the walk reads next; what it skips past is never read.
     const uint64_t next = scan.position();
     if (next >= base + held) {
@@ -123,7 +125,7 @@ Result<int> binary_recursion_limit(const ReadAt& read, uint64_t size, std::strin
       held = kept;
     }
     base = next;
-    if (base + held >= size) return recursion_limit(scan, outcome, origin, limits);  // cut short
+    if (base + held >= size) continue;  // skipped to the end: what is held ends the walk
     auto got = read(base + held, window.data() + held, window.size() - held);
     if (!got) return got.error();
     if (*got == 0) return recursion_limit(scan, outcome, origin, limits);  // the file ended early

@@ -155,9 +155,16 @@ TEST(WireScan, WindowsGiveTheWholeScansAnswer) {
     attribute->set_type(onnx::AttributeProto::GRAPH);
     graph = attribute->mutable_g();
   }
+  // One that ends with a long string: its last value is skipped to the end of the file.
+  auto tailed = parse_model_text(kModel);
+  ASSERT_TRUE(tailed.ok());
+  ASSERT_GT(tailed->functions_size(), 0);  // its last field, and the function's last its metadata
+  auto* entry = tailed->mutable_functions(tailed->functions_size() - 1)->add_metadata_props();
+  entry->set_key("k");
+  entry->set_value(std::string(300, 'v'));
   const std::string small = binary_model(), heavy = weighted->SerializeAsString(), nested = deep.SerializeAsString(),
-                    cut = small.substr(0, small.size() - 3), garbage("\x08\x08\xff");
-  for (const std::string* input : {&small, &heavy, &cut, &nested, &garbage}) {
+                    tail = tailed->SerializeAsString(), cut = small.substr(0, small.size() - 3), garbage("\x08\x08\xff");
+  for (const std::string* input : {&small, &heavy, &tail, &cut, &nested, &garbage}) {
     const std::string& whole = *input;
     const auto expected = binary_recursion_limit(whole, "in", Limits{});
     for (size_t window : {size_t{32}, size_t{33}, size_t{47}, size_t{64}, size_t{1000}, size_t{1} << 20}) {
