@@ -44,7 +44,10 @@ class Job {
     if (!load_rules()) return JobStatus::BadInput;
     if (!validate()) return JobStatus::BadInput;
     if (!override_functions()) return JobStatus::BadInput;
-    if (auto stop = process(*out_.model, /*record=*/true)) return *stop;
+    if (auto stop = process(*out_.model, /*record=*/true)) {
+      out_.model.reset();  // no result; a transform may have moved its initializers out
+      return *stop;
+    }
     if (!verify()) return JobStatus::ProblemsFound;
     if (o_.count) out_.report.count_after(*out_.model);
     if (!write()) return JobStatus::BadInput;
@@ -155,6 +158,8 @@ class Job {
     if (o_.kind == JobKind::Transform) {
       TransformOptions t = options_;
       if (!record) t.after_pass = nullptr;
+      // A model the transform failed on is not the job's result (run() drops it below).
+      t.consume_input = true;
       auto done = specialize(model, t);
       if (!done) {
         if (record) fail(Step::Process, Diagnostic(done.error()).in_file(origin_));

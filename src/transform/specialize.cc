@@ -108,7 +108,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
       }
       ModelProto next;
       Round step(*input, options, stage, result, /*count_specializations=*/stage.specializes() && !specialized,
-                 /*take_initializers=*/input != &model, /*try_unchanged=*/false);
+                 /*take_initializers=*/input != &model || options.consume_input, /*try_unchanged=*/false);
       specialized = specialized || stage.specializes();
       auto ran = step.run(next);
       if (!ran) return ran.error();
@@ -133,7 +133,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
       before_last_round = result.stats.counters;
       ModelProto next;
       auto step = std::make_unique<Round>(*input, options, round_stage, result, /*count_specializations=*/round == 0,
-                                          /*take_initializers=*/input != &model,
+                                          /*take_initializers=*/input != &model || options.consume_input,
                                           /*try_unchanged=*/!input_just_inlined);
       input_just_inlined = false;
       auto ran = step->run(next);

@@ -77,7 +77,7 @@ enum class JobStatus {
 
 struct JobOutcome {
   JobStatus status = JobStatus::BadInput;
-  // The result (annotate and transform, when the run got that far), written to
+  // The result (annotate and transform, when they succeeded), written to
   // JobOptions::output already if one was given.
   std::optional<onnx::ModelProto> model;
   // Lines for the end of the run, after the result is written (the CLI prints each

@@ -54,6 +54,11 @@ struct TransformOptions {
   // keep them to the end, as clang's -disable-free keeps its ASTs: freeing a large model
   // message by message is a noticeable part of a run (onnx-infer-shapes does this).
   std::function<void(onnx::ModelProto&&)> retire;
+  // The caller reads `model` again only if the transform succeeds (no error, no error
+  // diagnostic): the first round then moves its initializers into the result instead of
+  // copying them (the weights were the largest copy of a run), and a transform that fails
+  // after that leaves the model without them. Unset, a failure leaves it as it was.
+  bool consume_input = false;
 };
 
 struct TransformStats {
