@@ -85,17 +85,6 @@ void for_each_free_read(GraphProto& g, std::vector<NameMap>& local, Fn&& fn) {
 }
 
 // Every name defined or read in a subgraph, to any depth.
-void collect_nested_names(const GraphProto& g, std::unordered_set<std::string>& names) {
-  for (const auto& vi : g.input()) names.insert(vi.name());
-  for (const auto& vi : g.output()) names.insert(vi.name());
-  for (const auto& t : g.initializer()) names.insert(t.name());
-  for (const auto& n : g.node()) {
-    for (const auto& in : n.input()) names.insert(in);
-    for (const auto& o : n.output()) names.insert(o);
-    for_each_subgraph(n, [&](const GraphProto& sg) { collect_nested_names(sg, names); });
-  }
-}
-
 }  // namespace
 
 std::string tensor_value_key(const TensorProto& t) {
@@ -117,22 +106,6 @@ uint64_t tensor_value_hash(const TensorProto& t) {
     for (; bytes > 0; ++p, --bytes) h = (h ^ *p) * 0x100000001b3ull;
   });
   return h;
-}
-
-void count_subgraph_definitions(const NodeProto& n, NameMap& counts) {
-  auto count = [&counts](std::string_view name) {
-    if (name.empty()) return;
-    const uint32_t k = counts.find(name);
-    counts.insert_or_assign(name, k == NameMap::kMissing ? 1 : k + 1);
-  };
-  for_each_subgraph(n, [&](const GraphProto& g) {
-    for (const auto& vi : g.input()) count(vi.name());
-    for (const auto& t : g.initializer()) count(t.name());
-    for (const auto& m : g.node()) {
-      for (const auto& o : m.output()) count(o);
-      count_subgraph_definitions(m, counts);
-    }
-  });
 }
 
 NodeProto constant_node(const std::string& name, TensorProto value) {
@@ -385,13 +358,12 @@ void MutableBody::gather_names() {
   if (main_graph_)
     for (const auto& t : main_graph_->initializer()) names_->insert(t.name());
   for (const auto& n : list_)
-    for_each_subgraph(n, [&](const GraphProto& g) { collect_nested_names(g, *names_); });
+    for_each_subgraph(n, [&](const GraphProto& g) { names_->insert_all(g, NameSet::Keep::Copies); });
 }
 
 ValueId MutableBody::new_value(std::string_view base, const Fact* fact) {
   if (!names_) gather_names();
-  std::string name(base);
-  for (int k = 1; !names_->insert(name).second; ++k) name = std::string(base) + "_" + std::to_string(k);
+  std::string name = names_->fresh(base);
   const auto v = static_cast<ValueId>(values_.size());
   Value& value = values_.emplace_back();
   value.name = std::move(name);
@@ -557,7 +529,7 @@ bool MutableBody::defined_in_subgraph(std::string_view name) {
   if (!subgraph_definitions_) {
     // The nodes the rewrites make hold no subgraph: the list's own are every one.
     subgraph_definitions_.emplace();
-    for (const auto& n : list_) count_subgraph_definitions(n, *subgraph_definitions_);
+    subgraph_definitions_->add_subgraph_definitions(list_);
   }
   return subgraph_definitions_->contains(name);
 }

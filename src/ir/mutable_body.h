@@ -22,10 +22,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "ir/body.h"
+#include "ir/names.h"
 #include "onnx/onnx_pb.h"
 #include "shapeprop/fact.h"
 #include "support/name_map.h"
@@ -229,8 +229,10 @@ class MutableBody {
   std::deque<onnx::NodeProto> added_;  // nodes the rewrites made
   std::deque<Fact> constant_facts_;    // facts of the constants they made
   std::unordered_multimap<uint64_t, ValueId> constants_;  // tensor_value_hash -> value
-  std::optional<std::unordered_set<std::string>> names_;  // every name of the body, for new_value(): gather_names()
-  std::optional<NameMap> subgraph_definitions_;  // names the subgraphs of the nodes define: defined_in_subgraph()
+  // Every name of the body, for new_value(): gather_names(). Copies: the edits rewrite the
+  // names that the nodes and their subgraphs read.
+  std::optional<NameSet> names_;
+  std::optional<NameCounts> subgraph_definitions_;  // names the subgraphs of the nodes define: defined_in_subgraph()
   std::vector<ValueId> initializers_;
   bool changed_ = false;
 
@@ -257,10 +259,6 @@ class MutableBody {
   NodeId link_before(NodeId before, onnx::NodeProto* proto);
   std::optional<ValueId> find_constant(const onnx::TensorProto& value, uint64_t hash) const;
 };
-
-// Counts each name that the subgraphs of `n` define, at any depth (their inputs,
-// initializers and node outputs); `counts` views the protos' strings.
-void count_subgraph_definitions(const onnx::NodeProto& n, NameMap& counts);
 
 // A Constant node defining `name` as `value` (whose own name it drops).
 onnx::NodeProto constant_node(const std::string& name, onnx::TensorProto value);

@@ -18,8 +18,9 @@
 #include <memory>
 #include <optional>
 
-#include "support/subgraphs.h"
+#include "ir/names.h"
 #include "support/op_names.h"
+#include "support/subgraphs.h"
 #include "transform/function_dce.h"
 
 namespace shapeprop::transform {
@@ -37,12 +38,8 @@ bool is_random(const NodeProto& n) {
   return FunctionId::is_default_domain(n.domain()) && draws_random_numbers(n.op_type());
 }
 
-using ir::count_subgraph_definitions;
-
-uint32_t count_of(const NameMap& counts, std::string_view name) {
-  const uint32_t k = counts.find(name);
-  return k == NameMap::kMissing ? 0 : k;
-}
+using Names = ir::NameSet;
+using Keep = ir::NameSet::Keep;
 
 // The names defined at one scope level, for telling whether a name that an inlined branch
 // defines clashes with one already there. Built only when a branch is inlined into the
@@ -54,11 +51,11 @@ uint32_t count_of(const NameMap& counts, std::string_view name) {
 // ONNX Runtime may refuse the model whatever the order.
 class LevelNames {
  public:
-  LevelNames(std::function<void(std::unordered_set<std::string>&)> initial, const NodeList& nodes)
+  LevelNames(std::function<void(Names&)> initial, const NodeList& nodes)
       : initial_(std::move(initial)), nodes_(nodes) {}
   bool contains(const std::string& name) {
     build();
-    return names_->count(name) > 0;
+    return names_->contains(name);
   }
   // A name defined at the level (known already, unless a branch was inlined here).
   void add(const std::string& name) {
@@ -68,9 +65,9 @@ class LevelNames {
   uint32_t nested(std::string_view name) {
     if (!nested_) {
       nested_.emplace();
-      for (const auto& n : nodes_) count_subgraph_definitions(n, *nested_);
+      nested_->add_subgraph_definitions(nodes_);
     }
-    return count_of(*nested_, name);
+    return nested_->count(name);
   }
 
  private:
@@ -79,10 +76,10 @@ class LevelNames {
     names_.emplace();
     initial_(*names_);
   }
-  std::function<void(std::unordered_set<std::string>&)> initial_;
+  std::function<void(Names&)> initial_;
   const NodeList& nodes_;
-  std::optional<std::unordered_set<std::string>> names_;
-  std::optional<NameMap> nested_;
+  std::optional<Names> names_;
+  std::optional<ir::NameCounts> nested_;
 };
 
 // One scope being folded (the body, an inlined branch, a subgraph) and the scopes around
@@ -140,7 +137,7 @@ class Folder {
  public:
   // `all_names` fills in every name of the body (defined or read, at any depth), from
   // which fresh names are kept apart; it runs on the first fresh name, if ever.
-  Folder(const BodyTarget& target, std::function<void(std::unordered_set<std::string>&)> all_names, Counters& stats,
+  Folder(const BodyTarget& target, std::function<void(Names&)> all_names, Counters& stats,
          PlacedFacts* facts_out = nullptr)
       : target_(target), all_names_(std::move(all_names)), stats_(stats), facts_out_(facts_out) {}
 
@@ -204,20 +201,20 @@ class Folder {
 
  private:
   const BodyTarget& target_;
-  std::function<void(std::unordered_set<std::string>&)> all_names_;
-  std::optional<std::unordered_set<std::string>> names_;
+  std::function<void(Names&)> all_names_;
+  std::optional<Names> names_;
   Counters& stats_;
   PlacedFacts* facts_out_;  // the facts of the top level's nodes and initializers, by place
   int subgraph_depth_ = 0;
   // For each If whose taken branch is being inlined, the outermost first: how many times
   // its subgraphs define each name.
-  std::vector<NameMap> inlining_;
+  std::vector<ir::NameCounts> inlining_;
   // The top level and its scope (fold_body sets them), and the names its subgraphs that
   // stay define (kept_subgraph_defines).
   const NodeList* top_nodes_ = nullptr;
   Scope* top_scope_ = nullptr;
   const ir::ValueNames* top_protected_ = nullptr;  // the names the graph keeps
-  std::optional<NameMap> kept_subgraph_names_;
+  std::optional<ir::NameCounts> kept_subgraph_names_;
 
   // Whether the facts of what is emitted now are recorded: at the top level only.
   bool recording() const { return facts_out_ && subgraph_depth_ == 0; }
@@ -304,11 +301,7 @@ class Folder {
       names_.emplace();
       all_names_(*names_);
     }
-    if (names_->insert(base).second) return base;
-    for (int k = 1;; ++k) {
-      std::string name = base + "_" + std::to_string(k);
-      if (names_->insert(name).second) return name;
-    }
+    return names_->fresh(base);
   }
 
   // The name the value `v` of `scope`, spelt `original`, gets at this level, where it is
@@ -332,13 +325,13 @@ class Folder {
     }
     return kept_subgraph_names_->contains(name);
   }
-  void count_kept_subgraph_definitions(const NodeList& nodes, Scope& scope, NameMap& counts) {
+  void count_kept_subgraph_definitions(const NodeList& nodes, Scope& scope, ir::NameCounts& counts) {
     for (int i = 0; i < nodes.size(); ++i) {
       const NodeProto& n = nodes.Get(i);
       if (!has_subgraph(n)) continue;  // nothing to count (and no If to decide)
       const Node node{n, scope.body->nodes()[static_cast<size_t>(i)], scope};
       if (classify(node, /*top=*/true) != Rewrite::TakenBranch) {
-        count_subgraph_definitions(node.proto, counts);
+        counts.add_subgraph_definitions(node.proto);
         continue;
       }
       const GraphProto* g = taken_branch(node.proto, branch_of(node));
@@ -351,7 +344,7 @@ class Folder {
   // Whether a subgraph of a node at the level, other than the If whose branch is being
   // inlined (the innermost, inlining_.back()), defines `name`.
   bool defined_elsewhere(const std::string& name, LevelNames& level) const {
-    const uint32_t here = inlining_.empty() ? 0 : count_of(inlining_.back(), name);
+    const uint32_t here = inlining_.empty() ? 0 : inlining_.back().count(name);
     return level.nested(name) > here;
   }
   std::string define_output(const Node& node, int k, LevelNames& level, bool inlined) {
@@ -456,7 +449,7 @@ class Folder {
     std::unique_ptr<ir::Body> owned;
     Scope branch = scope_of(*g, node.scope, owned);
     inlining_.emplace_back();
-    count_subgraph_definitions(n, inlining_.back());
+    inlining_.back().add_subgraph_definitions(n);
     for (const auto& t : g->initializer()) {
       const ir::ValueId v = branch.body->find(t.name());
       emit_value(define(t.name(), v, branch, level, /*inlined=*/true, nullptr), v, branch, t, nullptr, out, top);
@@ -525,11 +518,11 @@ class Folder {
   void fold_subgraph(const GraphProto& original, GraphProto* g, Scope& outer) {
     std::unique_ptr<ir::Body> owned;
     Scope scope = scope_of(original, outer, owned);
-    LevelNames level([&original](std::unordered_set<std::string>& names) {
-      for (const auto& in : original.input()) names.insert(in.name());
-      for (const auto& t : original.initializer()) names.insert(t.name());
+    LevelNames level([&original](Names& names) {
+      for (const auto& in : original.input()) names.insert_lasting(in.name());
+      for (const auto& t : original.initializer()) names.insert_lasting(t.name());
       for (const auto& n : original.node())
-        for (const auto& o : n.output()) names.insert(o);
+        for (const auto& o : n.output()) names.insert_lasting(o);
     }, original.node());
     NodeList folded;
     ++subgraph_depth_;
@@ -564,16 +557,16 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
                    PlacedFacts* facts_out) {
   Folder folder(
       target,
-      [&](std::unordered_set<std::string>& names) {
-        for (std::string_view name : protected_names) names.emplace(name);
-        collect_names(nodes, names);
+      [&](Names& names) {
+        for (std::string_view name : protected_names) names.insert_lasting(name);
+        names.insert_all(nodes, Keep::Views);
       },
       stats, facts_out);
   Scope top{&facts, &facts.body(), nullptr, {}};
-  LevelNames level([&](std::unordered_set<std::string>& names) {
-    for (std::string_view name : protected_names) names.emplace(name);
+  LevelNames level([&](Names& names) {
+    for (std::string_view name : protected_names) names.insert_lasting(name);
     for (const auto& n : nodes)
-      for (const auto& o : n.output()) names.insert(o);
+      for (const auto& o : n.output()) names.insert_lasting(o);
   }, nodes);
   NodeList out;
   folder.set_top(nodes, top, protected_names);
@@ -629,30 +622,6 @@ ir::MutableBody::FactSource PlacedFacts::source() const {
   return source;
 }
 
-void collect_reads(const NodeList& nodes, NameMap& reads) {
-  for (const auto& n : nodes) {
-    for (const auto& in : n.input())
-      if (!in.empty()) reads.insert(in);
-    for_each_subgraph(n, [&](const GraphProto& g) {
-      collect_reads(g.node(), reads);
-      for (const auto& o : g.output()) reads.insert(o.name());
-    });
-  }
-}
-
-void collect_names(const NodeList& nodes, std::unordered_set<std::string>& names) {
-  for (const auto& n : nodes) {
-    for (const auto& in : n.input()) names.insert(in);
-    for (const auto& o : n.output()) names.insert(o);
-    for_each_subgraph(n, [&](const GraphProto& g) {
-      for (const auto& vi : g.input()) names.insert(vi.name());
-      for (const auto& vi : g.output()) names.insert(vi.name());
-      for (const auto& t : g.initializer()) names.insert(t.name());
-      collect_names(g.node(), names);
-    });
-  }
-}
-
 void fold_subgraphs_without_facts(NodeProto& node) {
   // What fold_subgraph does where nothing is known: every node is kept as it is (its own
   // subgraphs first), then Identity chains collapse, dead nodes go, and value_info goes
@@ -671,7 +640,7 @@ void fold_subgraphs_without_facts(NodeProto& node) {
 
 bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target) {
   Counters unused;
-  const Folder folder(target, [](std::unordered_set<std::string>&) {}, unused);
+  const Folder folder(target, [](Names&) {}, unused);
   Scope top{&facts, &facts.body(), nullptr, {}};
   if (!folder.leaves_unchanged(nodes, top)) return false;
   // No dead node either (the nodes hold no subgraph: leaves_unchanged made sure), by the

@@ -5,14 +5,11 @@
 #include <functional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "infer/analyzer.h"
 #include "ir/mutable_body.h"
 #include "shapeprop/specialize.h"
-#include "support/name_map.h"
 
 namespace shapeprop::transform {
 
@@ -107,13 +104,6 @@ bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, 
 // Keeps the nodes whose `keep` entry is true, in their order, and destroys the others. The
 // kept nodes move by pointer within the list: none is copied or allocated anew.
 void keep_nodes(NodeList& nodes, const std::vector<bool>& keep);
-
-// Every name read by the nodes, in subgraphs too (a superset of their free names); the
-// map views the nodes' strings.
-void collect_reads(const NodeList& nodes, NameMap& reads);
-
-// Every name defined or read anywhere in the nodes and their subgraphs.
-void collect_names(const NodeList& nodes, std::unordered_set<std::string>& names);
 
 // Nodes in the list (or the node) and all of its subgraphs.
 size_t count_nodes(const NodeList& nodes);

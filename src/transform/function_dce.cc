@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "support/name_map.h"
+#include "ir/names.h"
 #include "support/subgraphs.h"
 
 namespace shapeprop::transform {
@@ -96,10 +96,10 @@ void remove_unused(ModelProto& m) {
 
 // Initializers nothing reads (graph inputs with a default stay: they are interface).
 void remove_unused_initializers(GraphProto& g) {
-  NameMap reads(static_cast<size_t>(g.node_size()) * 2);
-  transform::collect_reads(g.node(), reads);
-  for (const auto& o : g.output()) reads.insert(o.name());
-  for (const auto& i : g.input()) reads.insert(i.name());
+  ir::NameCounts reads(static_cast<size_t>(g.node_size()) * 2);
+  reads.add_reads(g.node());
+  for (const auto& o : g.output()) reads.add(o.name());
+  for (const auto& i : g.input()) reads.add(i.name());
   auto* inits = g.mutable_initializer();
   inits->erase(std::remove_if(inits->begin(), inits->end(),
                               [&](const onnx::TensorProto& t) { return !reads.contains(t.name()); }),

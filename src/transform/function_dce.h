@@ -32,9 +32,9 @@ void collect_domains(const NodeList& nodes, std::set<std::string>& domains);
 class CallFinder {
  public:
   explicit CallFinder(const std::set<FunctionId>& functions) : functions_(functions.begin(), functions.end()) {
-    for (const auto& f : functions_) names_.insert(f.name);
+    for (const auto& f : functions_) function_names_.insert(f.name);
   }
-  CallFinder(const CallFinder&) = delete;  // names_ views functions_' strings
+  CallFinder(const CallFinder&) = delete;  // function_names_ views functions_' strings
   CallFinder& operator=(const CallFinder&) = delete;
 
   // Adds the functions `nodes` call to `called`, and counts the calls in `count`.
@@ -42,7 +42,7 @@ class CallFinder {
     if (functions_.empty()) return;
     for (const auto& n : nodes) {
       // Most nodes are ops no function is named after: told apart without building an id.
-      if (names_.contains(n.op_type())) {
+      if (function_names_.contains(n.op_type())) {
         if (auto it = functions_.find(FunctionId::View::of(n)); it != functions_.end()) {
           called.insert(*it);
           if (count) ++*count;
@@ -54,7 +54,7 @@ class CallFinder {
 
  private:
   std::unordered_set<FunctionId, FunctionId::Hash, FunctionId::Equal> functions_;  // looked up by a node's view
-  std::unordered_set<std::string_view> names_;  // views the ids' names
+  std::unordered_set<std::string_view> function_names_;  // views the ids' names
 };
 
 std::set<FunctionId> function_ids(const ModelProto& m);

@@ -4,12 +4,11 @@
 // call, then each callee node again into the graph, and copies every other node.
 #include "transform/inline.h"
 
-#include <deque>
 #include <memory>
 #include <stdexcept>
 #include <unordered_map>
 
-#include "support/name_map.h"
+#include "ir/names.h"
 
 namespace shapeprop::transform {
 
@@ -33,17 +32,11 @@ std::string impl_id(const std::string& domain, const std::string& name, const st
 
 // Every name in one namespace (values and node names), and fresh ones made from a
 // suggestion: the suggestion itself if free, else suggestion_K with K one global counter.
-// Names are views of the model's strings (kept alive by the Inliner) or of the ones it made.
+// The model's names are views of its strings (kept alive by the Inliner).
 class Names {
  public:
-  void add(const std::string& name) { names_.insert(name); }
-  std::string create(const std::string& suggested) {
-    std::string name = suggested;
-    while (names_.contains(name)) name = suggested + "_" + std::to_string(index_++);
-    made_.push_back(name);
-    names_.insert(made_.back());
-    return name;
-  }
+  void add(const std::string& name) { names_.insert_lasting(name); }
+  std::string create(const std::string& suggested) { return names_.fresh(suggested, index_); }
   void add_graph(const GraphProto& g) {
     for (const auto& x : g.input()) add(x.name());
     for (const auto& x : g.initializer()) add(x.name());
@@ -61,8 +54,7 @@ class Names {
   }
 
  private:
-  NameMap names_;
-  std::deque<std::string> made_;
+  ir::NameSet names_;
   unsigned index_ = 0;
 };
 
@@ -92,7 +84,7 @@ void bind_attributes(NodeProto& node, const std::unordered_map<std::string, cons
 // The renaming of one inlined call: scoped maps from the callee's names to the graph's.
 class Renamer {
  public:
-  Renamer(std::string suffix, Names& names) : suffix_(std::move(suffix)), names_(names) { scopes_.emplace_back(); }
+  Renamer(std::string suffix, Names& names) : suffix_(std::move(suffix)), names_(names) {}
 
   // Formal parameters take the actual names; an output the call omits gets a fresh one.
   // An output that is one of the inputs (`Id (x) => (x)`) keeps the input's binding
@@ -104,17 +96,16 @@ class Renamer {
     if (actuals.size() > formals.size())
       throw std::runtime_error("a call has more actual parameters than its function has formal parameters");
     std::vector<std::pair<std::string, std::string>> passed_through;
-    auto& scope = scopes_.back();
     for (int i = 0; i < formals.size(); ++i) {
       std::string as = i < actuals.size() ? actuals.Get(i) : std::string();
       if (outputs) {
-        if (auto in = scope.find(formals.Get(i)); in != scope.end()) {
-          if (!as.empty() && !in->second.empty()) passed_through.emplace_back(in->second, as);
+        if (const std::string* in = renaming_.bound_here(formals.Get(i))) {
+          if (!as.empty() && !in->empty()) passed_through.emplace_back(*in, as);
           continue;
         }
         if (as.empty()) as = unique(formals.Get(i));
       }
-      scope[formals.Get(i)] = as;
+      renaming_.bind(formals.Get(i), std::move(as));
     }
     return passed_through;
   }
@@ -131,12 +122,9 @@ class Renamer {
 
   void lookup_or_rename(std::string& name, bool defines) {
     if (name.empty()) return;
-    for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
-      auto it = s->find(name);
-      if (it != s->end()) {
-        name = it->second;
-        return;
-      }
+    if (const std::string* to = renaming_.find(name)) {
+      name = *to;
+      return;
     }
     if (defines) rename(name);  // otherwise an outer name, which stays
   }
@@ -144,21 +132,21 @@ class Renamer {
  private:
   std::string suffix_;
   Names& names_;
-  std::vector<std::unordered_map<std::string, std::string>> scopes_;
+  ir::ScopedRenaming renaming_;
 
   std::string unique(const std::string& name) { return names_.create(name + suffix_); }
   void rename(std::string& name) {
     std::string fresh = unique(name);
-    scopes_.back()[name] = fresh;
+    renaming_.bind(name, fresh);
     name = std::move(fresh);
   }
   void graph(GraphProto& g) {
-    scopes_.emplace_back();
+    renaming_.push();
     for (auto& x : *g.mutable_input()) rename(*x.mutable_name());
     for (auto& t : *g.mutable_initializer()) rename(*t.mutable_name());
     for (auto& y : *g.mutable_output()) rename(*y.mutable_name());
     for (auto& n : *g.mutable_node()) node(n);
-    scopes_.pop_back();
+    renaming_.pop();
   }
 };
 
@@ -205,13 +193,13 @@ class Inliner {
       bind_attributes(n, values);
       renamer.node(n);
     }
-    std::unordered_map<std::string_view, bool> actual;
-    for (const auto& x : node.input()) actual[x] = true;
-    for (const auto& x : node.output()) actual[x] = true;
+    ir::NameSet actual;
+    for (const auto& x : node.input()) actual.insert_lasting(x);
+    for (const auto& x : node.output()) actual.insert_lasting(x);
     for (const auto& vi : callee.value_info()) {
       onnx::ValueInfoProto renamed = vi;
       renamer.lookup_or_rename(*renamed.mutable_name(), false);
-      if (!actual.count(renamed.name())) *value_info.Add() = std::move(renamed);
+      if (!actual.contains(renamed.name())) *value_info.Add() = std::move(renamed);
     }
     for (auto& n : body) append(n, nodes, value_info);
     for (const auto& [from, to] : passed_through) {

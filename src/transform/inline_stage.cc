@@ -12,8 +12,8 @@
 #include "infer/onnx_bridge.h"
 #include "ir/body.h"
 #include "ir/mutable_body.h"
+#include "ir/names.h"
 #include "shapeprop/phases.h"
-#include "support/name_map.h"
 #include "support/subgraphs.h"
 #include "transform/fold_body.h"
 #include "transform/function_dce.h"
@@ -227,8 +227,8 @@ void fold_inlined_graph(ModelProto& m) {
   // (Decided before any subgraph is tidied: the names view the subgraphs' strings.)
   std::vector<bool> may_move(static_cast<size_t>(g.node_size()), false);
   {
-    NameMap subgraph_names;
-    for (const auto& n : g.node()) ir::count_subgraph_definitions(n, subgraph_names);
+    ir::NameCounts subgraph_names;
+    subgraph_names.add_subgraph_definitions(g.node());
     for (int i = 0; i < g.node_size(); ++i) {
       const NodeProto& n = g.node(i);
       may_move[static_cast<size_t>(i)] = constants_may_be_initializers(m) && FunctionId::is_default_domain(n.domain()) &&
