@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# allocator_options.sh TOOL: onnx-infer-shapes, linked with jemalloc, starts it with the
+# options main.cc gives it (malloc_conf): chunks advised for huge pages, and freed pages
+# kept for the process's own reuse, never returned to the kernel while it runs (dirty and
+# muzzy decay off: returning them splits huge pages, and the next allocation faults them
+# in again). Read off jemalloc's own statistics (MALLOC_CONF=stats_print:true prints them
+# at exit, with the options it runs with).
+set -euo pipefail
+tool=${1:?usage: allocator_options.sh TOOL}
+stats=$(MALLOC_CONF=stats_print:true "$tool" --version 2>&1 >/dev/null)
+for want in 'opt.thp: "always"' 'opt.metadata_thp: "auto"' 'opt.dirty_decay_ms: -1' 'opt.muzzy_decay_ms: -1'; do
+  grep -qF -e "$want" <<<"$stats" || { echo "FAIL: jemalloc does not run with $want"; grep -E 'opt\.(thp|metadata_thp|dirty_decay_ms|muzzy_decay_ms)' <<<"$stats"; exit 1; }
+done
+echo "jemalloc runs with huge pages and no decay"
