@@ -560,6 +560,26 @@ void MutableBody::make_constant(NodeId id, TensorProto value) {
   replace_node(id, constant_node(values_[out].name, std::move(value)), {});
 }
 
+size_t MutableBody::remove_unread_initializers() {
+  if (!main_graph_) return 0;
+  std::unordered_set<const TensorProto*> unread;
+  values_.for_each([&unread](const Value& v) {
+    if (v.initializer && v.live_uses == 0 && !v.interface) unread.insert(v.initializer);
+  });
+  if (unread.empty()) return 0;
+  // The kept ones move by pointer, in their order (no tensor is copied or moved).
+  auto& inits = *main_graph_->mutable_initializer();
+  int kept = 0;
+  for (int i = 0; i < inits.size(); ++i)
+    if (!unread.count(&inits.Get(i))) {
+      if (kept != i) inits.SwapElements(kept, i);
+      ++kept;
+    }
+  const size_t gone = static_cast<size_t>(inits.size() - kept);
+  inits.DeleteSubrange(kept, inits.size() - kept);
+  return gone;
+}
+
 bool MutableBody::commit() {
   if (!changed_) return false;
   // The list's own nodes (ids below its size) move by pointer into their new order, none

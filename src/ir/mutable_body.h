@@ -153,6 +153,13 @@ class MutableBody {
   // add_constant reuses the constants remembered.
   ValueId remember_constant(ValueId v);
 
+  // The main graph's initializers (not graph inputs) that nothing reads and no interface
+  // name keeps go from the graph, in one pass over the values' use lists (a subgraph's
+  // read counts, by ONNX's scoping: a read of a name the subgraph defines itself does
+  // not). The body's last edit: its initializers are the graph's no longer. Returns how
+  // many went; nothing in a function body.
+  size_t remove_unread_initializers();
+
   bool changed() const { return changed_; }
   // Writes the nodes back in order, without the erased ones and, where an edit set the
   // node's inputs, without omitted inputs at the end of them; true when anything changed.

@@ -79,6 +79,10 @@ BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget
   }
   if (tidy && run.changed) clean();
   if (!dry) body.commit();
+  if (tidy && target.main_graph) {
+    body.remove_unread_initializers();
+    run.initializers_tidied = true;
+  }
   return run;
 }
 

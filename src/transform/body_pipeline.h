@@ -21,6 +21,8 @@ struct BodyRun {
   // The pass that still changed the body in the last round allowed (the rewrites did not
   // reach a fixed point), if one did.
   std::optional<Pass> still_changing;
+  // With tidy in the main graph, the initializers nothing reads went too (by use lists).
+  bool initializers_tidied = false;
 };
 
 // Runs `passes` over the top level of `nodes` (whose facts `facts` gives by place; `target`
@@ -28,7 +30,8 @@ struct BodyRun {
 // rounds until none changes anything (at most `max_rounds`), or, with `dry`, until one
 // would. Counts what it does in `counters`. With `tidy` (the dce pass; not in a dry run),
 // Identity chains at the top level collapse and dead nodes go before the passes, and
-// again after them when they changed something: the same body edits, by value id.
+// again after them when they changed something: the same body edits, by value id; and,
+// in the main graph (target.main_graph), the initializers that nothing reads then go.
 BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget& target,
                      const ir::ValueNames& interface, const std::vector<Pass>& passes,
                      const RewriteOptions& options, bool dry, Counters& counters, bool tidy = false,

@@ -223,16 +223,16 @@ std::function<std::string(const infer::CallContext*)> Round::callee_overloads() 
   };
 }
 
-bool Round::rewrite(NodeList& nodes, const transform::PlacedFacts& facts, const transform::BodyTarget& target,
+transform::BodyRun Round::rewrite(NodeList& nodes, const transform::PlacedFacts& facts, const transform::BodyTarget& target,
              const ir::ValueNames& interface, const transform::RewriteOptions& options) {
-  if (stage_.rewrites.empty() && !stage_.dce) return false;
+  if (stage_.rewrites.empty() && !stage_.dce) return {};
   const auto run = transform::rewrite_body(nodes, facts, target, interface, stage_.rewrites, options,
                                            /*dry=*/false, result_.stats.counters, /*tidy=*/stage_.dce);
   if (run.still_changing)
     result_.diagnostics.push_back(Diagnostic::make(
         Severity::Warning, "the rewrites of " + options.where + " did not settle: pass " +
                                std::string(pass_info(*run.still_changing).name) + " still changed it in the last round"));
-  return run.changed;
+  return run;
 }
 
 transform::BodyTarget Round::body_target() {
@@ -276,10 +276,11 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
   transform::PlacedFacts placed(&analysis.graph().facts, static_cast<size_t>(target_graph.initializer_size()));
   NodeList nodes =
       transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats.counters, &placed);
-  rewrite(nodes, placed, target, interface_names(g),
-          rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'"));
+  const transform::BodyRun run = rewrite(nodes, placed, target, interface_names(g),
+                                         rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'"));
   target_graph.mutable_node()->Swap(&nodes);
-  if (stage_.dce) remove_unused_initializers(target_graph);
+  // (A model whose constants stay nodes has the rewrites tidy no initializer.)
+  if (stage_.dce && !run.initializers_tidied) remove_unused_initializers(target_graph);
 }
 
 void Round::restore_missing_functions(ModelProto& out) {

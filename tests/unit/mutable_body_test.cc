@@ -178,5 +178,31 @@ g (float[2] x) => (float[2] y) {
   EXPECT_EQ(lines(b.model.graph()), (std::vector<std::string>{"y = Relu(x)"}));
 }
 
+TEST(MutableBodyTest, UnreadInitializersGoByUseLists) {
+  // dflt is also an input (an input's default: interface), kept_out a graph output;
+  // in_branch is read in a branch only; the branch that defines `shadowed` reads its own;
+  // dead_reader loses its reader when dead nodes go.
+  Body b(R"(
+<ir_version: 10, opset_import: ["" : 18]>
+g (bool c, float[2] x, float[2] dflt) => (float[2] y, float[2] kept_out)
+    <float[2] dflt = {1,2}, float[2] unread = {3,4}, float[2] in_branch = {5,6},
+     float[2] shadowed = {7,8}, float[2] kept_out = {9,10}, float[2] dead_reader = {1,1}> {
+  y = If (c) <then_branch = g1 () => (float[2] a) { a = Add (x, in_branch) },
+              else_branch = g2 () => (float[2] a) { shadowed = Neg (x)
+                                                   a = Abs (shadowed) }>
+  z = Mul (x, dead_reader)
+}
+)",
+         {"c", "x", "dflt", "y", "kept_out"});
+  b.body->remove_dead_nodes();
+  EXPECT_EQ(b.body->remove_unread_initializers(), 3u);
+  std::vector<std::string> names;
+  for (const auto& t : b.model.graph().initializer()) names.push_back(t.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"dflt", "in_branch", "kept_out"}));
+  EXPECT_EQ(b.model.graph().initializer(1).float_data(0), 5.0f);  // the tensors stay whole
+  EXPECT_TRUE(b.body->commit());
+  EXPECT_EQ(b.model.graph().node_size(), 1);
+}
+
 }  // namespace
 }  // namespace shapeprop::ir
