@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "shapeprop/function_id.h"
@@ -84,7 +85,6 @@ void for_each_free_read(GraphProto& g, std::vector<NameMap>& local, Fn&& fn) {
   local.pop_back();
 }
 
-// Every name defined or read in a subgraph, to any depth.
 }  // namespace
 
 std::string tensor_value_key(const TensorProto& t) {

@@ -1,5 +1,6 @@
 #include "ir/names.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "support/subgraphs.h"

@@ -223,8 +223,9 @@ std::function<std::string(const infer::CallContext*)> Round::callee_overloads() 
   };
 }
 
-transform::BodyRun Round::rewrite(NodeList& nodes, const transform::PlacedFacts& facts, const transform::BodyTarget& target,
-             const ir::ValueNames& interface, const transform::RewriteOptions& options) {
+transform::BodyRun Round::rewrite(NodeList& nodes, const transform::PlacedFacts& facts,
+                                  const transform::BodyTarget& target, const ir::ValueNames& interface,
+                                  const transform::RewriteOptions& options) {
   if (stage_.rewrites.empty() && !stage_.dce) return {};
   const auto run = transform::rewrite_body(nodes, facts, target, interface, stage_.rewrites, options,
                                            /*dry=*/false, result_.stats.counters, /*tidy=*/stage_.dce);

@@ -105,7 +105,7 @@ class Round {
   // The rewrite passes over one folded body; a body they leave still changing after their
   // rounds is a warning naming the pass (the next round of the transform takes it up).
   transform::BodyRun rewrite(NodeList& nodes, const transform::PlacedFacts& facts, const transform::BodyTarget& target,
-               const ir::ValueNames& interface, const transform::RewriteOptions& options);
+                             const ir::ValueNames& interface, const transform::RewriteOptions& options);
 
   // Where a body's folding goes, with what the stage runs of fold and dce.
   transform::BodyTarget body_target();
