@@ -51,7 +51,7 @@ options:
                          f__1; the default) or as IR-10 overloads of f, for tools
                          that look functions up by name (specialize and inline modes)
   -o, --output PATH      write the result to PATH (a regular file atomically; a
-                         character device or FIFO in place); default: text on stdout
+                         character device or FIFO in place); '-' or none: stdout
   --emit text|binary     output format; default from the output's extension
                          (.onnx binary, .onnxtxt text), text when writing to stdout
   --override LIB         replace the model's functions by the functions of LIB (ONNX
@@ -195,10 +195,15 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
       auto v = value("--output");
       if (!v) return kBadInput;
       if (v->empty()) {
-        error("--output needs a file name; to write to stdout, leave --output out");
+        error("--output needs a file name; to write to stdout, give '-' or leave --output out");
         return kBadInput;
       }
-      o.output = *v;
+      // "-" is standard output, as for most tools (a file of that name: -o ./-).
+      o.output_dash = *v == "-";
+      if (o.output_dash)
+        o.output.reset();
+      else
+        o.output = *v;
     } else if (is("--emit")) {
       auto v = value("--emit");
       if (!v) return kBadInput;
@@ -356,7 +361,7 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
   }
   if (o.mode == Mode::Check) {
     const std::pair<bool, const char*> writing[] = {
-        {o.output.has_value(), "-o"},
+        {o.output.has_value() || o.output_dash, "-o"},
         {o.emit.has_value(), "--emit"},
         {!o.overrides.empty(), "--override"},
         {o.inline_policy.has_value(), "--inline"},

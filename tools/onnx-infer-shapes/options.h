@@ -30,6 +30,7 @@ struct Options {
   std::set<std::pair<std::string, std::string>> keep;  // --keep: (domain, name)
   std::optional<shapeprop::Naming> naming;
   std::optional<std::string> output;  // nullopt: stdout
+  bool output_dash = false;           // -o - (stdout, said outright)
   std::optional<shapeprop::Format> emit;
   bool infer = true;
   shapeprop::InferOptions infer_options;  // with the limits
