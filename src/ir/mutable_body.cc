@@ -126,7 +126,9 @@ MutableBody::MutableBody(NodeList& nodes, const FactSource& facts, GraphProto* m
   const auto n = static_cast<size_t>(nodes.size());
   nodes_.reserve(n);
   // Names are resolved here only: by value from here on.
-  NameIndex by_name(n * 2);
+  // Sized for every value up front (about two per node, and each initializer: a model of
+  // weights has more of those than nodes), so that the index never grows while it fills.
+  NameIndex by_name(n * 2 + interface.size() + (main_graph ? static_cast<size_t>(main_graph->initializer_size()) : 0));
   for (std::string_view name : interface) values_[resolve(name, by_name)].interface = true;
   if (main_graph) {
     std::unordered_set<std::string_view> inputs;

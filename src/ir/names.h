@@ -31,6 +31,7 @@ class NameArena {
   std::vector<std::unique_ptr<char[]>> blocks_;
   char* free_ = nullptr;
   size_t left_ = 0;
+  size_t next_block_ = 256;
 };
 
 // A set of names. insert() keeps a copy of the name; insert_lasting() only views it, for
