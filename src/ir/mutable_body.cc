@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "shapeprop/function_id.h"
+#include "support/repeated_fields.h"
 #include "support/subgraphs.h"
 
 namespace shapeprop::ir {
@@ -569,17 +570,10 @@ size_t MutableBody::remove_unread_initializers() {
     if (v.initializer && v.live_uses == 0 && !v.interface) unread.insert(v.initializer);
   });
   if (unread.empty()) return 0;
-  // The kept ones move by pointer, in their order (no tensor is copied or moved).
   auto& inits = *main_graph_->mutable_initializer();
-  int kept = 0;
-  for (int i = 0; i < inits.size(); ++i)
-    if (!unread.count(&inits.Get(i))) {
-      if (kept != i) inits.SwapElements(kept, i);
-      ++kept;
-    }
-  const size_t gone = static_cast<size_t>(inits.size() - kept);
-  inits.DeleteSubrange(kept, inits.size() - kept);
-  return gone;
+  const auto before = static_cast<size_t>(inits.size());
+  keep_in_order(inits, [&unread](const TensorProto& t, int) { return !unread.count(&t); });
+  return before - static_cast<size_t>(inits.size());
 }
 
 bool MutableBody::commit() {

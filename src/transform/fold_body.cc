@@ -20,6 +20,7 @@
 
 #include "ir/names.h"
 #include "support/op_names.h"
+#include "support/repeated_fields.h"
 #include "support/subgraphs.h"
 #include "transform/function_dce.h"
 
@@ -664,13 +665,7 @@ bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, 
 }
 
 void keep_nodes(NodeList& nodes, const std::vector<bool>& keep) {
-  int kept = 0;
-  for (int i = 0; i < nodes.size(); ++i)
-    if (keep[static_cast<size_t>(i)]) {
-      if (kept != i) nodes.SwapElements(kept, i);
-      ++kept;
-    }
-  if (kept < nodes.size()) nodes.DeleteSubrange(kept, nodes.size() - kept);
+  keep_in_order(nodes, [&keep](const NodeProto&, int i) { return keep[static_cast<size_t>(i)]; });
 }
 
 size_t count_nodes(const onnx::NodeProto& node) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "ir/names.h"
+#include "support/repeated_fields.h"
 #include "support/subgraphs.h"
 
 namespace shapeprop::transform {
@@ -100,10 +101,7 @@ void remove_unused_initializers(GraphProto& g) {
   reads.add_reads(g.node());
   for (const auto& o : g.output()) reads.add(o.name());
   for (const auto& i : g.input()) reads.add(i.name());
-  auto* inits = g.mutable_initializer();
-  inits->erase(std::remove_if(inits->begin(), inits->end(),
-                              [&](const onnx::TensorProto& t) { return !reads.contains(t.name()); }),
-               inits->end());
+  keep_in_order(*g.mutable_initializer(), [&reads](const onnx::TensorProto& t, int) { return reads.contains(t.name()); });
 }
 
 // The version of the default domain among `imports` (0 when absent).
