@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what shapeprop needs to build and test, and nothing that is already there:
-#   - Debian packages (compilers, protobuf, Boost.Graph, range-v3, GoogleTest, Benchmark,
+#   - Debian packages (compilers, ccache, protobuf, Boost.Graph, range-v3, GoogleTest, Benchmark,
 #     ninja, llvm-14-tools for lit/FileCheck, clang 14 for the sanitizer preset, GNU time
 #     for bench.sh and the golden tests' %within; for the
 #     Python package: python3-dev, pybind11, patchelf, and python3-onnx, python3-pytest,
@@ -44,7 +44,7 @@ debian_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libjemalloc-dev
   llvm-14-tools clang-14 libclang-rt-14-dev
-  dpkg-dev ca-certificates time
+  dpkg-dev ca-certificates time ccache
   python3-dev python3-pybind11 pybind11-dev patchelf
   python3-onnx python3-pytest python3-jsonschema
 )
