@@ -9,6 +9,11 @@
 // a row of totals over the models the TSV names; with --check too, exits 1 when shapeprop
 // leaves a model with more nodes than onnxscript does. With --max-total N too, exits 1
 // when shapeprop leaves more than N nodes in all over those models.
+// With --onnxslim TSV (model, nodes, valid: what OnnxSlim leaves, as
+// tests/data/onnxslim/*.tsv hold it), adds that column; with --check, exits 1 when
+// shapeprop leaves more nodes than OnnxSlim on a model whose row says "valid", but for the
+// models --onnxslim-gaps FILE names (one a line, model TAB reason: the known gaps), which
+// must still be fatter (a gap closed is taken off the list).
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -118,6 +123,31 @@ std::unordered_map<std::string, size_t> read_counts(const std::string& path) {
   return counts;
 }
 
+// The rows of an OnnxSlim TSV whose output is valid (third column "valid"), or the first
+// column of a gaps file (all rows: `valid_only` false).
+std::unordered_map<std::string, size_t> read_peer_counts(const std::string& path, bool valid_only) {
+  std::unordered_map<std::string, size_t> counts;
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << path << ": cannot read\n";
+    std::exit(2);
+  }
+  std::string line;
+  if (valid_only) std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    std::istringstream row(line);
+    for (std::string f; std::getline(row, f, '\t');) fields.push_back(f);
+    if (fields.empty() || fields[0].empty() || fields[0][0] == '#') continue;
+    if (!valid_only) {
+      counts[fields[0]] = 0;
+    } else if (fields.size() >= 3 && fields[2] == "valid") {
+      counts[fields[0]] = std::stoul(fields[1]);
+    }
+  }
+  return counts;
+}
+
 struct Totals {
   size_t before = 0, by_onnx = 0, ours = 0, theirs = 0;
 };
@@ -128,6 +158,7 @@ int main(int argc, char** argv) {
   bool check = false;
   std::optional<std::unordered_map<std::string, size_t>> onnxscript;
   std::optional<size_t> max_total;
+  std::optional<std::unordered_map<std::string, size_t>> onnxslim, onnxslim_gaps;
   std::vector<std::string> paths;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -135,14 +166,19 @@ int main(int argc, char** argv) {
       check = true;
     else if (a == "--onnxscript" && i + 1 < argc)
       onnxscript = read_counts(argv[++i]);
+    else if (a == "--onnxslim" && i + 1 < argc)
+      onnxslim = read_peer_counts(argv[++i], /*valid_only=*/true);
+    else if (a == "--onnxslim-gaps" && i + 1 < argc)
+      onnxslim_gaps = read_peer_counts(argv[++i], /*valid_only=*/false);
     else if (a == "--max-total" && i + 1 < argc)
       max_total = std::stoul(argv[++i]);
     else
       paths.push_back(a);
   }
   std::cout << "| model | Ifs | nodes | ONNX inliner: Ifs | nodes | shapeprop --mode inline: Ifs | nodes | shape-only Ifs left |"
-            << (onnxscript ? " onnxscript 0.7.1 optimize: nodes |" : "") << "\n"
-            << "|---|---|---|---|---|---|---|---|" << (onnxscript ? "---|" : "") << "\n";
+            << (onnxscript ? " onnxscript 0.7.1 optimize: nodes |" : "") << (onnxslim ? " OnnxSlim: nodes |" : "")
+            << "\n"
+            << "|---|---|---|---|---|---|---|---|" << (onnxscript ? "---|" : "") << (onnxslim ? "---|" : "") << "\n";
   Totals totals;
   int failures = 0;
   for (const auto& path : paths) {
@@ -189,6 +225,26 @@ int main(int argc, char** argv) {
         totals.by_onnx += by_onnx.nodes;
         totals.ours += after.nodes;
         totals.theirs += theirs->second;
+      }
+    }
+    if (onnxslim) {
+      const std::string stem = name.substr(0, name.rfind(".onnx"));
+      auto theirs = onnxslim->find(stem);
+      const bool gap = onnxslim_gaps && onnxslim_gaps->count(stem);
+      if (theirs == onnxslim->end()) {
+        std::cout << " – |";
+      } else {
+        std::cout << " " << theirs->second << (gap ? " (known gap)" : "") << " |";
+        if (check && !gap && after.nodes > theirs->second) {
+          std::cerr << path << ": " << after.nodes << " nodes after inlining, OnnxSlim leaves " << theirs->second
+                    << "\n";
+          ++failures;
+        }
+        if (check && gap && after.nodes <= theirs->second) {
+          std::cerr << path << ": listed as a known gap, but " << after.nodes << " nodes after inlining, OnnxSlim leaves "
+                    << theirs->second << ": take it off the list\n";
+          ++failures;
+        }
       }
     }
     std::cout << "\n";
