@@ -9,6 +9,7 @@
 #include <memory>
 #include <functional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "infer/declared_type.h"
@@ -389,9 +390,41 @@ std::string input_why(const onnx::TypeProto* t) {
     if (d.has_dim_value()) continue;
     const std::string dim = "dim " + std::to_string(i);
     return d.has_dim_param() && !d.dim_param().empty() ? dim + " " + quoted(d.dim_param()) + " is not bound"
-                                                        : dim + " has no value";
+                                                        : dim + " has neither a value nor a name";
   }
   return "its element type is not given";
+}
+
+// The first of the graph inputs' symbols (`open`) that a dim of `t` mentions, alone or in
+// an expression ("seq", "8*seq", torch's "seq*8").
+std::optional<std::string> open_dim(const onnx::TypeProto* t, const std::set<std::string>& open) {
+  if (!t || open.empty()) return std::nullopt;
+  std::optional<std::string> found;
+  for_each_shape(*t, [&](const TensorShapeProto& shape) {
+    for (const auto& d : shape.dim()) {
+      if (found || !d.has_dim_param()) continue;
+      if (open.count(d.dim_param())) {
+        found = d.dim_param();
+        continue;
+      }
+      for (const auto& s : infer::declared_expression(d.dim_param()).symbols())
+        if (!found && open.count(s)) found = s;
+    }
+  });
+  return found;
+}
+
+// The first fresh symbol of a data-dependent size (dyn__N) a dim of `t` mentions.
+std::optional<std::string> fresh_dim(const onnx::TypeProto* t) {
+  std::optional<std::string> found;
+  if (t)
+    for_each_shape(*t, [&](const TensorShapeProto& shape) {
+      for (const auto& d : shape.dim())
+        if (!found && d.has_dim_param())
+          for (const auto& s : Dim::parse(d.dim_param()).symbols())
+            if (!found && Dim::is_fresh_symbol(s)) found = s;
+    });
+  return found;
 }
 
 // Ops whose output's size their inputs' values decide, or the data.
@@ -402,10 +435,18 @@ bool data_dependent(const onnx::NodeProto& n) {
   return FunctionId::is_default_domain(n.domain()) && ops.count(n.op_type());
 }
 
+std::string node_text(const onnx::NodeProto& n) {
+  return "node " + quoted(n.name().empty() ? n.output(0) : n.name()) + " (" + n.op_type() + ")";
+}
+std::string node_why(const onnx::NodeProto& n) {
+  return data_dependent(n) ? "its size depends on the data" : "the analysis does not know its size";
+}
+
 }  // namespace
 
 StaticShapes static_shapes(const onnx::ModelProto& model) {
   StaticShapes out;
+  const std::set<std::string> open_inputs = dim_names(model.graph().input());
   std::vector<std::unique_ptr<BodyTypes>> bodies;  // kept while their subgraphs look outward
   struct Work {
     const GraphProto* graph = nullptr;
@@ -467,7 +508,10 @@ StaticShapes static_shapes(const onnx::ModelProto& model) {
             break;
           }
           if (body.inputs.count(at)) {
-            found = {"input " + quoted(at), w.graph ? input_why(type_of(&body, at)) : "a function's input"};
+            if (auto open = w.outer || !w.graph ? std::nullopt : open_dim(type_of(&body, at), open_inputs))
+              found = {"input dim " + quoted(*open), "not bound"};
+            else
+              found = {"input " + quoted(at), w.graph ? input_why(type_of(&body, at)) : "a function's input"};
             break;
           }
           auto p = body.producer.find(at);
@@ -485,8 +529,7 @@ StaticShapes static_shapes(const onnx::ModelProto& model) {
             }
           }
           if (next.empty()) {
-            found = {"node " + quoted(n.name().empty() ? n.output(0) : n.name()) + " (" + n.op_type() + ")",
-                     data_dependent(n) ? "its size depends on the data" : "the analysis does not know its size"};
+            found = {node_text(n), node_why(n)};
             break;
           }
           chain.push_back(std::move(next));
@@ -495,11 +538,24 @@ StaticShapes static_shapes(const onnx::ModelProto& model) {
         return found;
       };
 
+      std::unordered_map<std::string, std::string> makers;  // fresh symbol -> the first value with it
       auto count = [&](const std::string& name) {
         ++out.values;
         const onnx::TypeProto* t = type_of(&body, name);
         if (static_type(t)) return;
         auto [cause, why] = cause_of(name);
+        if (auto open = open_dim(t, open_inputs)) {
+          cause = "input dim " + quoted(*open);
+          why = "not bound";
+        } else if (auto fresh = fresh_dim(t)) {
+          // The first node of the body whose output has the fresh symbol made it.
+          // The node that made it, or what made that node's inputs dynamic.
+          if (makers.empty())
+            for (const auto& n : nodes)
+              for (const auto& o : n.output())
+                if (auto f = o.empty() ? std::nullopt : fresh_dim(type_of(&body, o))) makers.emplace(*f, o);
+          if (auto m = makers.find(*fresh); m != makers.end()) std::tie(cause, why) = cause_of(m->second);
+        }
         out.dynamic.push_back({name, body.where, type_text(t), std::move(cause), std::move(why)});
       };
       if (w.graph)
@@ -522,7 +578,7 @@ StaticShapes static_shapes(const onnx::ModelProto& model) {
 std::string static_shapes_line(const StaticShapes& shapes) {
   const auto plural = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
   if (shapes.dynamic.empty()) return "every value static (" + plural(shapes.values, "value") + ")";
-  // Grouped by cause, in order of first appearance.
+  // Grouped by cause, the largest first (ties in order of first appearance).
   std::vector<std::pair<std::string, size_t>> groups;
   std::map<std::string, std::string> why;
   for (const auto& d : shapes.dynamic) {
@@ -536,9 +592,10 @@ std::string static_shapes_line(const StaticShapes& shapes) {
   }
   std::string line = std::to_string(shapes.dynamic.size()) + " of " + plural(shapes.values, "value") + " stay" +
                      (shapes.dynamic.size() == 1 ? "s" : "") + " dynamic: ";
+  std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   constexpr size_t kShown = 4;
   for (size_t i = 0; i < groups.size() && i < kShown; ++i)
-    line += (i ? ", " : "") + std::to_string(groups[i].second) + " after " + groups[i].first + " (" +
+    line += (i ? ", " : "") + std::to_string(groups[i].second) + " from " + groups[i].first + " (" +
             why[groups[i].first] + ")";
   if (groups.size() > kShown) line += ", and " + plural(groups.size() - kShown, "other cause");
   return line;

@@ -84,15 +84,15 @@ DeclaredOutputDims declared_output_dims(const onnx::ModelProto& model);
 std::vector<AppliedShapes::Named> name_output_dims(onnx::ModelProto& model, const DeclaredOutputDims& declared);
 
 // A value of the result whose type is not fully static (an element type and every dim a
-// number), and why: the first node on its way back to the graph's inputs whose inputs are
-// all static (an op whose output's size the data decide, such as NonZero), or the graph's
-// input whose dim stays symbolic.
+// number), and why: an input's dim it mentions that is not bound; else the node that
+// made the fresh symbol of a data-dependent size it mentions (NonZero's dyn__0); else the
+// first node on its way back whose inputs are all static, or the input it comes from.
 struct DynamicValue {
   std::string value;  // its name
   std::string where;  // "graph 'main'" or "function 'f'" (a subgraph: its node's)
   std::string type;   // as written, "int64[2,dyn__0]"; "?" when the result gives none
-  std::string cause;  // "node 'nz' (NonZero)" or "input 'x'"
-  std::string why;    // "its size depends on the data", "dim 1 'seq' is not bound", ...
+  std::string cause;  // "input dim 'seq'", "node 'nz' (NonZero)" or "input 'x'"
+  std::string why;    // "not bound", "its size depends on the data", "its rank is not given", ...
 };
 struct StaticShapes {
   size_t values = 0;                 // node outputs (and graph inputs) of the result
@@ -101,8 +101,8 @@ struct StaticShapes {
 StaticShapes static_shapes(const onnx::ModelProto& model);
 
 // One line for the summary: "every value static (120 values)" or "3 of 120 values stay
-// dynamic: 2 after node 'nz' (NonZero: its size depends on the data), 1 after input 'x'
-// (dim 1 'seq' is not bound)".
+// dynamic: 2 from node 'nz' (NonZero) (its size depends on the data), 1 from input dim
+// 'seq' (not bound)": the values grouped by cause, the four largest named.
 std::string static_shapes_line(const StaticShapes& shapes);
 
 }  // namespace shapeprop
