@@ -61,22 +61,12 @@ AxisSlice slice_constant(int64_t d, int64_t start, int64_t end, int64_t step) {
   return {Dim::constant(n), start, step};
 }
 
-// Signs of dims for the symbolic slices: decided with every symbol at least
-// `symbol_min`, and noted when that took the assumption that symbols are at least 1.
+// Signs of dims for the symbolic slices, decided within the bounds in force
+// (proven_at_least), in a Scope of their own: what they needed counts only where the
+// slice's length is decided (slice_axis).
 class Signs {
  public:
-  explicit Signs(int64_t symbol_min) : symbol_min_(symbol_min) {}
-  bool nonnegative(const Dim& x) {
-    const auto m = x.min_value(symbol_min_);
-    if (!m || *m < 0) return false;
-    if (symbol_min_ > 0 && !known_nonnegative(x)) relied_ = true;
-    return true;
-  }
-  bool relied() const { return relied_; }
-
- private:
-  int64_t symbol_min_;
-  bool relied_ = false;
+  bool nonnegative(const Dim& x) { return proven_at_least(x, 0); }
 };
 
 // A bound of a forward slice over d where ONNX's rules are decided: a negative constant
@@ -115,9 +105,14 @@ AxisSlice slice_symbolic(const Dim& d, const Dim& start, const Dim& end, int64_t
 AxisSlice slice_axis(const Dim& d, const Dim& start, const Dim& end, int64_t step, Signs& signs) {
   auto dc = d.as_constant(), s = start.as_constant(), e = end.as_constant();
   if (dc && s && e) return *dc >= 0 ? slice_constant(*dc, *s, *e, step) : AxisSlice{Dim::unknown(), std::nullopt, step};
-  Signs here = signs;
-  AxisSlice sliced = slice_symbolic(d, start, end, step, here);
-  if (!sliced.length.is_unknown() && here.relied()) signs = here;  // the assumption counts where it decided
+  AxisSlice sliced;
+  bool relied = false;
+  {
+    DimBounds::Scope trial(DimBounds::current());
+    sliced = slice_symbolic(d, start, end, step, signs);
+    relied = trial.relied();
+  }
+  if (!sliced.length.is_unknown() && relied) DimBounds::note_relied();  // the assumption counts where it decided
   return sliced;
 }
 
@@ -263,7 +258,7 @@ std::optional<std::vector<Dim>> split_sizes(const FoldInput& node, const Dim& d,
   // is never negative (always so for halves).
   const Dim chunk = Dim::floor_div(d + Dim::constant(n - 1), Dim::constant(n));
   const Dim last = d - Dim::constant(n - 1) * chunk;
-  if (!known_nonnegative(last)) return std::vector<Dim>(parts, Dim::unknown());
+  if (!proven_at_least(last, 0)) return std::vector<Dim>(parts, Dim::unknown());
   std::vector<Dim> sizes(parts, chunk);
   sizes.back() = last;
   return sizes;
@@ -404,7 +399,7 @@ std::vector<Fact> fold_slice(const FoldInput& node) {
     return {Fact::tensor(type, std::move(out))};
   }
   std::vector<std::optional<AxisSlice>> sliced(ds.size());
-  Signs signs(node.symbol_min);
+  Signs signs;
   for (size_t i = 0; i < n; ++i) {
     const int64_t step = args.steps ? (*args.steps)[i] : 1;
     if (step == 0) return {typed(type, std::nullopt)};  // invalid
@@ -412,7 +407,6 @@ std::vector<Fact> fold_slice(const FoldInput& node) {
     sliced[k] = slice_axis(ds[k], (*args.starts)[i], (*args.ends)[i], step, signs);
     out[k] = sliced[k]->length;
   }
-  if (signs.relied() && node.relied_on_symbol_min) *node.relied_on_symbol_min = true;
   auto in = shape_with_elements(data);
   auto out_static = static_dims(out);
   const int64_t count = static_count(out_static);

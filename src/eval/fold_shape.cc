@@ -178,7 +178,7 @@ std::vector<Fact> fold_range(const FoldInput& node) {
   if (auto c = span.as_constant()) {
     // ONNX computes the length in double; beyond 2^53 it might round differently.
     if (*c < kExactInDouble && *c > -kExactInDouble) length = Dim::constant(ceil_div_nonneg(*c, magnitude));
-  } else if (known_nonnegative(span) && magnitude <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+  } else if (proven_at_least(span, 0) && magnitude <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     const auto step_size = static_cast<int64_t>(magnitude);  // ceil(span / step_size)
     length = Dim::floor_div(span + Dim::constant(step_size - 1), Dim::constant(step_size));
   }

@@ -179,8 +179,17 @@ std::optional<double> round_to(int32_t elem_type, double v) {
 }
 
 bool known_nonnegative(const Dim& d) {
-  auto least = d.min_value(0);  // symbols are dims, never negative
+  auto least = d.lower_bound(DimBounds());  // symbols are dims, never negative
   return least && *least >= 0;
+}
+
+bool proven_at_least(const Dim& d, int64_t bound) {
+  const DimBounds& bounds = DimBounds::current();
+  auto least = d.lower_bound(bounds);
+  if (!least || *least < bound) return false;
+  if (!bounds.is_default())
+    if (auto plain = d.lower_bound(DimBounds()); !plain || *plain < bound) DimBounds::note_relied();
+  return true;
 }
 
 Fact int_result(int32_t elem_type, std::vector<Dim> shape, std::vector<Dim> elements) {

@@ -81,9 +81,14 @@ Dim fit(int32_t elem_type, const Dim& d);
 // `v` rounded to a floating element type (float16 and bfloat16 through float, the way
 // runtimes compute them); nullopt when elem_type is not one we model.
 std::optional<double> round_to(int32_t elem_type, double v);
-// A symbol names a dimension, so it is non-negative; a polynomial whose canonical text has
-// no '-' (non-negative coefficients and constant) is too.
+// Whether d >= 0 whatever sizes its symbols name (under DimBounds(): symbols are at
+// least 0): a symbol, a polynomial with non-negative coefficients, N - floor(N/2).
 bool known_nonnegative(const Dim& d);
+// Whether d >= bound for every value its symbols take within the bounds in force
+// (DimBounds::current(), which fold() sets from the node's); a yes that needed them (no
+// under DimBounds()) is noted (DimBounds::note_relied), and the analysis records the
+// assumption. A rule that may drop what it proved runs it in a Scope of its own.
+bool proven_at_least(const Dim& d, int64_t bound);
 
 // The integral result fact: constants out of range become unknown; elements are kept
 // only if some are known, and for bool only if all are.

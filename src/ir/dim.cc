@@ -321,8 +321,6 @@ int floor_depth(const Dim::TermMap& terms) {
   return depth;
 }
 
-// ceil(a/b) for b > 0.
-int64_t ceil_quotient(int64_t a, int64_t b) { return -floor_quotient(-a, b); }
 
 }  // namespace
 
@@ -429,44 +427,181 @@ bool Dim::is_fresh_symbol(std::string_view symbol) {
 
 size_t Dim::interned_entries() { return interner().size(); }
 
-std::optional<int64_t> Dim::min_value(int64_t symbol_min) const {
-  if (is_unknown() || symbol_min < 0) return std::nullopt;
-  // The least value of one factor: a symbol's, or floor(least of p / c) (p's coefficients
-  // are non-negative, so p is at least 0).
-  auto least_factor = [symbol_min](const std::string& key) -> int64_t {
-    if (!is_floor_key(key)) return is_fresh_symbol(display(key)) ? 0 : symbol_min;
-    const FloorTerm& f = interner().floor_term(key);
-    const auto inner = f.inner.min_value(symbol_min);
-    return inner && *inner > 0 ? *inner / f.divisor : 0;
-  };
-  int64_t total = constant_;
-  TermMap rest;  // the terms but the floor terms subtracted
-  std::vector<std::pair<const FloorTerm*, int64_t>> subtracted;
-  for (const auto& [monomial, coefficient] : term_map()) {
-    if (coefficient < 0) {
-      if (monomial.size() != 1 || !is_floor_key(monomial.front())) return std::nullopt;
-      subtracted.emplace_back(&interner().floor_term(monomial.front()), coefficient);
-      continue;
+// ---------------------------------------------------------------- bounds
+
+namespace {
+thread_local DimBounds::Scope* innermost_scope = nullptr;
+}  // namespace
+
+DimBounds& DimBounds::set_range(const std::string& symbol, Range range) {
+  if (range.min < 0) range.min = 0;
+  ranges_[symbol] = range;
+  return *this;
+}
+
+DimBounds::Range DimBounds::range(std::string_view symbol) const {
+  if (!ranges_.empty())
+    if (auto it = ranges_.find(symbol); it != ranges_.end()) return it->second;
+  return {Dim::is_fresh_symbol(symbol) ? 0 : symbol_min_, std::nullopt};
+}
+
+const DimBounds& DimBounds::current() {
+  static const DimBounds none;
+  return innermost_scope ? *innermost_scope->bounds_ : none;
+}
+
+DimBounds::Scope::Scope(const DimBounds& bounds) : bounds_(&bounds), previous_(innermost_scope) { innermost_scope = this; }
+DimBounds::Scope::~Scope() { innermost_scope = previous_; }
+
+void DimBounds::note_relied() {
+  if (innermost_scope) innermost_scope->relied_ = true;
+}
+
+namespace {
+
+// An interval of integers in 128 bits; an end is none where it is unbounded. Ends beyond
+// kFar count as unbounded, so that no product of four ends overflows.
+struct Interval {
+  std::optional<Wide> lo, hi;
+};
+constexpr Wide kFar = Wide{1} << 100;
+
+std::optional<Wide> near(std::optional<Wide> v) {
+  if (v && (*v > kFar || *v < -kFar)) return std::nullopt;
+  return v;
+}
+
+Interval add(const Interval& a, const Interval& b) {
+  return {a.lo && b.lo ? near(*a.lo + *b.lo) : std::nullopt, a.hi && b.hi ? near(*a.hi + *b.hi) : std::nullopt};
+}
+
+// An end of an interval with its infinity: value, or -1/+1 for -inf/+inf.
+struct End {
+  Wide v = 0;
+  int inf = 0;
+};
+
+End times(const End& a, const End& b) {
+  auto sign = [](const End& e) { return e.inf != 0 ? e.inf : (e.v > 0) - (e.v < 0); };
+  if (a.inf == 0 && b.inf == 0) {
+    Wide p;
+    if (!__builtin_mul_overflow(a.v, b.v, &p) && p <= kFar && p >= -kFar) return {p, 0};
+    return {0, sign(a) * sign(b)};
+  }
+  return {0, sign(a) * sign(b)};  // infinity times 0 is 0 here: the limit of x*0
+}
+
+Interval multiply(const Interval& a, const Interval& b) {
+  const End ends_a[2] = {a.lo ? End{*a.lo, 0} : End{0, -1}, a.hi ? End{*a.hi, 0} : End{0, 1}};
+  const End ends_b[2] = {b.lo ? End{*b.lo, 0} : End{0, -1}, b.hi ? End{*b.hi, 0} : End{0, 1}};
+  End lo{0, 1}, hi{0, -1};
+  auto less = [](const End& x, const End& y) { return x.inf != y.inf ? x.inf < y.inf : (x.inf == 0 && x.v < y.v); };
+  for (const End& x : ends_a)
+    for (const End& y : ends_b) {
+      const End p = times(x, y);
+      if (less(p, lo)) lo = p;
+      if (less(hi, p)) hi = p;
     }
-    rest.emplace(monomial, coefficient);
-    int64_t term = coefficient;
-    for (const auto& key : monomial)
-      if (__builtin_mul_overflow(term, least_factor(key), &term)) return std::nullopt;
-    if (__builtin_add_overflow(total, term, &total)) return std::nullopt;
+  return {lo.inf == 0 ? std::optional<Wide>(lo.v) : std::nullopt, hi.inf == 0 ? std::optional<Wide>(hi.v) : std::nullopt};
+}
+
+Wide floor_wide(Wide a, Wide b) {
+  Wide q = a / b;
+  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+std::optional<int64_t> narrow(std::optional<Wide> v) {
+  if (!v || *v > std::numeric_limits<int64_t>::max() || *v < std::numeric_limits<int64_t>::min()) return std::nullopt;
+  return static_cast<int64_t>(*v);
+}
+
+}  // namespace
+
+// The bounds of Dims' values (dim.h: lower_bound), with Dim's representation at hand.
+struct DimBounding {
+  static Interval interval(const Dim& d, const DimBounds& bounds) {
+    if (d.is_unknown()) return {};
+    if (d.is_constant()) return {Wide{d.constant_}, Wide{d.constant_}};
+    return {relaxed_end(d, bounds, /*lower=*/true), relaxed_end(d, bounds, /*lower=*/false)};
   }
-  if (subtracted.empty()) return total;
-  // k*floor(p/c) with k < 0 is at least k*p/c: with L the divisors' least common
-  // multiple, L*this >= L*rest + sum of k*(L/c)*p, whose least value bounds this one.
-  int64_t lcm = 1;
-  for (const auto& [f, k] : subtracted) {
-    const int64_t g = gcd(lcm, f->divisor);
-    if (__builtin_mul_overflow(lcm / g, f->divisor, &lcm) || lcm > (int64_t{1} << 20)) return std::nullopt;
+
+  // One end of d's interval. With L the least common multiple of the divisors of the
+  // floor terms that make up a monomial alone, L*d is bounded by the polynomial where
+  // each k*floor(p/c) is replaced by k*(L/c)*p, less k*(L/c)*(c-1) where that makes the
+  // bound hold (k > 0 for the lower end, k < 0 for the upper): floor(p/c) lies in
+  // [(p-c+1)/c, p/c]. That keeps the floor's correlation with the rest (N - 2*floor(N/2)
+  // is at least N - N); other factors are bounded one by one (monomial_intervals).
+  static std::optional<Wide> relaxed_end(const Dim& d, const DimBounds& bounds, bool lower) {
+    int64_t lcm = 1;
+    bool any = false;
+    for (const auto& [monomial, coefficient] : d.term_map()) {
+      if (monomial.size() != 1 || !is_floor_key(monomial.front())) continue;
+      const int64_t c = interner().floor_term(monomial.front()).divisor;
+      const int64_t g = gcd(lcm, c);
+      if (__builtin_mul_overflow(lcm / g, c, &lcm) || lcm > (int64_t{1} << 20)) {
+        any = false;
+        break;
+      }
+      any = true;
+    }
+    Dim relaxed;
+    if (any) {
+      const Dim::MaxTerms widest(Dim::kMaxTermsCeiling);
+      Dim::TermMap rest;
+      relaxed = Dim::constant(0);
+      for (const auto& [monomial, coefficient] : d.term_map()) {
+        if (monomial.size() != 1 || !is_floor_key(monomial.front())) {
+          rest.emplace(monomial, coefficient);
+          continue;
+        }
+        const FloorTerm& f = interner().floor_term(monomial.front());
+        const Dim k = Dim::constant(coefficient) * Dim::constant(lcm / f.divisor);
+        relaxed = relaxed + k * f.inner;
+        if ((coefficient > 0) == lower) relaxed = relaxed - k * Dim::constant(f.divisor - 1);
+      }
+      relaxed = relaxed + Dim::constant(lcm) * Dim::from_terms(std::move(rest), d.constant_, Dim::kMaxTermsCeiling);
+    }
+    if (!any || relaxed.is_unknown()) {
+      const Interval whole = monomial_intervals(d, bounds);
+      return lower ? whole.lo : whole.hi;
+    }
+    const Interval scaled = interval(relaxed, bounds);
+    if (lower) return scaled.lo ? std::optional<Wide>(-floor_wide(-*scaled.lo, lcm)) : std::nullopt;
+    return scaled.hi ? std::optional<Wide>(floor_wide(*scaled.hi, lcm)) : std::nullopt;
   }
-  Dim bound = constant(lcm) * from_terms(std::move(rest), constant_, kMaxTermsCeiling);
-  for (const auto& [f, k] : subtracted) bound = bound + constant(k) * constant(lcm / f->divisor) * f->inner;
-  const auto least = bound.min_value(symbol_min);
-  if (!least) return std::nullopt;
-  return ceil_quotient(*least, lcm);
+
+  // The interval of each monomial, its factors bounded one by one, summed.
+  static Interval monomial_intervals(const Dim& d, const DimBounds& bounds) {
+    Interval total{Wide{d.constant_}, Wide{d.constant_}};
+    for (const auto& [monomial, coefficient] : d.term_map()) {
+      Interval product{Wide{coefficient}, Wide{coefficient}};
+      for (const auto& key : monomial) product = multiply(product, factor_interval(key, bounds));
+      total = add(total, product);
+      if (!total.lo && !total.hi) break;
+    }
+    return total;
+  }
+
+  // The values one factor takes: a symbol's range, or floor(p/c) for p in its interval.
+  static Interval factor_interval(const std::string& key, const DimBounds& bounds) {
+    if (is_floor_key(key)) {
+      const FloorTerm& f = interner().floor_term(key);
+      const Interval inner = interval(f.inner, bounds);
+      return {inner.lo ? std::optional<Wide>(floor_wide(*inner.lo, f.divisor)) : std::nullopt,
+              inner.hi ? std::optional<Wide>(floor_wide(*inner.hi, f.divisor)) : std::nullopt};
+    }
+    const DimBounds::Range r = bounds.range(display(key));
+    return {Wide{r.min}, r.max ? std::optional<Wide>(Wide{*r.max}) : std::nullopt};
+  }
+};
+
+std::optional<int64_t> Dim::lower_bound(const DimBounds& bounds) const { return narrow(DimBounding::interval(*this, bounds).lo); }
+std::optional<int64_t> Dim::upper_bound(const DimBounds& bounds) const { return narrow(DimBounding::interval(*this, bounds).hi); }
+
+std::optional<int64_t> Dim::min_value(int64_t symbol_min) const {
+  if (symbol_min < 0) return std::nullopt;
+  return lower_bound(DimBounds(symbol_min));
 }
 
 std::optional<int64_t> Dim::as_constant() const {

@@ -367,6 +367,71 @@ TEST(Dim, MinValue) {
   EXPECT_EQ((S("dyn_0") * N).min_value(1), 1);
 }
 
+// The bounds of a Dim's values within what is known of its symbols (DimBounds): every
+// symbol at least 0, at least 1 with DimBounds(1) (fresh symbols excepted), a range per
+// symbol where one is set.
+TEST(Dim, LowerAndUpperBounds) {
+  const DimBounds none, positive(1);
+  EXPECT_EQ(N.lower_bound(none), 0);
+  EXPECT_EQ(N.upper_bound(none), std::nullopt);
+  EXPECT_EQ((C(3) - N).upper_bound(positive), 2);
+  EXPECT_EQ((C(3) - N).lower_bound(positive), std::nullopt);
+  EXPECT_EQ((N * M - C(2)).lower_bound(positive), -1);
+  DimBounds ranged(1);
+  ranged.set_range("N", {1, 128});
+  EXPECT_EQ(ranged.range("N"), (DimBounds::Range{1, 128}));
+  EXPECT_EQ(ranged.range("M"), (DimBounds::Range{1, std::nullopt}));
+  EXPECT_EQ(ranged.range("dyn__2"), (DimBounds::Range{0, std::nullopt}));
+  EXPECT_EQ((C(128) - N).lower_bound(ranged), 0);
+  EXPECT_EQ((C(2) * N + C(1)).upper_bound(ranged), 257);
+  EXPECT_EQ((N * M).upper_bound(ranged), std::nullopt);
+  EXPECT_EQ((N - M).upper_bound(ranged), 127);
+  EXPECT_EQ((M - N).lower_bound(ranged), -127);
+  // Floor terms: floor(p/c) in [(p-c+1)/c, p/c], kept beside the rest of the polynomial.
+  const Dim half = Dim::floor_div(N, C(2));
+  EXPECT_EQ(half.upper_bound(ranged), 64);
+  EXPECT_EQ((N - C(2) * half).lower_bound(none), 0);
+  EXPECT_EQ((N - C(2) * half).upper_bound(none), 1);
+  EXPECT_EQ((half + Dim::floor_div(N + C(1), C(2)) - N).upper_bound(none), 0);
+  EXPECT_EQ((half + Dim::floor_div(N + C(1), C(2)) - N).lower_bound(none), 0);
+  // A negative range start is taken as 0 (sizes).
+  DimBounds odd;
+  odd.set_range("K", {-5, 3});
+  EXPECT_EQ(S("K").lower_bound(odd), 0);
+  EXPECT_TRUE(odd == odd);
+  EXPECT_FALSE(odd.is_default());
+  EXPECT_TRUE(none.is_default());
+  EXPECT_EQ(Dim().lower_bound(none), std::nullopt);
+  EXPECT_EQ(C(kMax).upper_bound(none), kMax);
+}
+
+// The bounds in force: the innermost Scope's, DimBounds() outside any; a Scope notes
+// whether a result needed its bounds.
+TEST(Dim, BoundsScopes) {
+  EXPECT_TRUE(DimBounds::current().is_default());
+  DimBounds::note_relied();  // outside any scope: nothing to tell
+  const DimBounds positive(1);
+  {
+    DimBounds::Scope outer(positive);
+    EXPECT_EQ(DimBounds::current().symbol_min(), 1);
+    EXPECT_EQ((N - C(1)).lower_bound(), 0);
+    EXPECT_FALSE(outer.relied());
+    {
+      const DimBounds none;
+      DimBounds::Scope inner(none);
+      EXPECT_TRUE(DimBounds::current().is_default());
+      DimBounds::note_relied();
+      EXPECT_TRUE(inner.relied());
+    }
+    EXPECT_FALSE(outer.relied());  // the inner scope's note stays there
+    DimBounds::note_relied();
+    EXPECT_TRUE(outer.relied());
+    outer.reset_relied();
+    EXPECT_FALSE(outer.relied());
+  }
+  EXPECT_TRUE(DimBounds::current().is_default());
+}
+
 TEST(Dim, OtherTextIsKeptAsOneSymbol) {
   // A model's own dim_params are kept as they are spelled: text that is not exactly what
   // str() writes for an expression is one symbol, constants included (ONNX writes a
