@@ -208,16 +208,12 @@ std::optional<Elem> int_fmod(const Dim& a, const Dim& b) {
   return Dim::mod(a, b).as_constant() == 0 ? std::optional<Elem>(Dim::constant(0)) : std::nullopt;
 }
 
-// min or max of two elements; for Dims decided by dim_less.
+// min or max of two elements; for Dims one of them where the bounds in force decide it,
+// else a min or max term (min(S,128)).
 std::optional<Elem> pick(const Elem& a, const Elem& b, bool want_min) {
   return on_pair(
       a, b,
-      [want_min](const Dim& x, const Dim& y) -> std::optional<Elem> {
-        if (x.equals(y) == true) return Elem{x};
-        auto x_less = dim_less(x, y);  // x < y: min x, max y; x >= y: min y, max x
-        if (!x_less) return std::nullopt;
-        return Elem{*x_less == want_min ? x : y};
-      },
+      [want_min](const Dim& x, const Dim& y) { return known(want_min ? Dim::min(x, y) : Dim::max(x, y)); },
       [want_min](double x, double y) -> std::optional<Elem> {
         if (std::isnan(x) || std::isnan(y)) return std::nullopt;  // NaN handling differs among runtimes
         return Elem{want_min ? std::min(x, y) : std::max(x, y)};

@@ -192,9 +192,17 @@ class Dim {
   // division (exact_div); otherwise unknown (for a dividend known to be non-negative,
   // floor_div gives the same).
   static Dim trunc_div(const Dim& a, const Dim& b);
-  // Remainder with the sign of the divisor (Python/ONNX Mod fmod=0): a - b*floor(a/b).
+  // Division rounding toward positive infinity: -floor_div(-a, b), so ceil(N/2) is
+  // floor((N+1)/2).
+  static Dim ceil_div(const Dim& a, const Dim& b);
+  // Remainder with the sign of the divisor (Python/ONNX Mod fmod=0): a - b*floor(a/b),
+  // N mod 2 is N-2*floor(N/2).
   static Dim mod(const Dim& a, const Dim& b);
-  // Known when a-b is a constant (both constants, equal, or max(N, N+1) = N+1); else unknown.
+  // The lesser and the greater of two Dims: one of them where the bounds in force
+  // (DimBounds::current()) decide the sign of a-b (max(N, N+1) is N+1, max(0, N-1) is
+  // N-1 when N >= 1 is known, noted as DimBounds::note_relied), otherwise a min or max
+  // term in canonical form (dim.h's top); unknown beyond the bounds or with an opaque
+  // symbol.
   static Dim min(const Dim& a, const Dim& b);
   static Dim max(const Dim& a, const Dim& b);
 
@@ -262,7 +270,9 @@ class Dim {
   static Dim from_terms(TermMap terms, int64_t constant, size_t term_limit = Dim::max_terms());
   // floor(a/c) for c >= 2: the quotient taken out, the rest a floor term (dim.cc).
   static Dim floor_term(const Dim& a, int64_t c, size_t term_limit);
-  // One factor of a monomial as a Dim: a symbol, or a floor term.
+  // min (is_max false) or max of a and b, decided or in canonical form (dim.cc).
+  static Dim extreme(bool is_max, const Dim& a, const Dim& b);
+  // One factor of a monomial as a Dim: a symbol, or a function term.
   static Dim factor(const std::string& key);
   // d's terms with another constant (unknown where an opaque symbol would not stand alone).
   static Dim with_constant(const Dim& d, int64_t constant);
