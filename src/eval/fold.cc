@@ -34,6 +34,11 @@ const std::unordered_map<std::string_view, Rule>& rules() {
       {"Expand", fold_expand},
       {"Squeeze", fold_squeeze},
       {"Unsqueeze", fold_unsqueeze},
+      {"Flatten", fold_flatten},
+      {"Pad", fold_pad},
+      {"Tile", fold_tile},
+      {"DepthToSpace", fold_depth_to_space},
+      {"SpaceToDepth", fold_depth_to_space},
       // selecting and combining along axes
       {"Concat", fold_concat},
       {"Gather", fold_gather},

@@ -309,16 +309,23 @@ std::vector<Fact> fold_mul(const FoldInput& node) {
   })};
 }
 
-// Integer Div truncates toward zero (ONNX, like C); a zero divisor gives unknown. For a
-// dividend never negative (a size: symbols are) and a positive divisor, truncation is
-// floor division, which Dim computes for any polynomial (B/2 is floor(B/2)). Floating
-// Div is IEEE (x/0 is inf or NaN).
+// Integer Div truncates toward zero (ONNX, like C); a zero divisor gives unknown. By a
+// constant c > 0, truncation is floor division where the dividend a is never negative
+// (a size: symbols are; B/2 is floor(B/2)), and max(floor(a/c), 0) where a > -c (torch's
+// 1 + (H-1)/8 for ceil(H/8) is max(floor((H+7)/8),1), floor((H+7)/8) once H >= 1 is
+// known); a negative divisor negates. Floating Div is IEEE (x/0 is inf or NaN).
+Dim int_div(const Dim& a, const Dim& b) {
+  const auto c = b.as_constant();
+  if (!c || *c == 0 || *c == std::numeric_limits<int64_t>::min() || a.is_constant()) return Dim::trunc_div(a, b);
+  if (*c < 0) return -int_div(a, Dim::constant(-*c));
+  if (proven_at_least(a, 0)) return Dim::floor_div(a, b);
+  if (proven_at_least(a, 1 - *c)) return Dim::max(Dim::floor_div(a, b), Dim::constant(0));
+  return Dim::trunc_div(a, b);
+}
+
 std::vector<Fact> fold_div(const FoldInput& node) {
   return {arithmetic(node, 2, [](const std::vector<Elem>& v) {
-    auto dims = [](const Dim& a, const Dim& b) {
-      if (b.as_constant().value_or(0) > 0 && proven_at_least(a, 0)) return known(Dim::floor_div(a, b));
-      return known(Dim::trunc_div(a, b));
-    };
+    auto dims = [](const Dim& a, const Dim& b) { return known(int_div(a, b)); };
     return on_pair(v[0], v[1], dims,
                    [](double a, double b) { return std::optional<Elem>(a / b); });
   })};

@@ -113,7 +113,10 @@ Fact result_of(int32_t elem_type, std::vector<Dim> shape, const std::vector<std:
 // than 1 wins over a symbol or unknown (a valid model has the other be 1 or equal, which
 // is also what ONNX infers); anything else is unknown. nullopt for two different
 // constants other than 1, which do not broadcast.
+// Two symbolic dims broadcast to the one that covers the other (covers): S with
+// min(S,128) is S.
 std::optional<Dim> broadcast_dim(const Dim& a, const Dim& b);
+bool covers(const Dim& a, const Dim& b);
 // The broadcast of several shapes (aligned at the back); nullopt when any is unknown or
 // two do not broadcast.
 std::optional<std::vector<Dim>> broadcast_shapes(const std::vector<const std::vector<Dim>*>& shapes);
@@ -177,6 +180,10 @@ std::vector<Fact> fold_reshape(const FoldInput&);
 std::vector<Fact> fold_expand(const FoldInput&);
 std::vector<Fact> fold_squeeze(const FoldInput&);
 std::vector<Fact> fold_unsqueeze(const FoldInput&);
+std::vector<Fact> fold_flatten(const FoldInput&);
+std::vector<Fact> fold_pad(const FoldInput&);
+std::vector<Fact> fold_tile(const FoldInput&);
+std::vector<Fact> fold_depth_to_space(const FoldInput&);
 
 // fold_index.cc
 std::vector<Fact> fold_concat(const FoldInput&);

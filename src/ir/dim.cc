@@ -482,6 +482,7 @@ thread_local DimBounds::Scope* innermost_scope = nullptr;
 
 DimBounds& DimBounds::set_range(const std::string& symbol, Range range) {
   if (range.min < 0) range.min = 0;
+  if (!range.max) range.max = std::numeric_limits<int64_t>::max();
   ranges_[symbol] = range;
   return *this;
 }
@@ -489,7 +490,7 @@ DimBounds& DimBounds::set_range(const std::string& symbol, Range range) {
 DimBounds::Range DimBounds::range(std::string_view symbol) const {
   if (!ranges_.empty())
     if (auto it = ranges_.find(symbol); it != ranges_.end()) return it->second;
-  return {Dim::is_fresh_symbol(symbol) ? 0 : symbol_min_, std::nullopt};
+  return {Dim::is_fresh_symbol(symbol) ? 0 : symbol_min_, std::numeric_limits<int64_t>::max()};
 }
 
 const DimBounds& DimBounds::current() {
@@ -858,7 +859,30 @@ Dim operator*(const Dim& a, const Dim& b) {
 }
 
 Dim Dim::exact_div(const Dim& a, const Dim& b) {
-  if (a.is_unknown() || !b.is_constant() || b.constant_ == 0) return unknown();
+  if (a.is_unknown() || b.is_unknown()) return unknown();
+  if (!b.is_constant()) {
+    // A monomial k*m divides each term of a whose monomial holds m's factors and whose
+    // coefficient k divides: 4*B*S / (4*B) = S.
+    const TermMap& divisor = b.term_map();
+    if (b.constant_ != 0 || divisor.size() != 1 || a.constant_ != 0) return unknown();
+    const auto& [m, k] = *divisor.begin();
+    if (k < 0) return k == std::numeric_limits<int64_t>::min() ? unknown() : exact_div(-a, -b);
+    TermMap terms;
+    for (const auto& [monomial, coefficient] : a.term_map()) {
+      Monomial rest;
+      if (coefficient % k != 0 || !std::includes(monomial.begin(), monomial.end(), m.begin(), m.end())) return unknown();
+      std::set_difference(monomial.begin(), monomial.end(), m.begin(), m.end(), std::back_inserter(rest));
+      terms[std::move(rest)] += coefficient / k;  // distinct monomials stay distinct
+    }
+    const auto constant_term = terms.find(Monomial{});
+    int64_t constant = 0;
+    if (constant_term != terms.end()) {
+      constant = constant_term->second;
+      terms.erase(constant_term);
+    }
+    return from_terms(std::move(terms), constant);
+  }
+  if (b.constant_ == 0) return unknown();
   const int64_t c = b.constant_;
   // Dividing by -1 is negation, which reports INT64_MIN / -1 as overflow; it also keeps
   // INT64_MIN % -1 (undefined behaviour) out of the code below.

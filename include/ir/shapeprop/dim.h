@@ -66,17 +66,18 @@ class DimBounds {
  public:
   struct Range {
     int64_t min = 0;
-    std::optional<int64_t> max;  // none: no upper bound known
+    std::optional<int64_t> max;  // none: INT64_MAX (a size is an int64)
     bool operator==(const Range&) const = default;
   };
 
   DimBounds() = default;  // every symbol >= 0
   explicit DimBounds(int64_t symbol_min) : symbol_min_(symbol_min < 0 ? 0 : symbol_min) {}
 
-  // Bounds `symbol` to [min, max] (max none: unbounded above), intersected with what
-  // holds of every symbol. An empty intersection is kept as given (callers refuse it).
+  // Bounds `symbol` to [min, max] (max none: INT64_MAX), in place of what symbol_min says
+  // of it; a negative min is taken as 0 (sizes). An empty range is kept as given
+  // (callers refuse it).
   DimBounds& set_range(const std::string& symbol, Range range);
-  // The range of values `symbol` takes.
+  // The range of values `symbol` takes (max always set).
   Range range(std::string_view symbol) const;
   int64_t symbol_min() const { return symbol_min_; }
   // Nothing known beyond "every symbol >= 0".
@@ -185,8 +186,9 @@ class Dim {
   // that is not a nonzero constant, or beyond the bounds.
   static Dim floor_div(const Dim& a, const Dim& b);
   // Division that must come out even, as Reshape's -1 and equal splits need: constants
-  // that divide, or a polynomial whose every coefficient a constant divisor divides
-  // (2*N / 2 = N). Otherwise unknown.
+  // that divide, a polynomial whose every coefficient a constant divisor divides
+  // (2*N / 2 = N), or one a monomial divides term by term (4*B*S / (4*B) = S).
+  // Otherwise unknown.
   static Dim exact_div(const Dim& a, const Dim& b);
   // Division truncating toward zero, for any values of the symbols: constants, and exact
   // division (exact_div); otherwise unknown (for a dividend known to be non-negative,
