@@ -311,7 +311,7 @@ std::vector<DroppedDimParam> dropped_dim_params(const onnx::GraphProto& main, co
       Declared& n = it->second;
       if (fresh) order.push_back(d.dim_param());
       if (!n.dims.emplace(vi.name(), i).second) continue;
-      if (n.values.empty() || n.values.back() != vi.name()) n.values.push_back(vi.name());
+      if (std::find(n.values.begin(), n.values.end(), vi.name()) == n.values.end()) n.values.push_back(vi.name());
       const Dim* p = fact && fact->shape && fact->shape->size() == static_cast<size_t>(shape.dim_size())
                          ? &(*fact->shape)[static_cast<size_t>(i)] : nullptr;
       if (!p || p->is_unknown()) n.one_size = false;
@@ -353,8 +353,8 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
                       std::vector<DroppedDimParam>& dropped) {
   size_t written = 0;
   const Summary& root = analysis.graph();
-  dropped = dropped_dim_params(model.graph(), root.facts, analysis.false_dim_params(nullptr), texts);
-  std::set<std::string> false_names;
+  std::set<std::string> false_names = analysis.false_dim_params(nullptr);  // an input's size too
+  dropped = dropped_dim_params(model.graph(), root.facts, false_names, texts);
   for (const auto& d : dropped) false_names.insert(d.name);
   // A graph, its Body, the facts of its walk (nullptr where the analysis did not enter
   // it) and the facts of the graphs around it (for outer values a subgraph returns).
