@@ -93,6 +93,16 @@ void write_inference(JsonWriter& w, const Report& r) {
                          {"ir_version_raised_from", s.ir_version_raised_from},
                          {"errors", r.inference_errors.value_or(0)},
                          {"warnings", r.inference_warnings.value_or(0)}});
+  w.key("declared_dims_dropped").begin_array();
+  for (const auto& d : r.dropped_dim_params) {
+    w.begin_object();
+    w.key("name").string(d.name);
+    w.key("values");
+    write_strings(w, d.values);
+    w.key("why").string(d.why);
+    w.end();
+  }
+  w.end();
   w.end();
 }
 
@@ -286,6 +296,7 @@ void Report::add_inference(const InferResult& result) {
   const auto [errors, warnings] = errors_and_warnings(result.diagnostics);
   inference_errors = errors;
   inference_warnings = warnings;
+  dropped_dim_params = result.dropped_dim_params;
 }
 
 void Report::add(const InferResult& result) {
