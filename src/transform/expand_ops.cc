@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <string_view>
 #include <utility>
 
 #include "onnx/defs/schema.h"
@@ -36,14 +37,31 @@ int64_t default_opset(const Opsets& opsets) {
   return 0;
 }
 
-// Types by value name in one scope (a graph with the graphs around it, or a function),
-// as the analysis of a copy of the model wrote them.
-using Types = std::map<std::string, const TypeProto*>;
+// The declarations of one scope as the analysis of a copy of the model wrote them: a
+// graph's inputs, outputs and value_info after those of the graphs around it, or a
+// function's value_info. Searched from the innermost (a few lookups per expanded call).
+using Declarations = std::vector<const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>*>;
 
-void add_graph_types(const GraphProto& g, Types& types) {
-  for (const auto& v : g.input()) types[v.name()] = &v.type();
-  for (const auto& v : g.output()) types[v.name()] = &v.type();
-  for (const auto& v : g.value_info()) types[v.name()] = &v.type();
+void add_graph_types(const GraphProto& g, Declarations& types) {
+  types.push_back(&g.input());
+  types.push_back(&g.output());
+  types.push_back(&g.value_info());
+}
+
+const TypeProto* type_of(const Declarations& types, const std::string& name) {
+  for (auto list = types.rbegin(); list != types.rend(); ++list)
+    for (const auto& v : **list)
+      if (v.name() == name) return &v.type();
+  return nullptr;
+}
+
+// A sorted list of op types or attribute names, without repeats.
+void add_sorted(std::vector<std::string>& names, const std::string& name) {
+  auto at = std::lower_bound(names.begin(), names.end(), name);
+  if (at == names.end() || *at != name) names.insert(at, name);
+}
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 // One call to expand, where it is.
@@ -64,8 +82,8 @@ class Expander {
   // The calls to expand in the model as it is now; `types_needed` when one needs an analysis.
   Result<std::vector<Site>> find(bool& types_needed) {
     std::vector<Site> sites;
-    std::set<std::string> without;    // ops listed that have no function
-    std::set<std::string> absent;     // ops the target opset lacks, without a function
+    std::vector<std::string> without;  // op types listed that have no function, sorted
+    std::vector<std::string> absent;   // op types the target opset lacks, without a function
     const auto visit = [&](Nodes& nodes, int64_t opset, Opsets* opsets, const std::string& where, auto&& self) -> void {
       for (auto& n : nodes) {
         for_each_subgraph(n, [&](GraphProto& g) { self(*g.mutable_node(), opset, opsets, where, self); });
@@ -80,7 +98,7 @@ class Expander {
         const bool listed = r_.ops.count(n.op_type()) > 0;
         if (!listed && !missing_at_target && !(r_.all_functions && has_function)) continue;
         if (!has_function) {
-          (listed ? without : absent).insert(n.op_type());
+          add_sorted(listed ? without : absent, n.op_type());
           continue;
         }
         Site s{&n, opset, schema, fixed, opsets, {}, where};
@@ -119,14 +137,14 @@ class Expander {
     auto inferred = infer_shapes(copy, o);
     if (!inferred) return inferred.error();
     // Scopes of the copy by the address of the same node list in the model.
-    std::map<const Nodes*, Types> scope_types;
-    const auto scope = [&](const Nodes& theirs, Nodes& mine, Types types, auto&& self) -> void {
+    std::map<const Nodes*, Declarations> scope_types;
+    const auto scope = [&](const Nodes& theirs, Nodes& mine, Declarations types, auto&& self) -> void {
       for (int i = 0; i < theirs.size(); ++i)
         for (int a = 0; a < theirs.Get(i).attribute_size(); ++a) {
           const auto& ta = theirs.Get(i).attribute(a);
           auto& oa = *mine.Mutable(i)->mutable_attribute(a);
           const auto subgraph = [&](const GraphProto& g, GraphProto& ours) {
-            Types inner = types;
+            Declarations inner = types;
             add_graph_types(g, inner);
             self(g.node(), *ours.mutable_node(), std::move(inner), self);
           };
@@ -135,23 +153,23 @@ class Expander {
         }
       scope_types[&mine] = std::move(types);
     };
-    Types graph_types;
+    Declarations graph_types;
     add_graph_types(copy.graph(), graph_types);
     scope(copy.graph().node(), *m_.mutable_graph()->mutable_node(), std::move(graph_types), scope);
     for (int i = 0; i < copy.functions_size(); ++i) {
-      Types types;  // the join of the function's contexts: an element type that differs is left out
-      for (const auto& v : copy.functions(i).value_info()) types[v.name()] = &v.type();
+      // The join of the function's contexts: an element type that differs is left out.
+      Declarations types{&copy.functions(i).value_info()};
       scope(copy.functions(i).node(), *m_.mutable_functions(i)->mutable_node(), std::move(types), scope);
     }
     for (auto& s : sites) {
       if (s.fixed) continue;
-      const Types* types = nullptr;
+      const Declarations* types = nullptr;
       for (const auto& [nodes, t] : scope_types)
         if (std::any_of(nodes->begin(), nodes->end(), [&s](const NodeProto& n) { return &n == s.node; })) types = &t;
       for (const auto& input : s.node->input()) {
         TypeProto t;
         if (types && !input.empty())
-          if (auto it = types->find(input); it != types->end()) t = *it->second;
+          if (const TypeProto* declared = type_of(*types, input)) t = *declared;
         s.input_types.push_back(std::move(t));
       }
     }
@@ -197,20 +215,20 @@ class Expander {
         n.set_name(op + "/" + (n.output_size() > 0 && !n.output(0).empty() ? n.output(0) : std::to_string(i)));
       }
       // Attribute defaults go on the call, for the body's references to them.
-      std::set<std::string> given;
-      for (const auto& a : s.node->attribute()) given.insert(a.name());
+      std::vector<std::string> given;
+      for (const auto& a : s.node->attribute()) add_sorted(given, a.name());
       for (const auto& [name, attribute] : s.schema->attributes())
-        if (!given.count(name) && attribute.default_value.type() != onnx::AttributeProto::UNDEFINED) {
+        if (!contains(given, name) && attribute.default_value.type() != onnx::AttributeProto::UNDEFINED) {
           auto* d = s.node->add_attribute();
           *d = attribute.default_value;
           d->set_name(name);
         }
       // Attributes the body does not declare (none, usually) stay off the call.
-      std::set<std::string> declared(body.attribute().begin(), body.attribute().end());
-      for (const auto& a : body.attribute_proto()) declared.insert(a.name());
+      std::vector<std::string> declared(body.attribute().begin(), body.attribute().end());
+      for (const auto& a : body.attribute_proto()) declared.push_back(a.name());
       auto& attributes = *s.node->mutable_attribute();
       attributes.erase(std::remove_if(attributes.begin(), attributes.end(),
-                                      [&](const onnx::AttributeProto& a) { return !declared.count(a.name()); }),
+                                      [&](const onnx::AttributeProto& a) { return !contains(declared, a.name()); }),
                        attributes.end());
       const std::string name = function_for(op, std::move(body), done);
       s.node->set_domain(kExpandedDomain);
@@ -227,8 +245,8 @@ class Expander {
  private:
   ModelProto& m_;
   const ExpandRequest& r_;
-  std::map<std::string, std::string> by_body_;  // serialized body -> function name
-  std::set<std::string> names_;
+  std::vector<std::pair<std::string, std::string>> by_body_;  // (serialized body, its function's name)
+  std::vector<std::string> names_;  // of the functions in kExpandedDomain
   std::vector<FunctionProto> new_functions_;
 
   static bool context_builder_at(const OpSchema& schema, int64_t opset) {
@@ -237,7 +255,7 @@ class Expander {
     return std::any_of(versions.begin(), versions.end(), [opset](int v) { return v <= opset; });
   }
 
-  static std::string join(const std::set<std::string>& names) {
+  static std::string join(const std::vector<std::string>& names) {
     std::string s;
     for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
     return s;
@@ -261,16 +279,17 @@ class Expander {
     ++kind->calls;
     body.set_name(op);
     std::string key = body.SerializeAsString();
-    if (auto it = by_body_.find(key); it != by_body_.end()) return it->second;
+    for (const auto& [known, name] : by_body_)
+      if (known == key) return name;
     if (names_.empty())
       for (const auto& f : m_.functions())
-        if (f.domain() == kExpandedDomain) names_.insert(f.name());
+        if (f.domain() == kExpandedDomain) names_.push_back(f.name());
     std::string name = op;
-    for (int k = 1; names_.count(name); ++k) name = op + "_" + std::to_string(k);
-    names_.insert(name);
+    for (int k = 1; contains(names_, name); ++k) name = op + "_" + std::to_string(k);
+    names_.push_back(name);
     ++kind->functions;
     body.set_name(name);
-    by_body_.emplace(std::move(key), name);
+    by_body_.emplace_back(std::move(key), name);
     new_functions_.push_back(std::move(body));
     return name;
   }
@@ -303,20 +322,16 @@ Result<std::vector<ExpandedOp>> expand_ops(ModelProto& model, const ExpandReques
 }
 
 void count_expanded_nodes(const ModelProto& model, std::vector<ExpandedOp>& expanded) {
-  std::map<std::string, ExpandedOp*> by_op;
-  for (auto& e : expanded) {
-    e.nodes.clear();
-    by_op[e.op] = &e;
-  }
+  for (auto& e : expanded) e.nodes.clear();
   const auto count = [&](const Nodes& nodes, auto&& self) -> void {
     for (const auto& n : nodes) {
       for_each_subgraph(n, [&](const GraphProto& g) { self(g.node(), self); });
       const size_t slash = n.name().find('/');
       if (slash == std::string::npos) continue;
-      auto it = by_op.find(n.name().substr(0, slash));
-      if (it == by_op.end()) continue;
-      const std::string type = FunctionId::is_default_domain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
-      ++it->second->nodes[type];
+      const std::string_view op = std::string_view(n.name()).substr(0, slash);
+      auto kind = std::find_if(expanded.begin(), expanded.end(), [op](const ExpandedOp& e) { return e.op == op; });
+      if (kind == expanded.end()) continue;
+      ++kind->nodes[FunctionId::is_default_domain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type()];
     }
   };
   count(model.graph().node(), count);
@@ -337,7 +352,9 @@ Result<bool> convert_opset(ModelProto& model, int64_t target) {
     ModelProto converted = onnx::version_conversion::ConvertVersion(model, static_cast<int>(target));
     model = std::move(converted);
   } catch (const std::exception& e) {
+    // ONNX's assertions lead with their source file and condition: the reason follows "failed: ".
     std::string why = e.what();
+    if (const size_t at = why.find("failed: "); at != std::string::npos) why = why.substr(at + 8);
     while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
     return Diagnostic::error("--target-opset " + std::to_string(target) + ": ONNX's version converter cannot convert from opset " +
                              std::to_string(from) + ": " + why);
