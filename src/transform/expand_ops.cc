@@ -134,6 +134,7 @@ class Expander {
     o.debug = false;
     o.on_phase = nullptr;
     o.annotate_functions = true;
+    o.use_declared_types = false;  // the bodies rest on proven types only
     auto inferred = infer_shapes(copy, o);
     if (!inferred) return inferred.error();
     // Scopes of the copy by the address of the same node list in the model.
@@ -184,6 +185,13 @@ class Expander {
       if (s.fixed) {
         body = *s.fixed;
       } else {
+        // A builder reads the call's attribute values: one that refers to its function's
+        // attribute (@name) has a value per call of that function, which the body cannot take.
+        for (const auto& a : s.node->attribute())
+          if (!a.ref_attr_name().empty())
+            return Diagnostic::error(at + ": attribute '" + a.name() + "' refers to the function's attribute '" +
+                                     a.ref_attr_name() + "', and ONNX builds the body of " + s.node->op_type() +
+                                     " from the call's values: inline the model first (--mode inline), then expand");
         bool built = false;
         std::string why;
         try {

@@ -232,6 +232,8 @@ Result<TransformResult> run_rounds(ModelProto& model, const TransformOptions& op
 
 Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options) {
   if (!options.expand.any()) return run_rounds(model, options);
+  if (!options.passes.empty() && std::find(options.passes.begin(), options.passes.end(), Pass::Inline) == options.passes.end())
+    return Diagnostic::error("the expanded ops are inlined: --passes must run inline with --expand-ops or --target-opset");
   const size_t nodes_before = count_all_nodes(model);
   const size_t functions_before = static_cast<size_t>(model.functions_size());
   // The caller's model stays as it was on errors unless it is given up.
