@@ -323,7 +323,7 @@ def output_names(spec):
     return [f"out{i}" for i in range(n)]
 
 
-def export_dynamo(spec, path, optimize):
+def export_dynamo(spec, path, optimize, opset_version=None):
     from torch.export import Dim
 
     wrapper, names, example = fresh(spec)
@@ -332,12 +332,13 @@ def export_dynamo(spec, path, optimize):
     for name in names:
         axes = spec.dims.get(name, {})
         shapes.append({a: dim_objects.setdefault(d, Dim(d)) for a, d in axes.items()} or None)
+    opset = {"opset_version": opset_version} if opset_version else {}  # else torch's default
     torch.onnx.export(wrapper, example, path, dynamo=True, optimize=optimize, external_data=False,
                       input_names=list(names), output_names=output_names(spec),
-                      dynamic_shapes=(tuple(shapes),))
+                      dynamic_shapes=(tuple(shapes),), **opset)
     strip_node_metadata(path)
     return {"exporter": "dynamo", "optimize": optimize, "external_data": False,
-            "node_metadata_props": "dropped"}
+            "node_metadata_props": "dropped", **opset}
 
 
 def strip_node_metadata(path):
