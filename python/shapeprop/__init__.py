@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._report import Diagnostic, Error, Report
@@ -83,6 +83,31 @@ def _result(data: bytes, kind: str, model: Model) -> Model:
     return result
 
 
+def _whole(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("%s must be an int, not %s" % (what, type(value).__name__))
+    return value
+
+
+def _shapes(dims: Optional[Mapping[str, int]] = None,
+            input_shapes: Optional[Mapping[str, Sequence[Optional[int]]]] = None,
+            dim_ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
+            rename_dims: Optional[Mapping[str, str]] = None, name_dims: bool = False) -> dict:
+    """The deployment shapes as _native.run takes them (the library checks them against the model)."""
+    out: dict = {"name_dims": bool(name_dims)}
+    out["dims"] = [(str(k), _whole(v, "dims[%r]" % (k,))) for k, v in (dims or {}).items()]
+    out["input_shapes"] = [
+        (str(k), [None if d is None else _whole(d, "input_shapes[%r] dims" % (k,)) for d in shape])
+        for k, shape in (input_shapes or {}).items()]
+    ranges = []
+    for k, r in (dim_ranges or {}).items():
+        lo, hi = r
+        ranges.append((str(k), _whole(lo, "dim_ranges[%r] min" % (k,)), _whole(hi, "dim_ranges[%r] max" % (k,))))
+    out["dim_ranges"] = ranges
+    out["rename_dims"] = [(str(k), str(v)) for k, v in (rename_dims or {}).items()]
+    return out
+
+
 def _run(model: Model, job: str, return_report: bool, *, output_path: str = "",
          schemas: Sequence[PathLike] = (), describe: Optional[bool] = None, **options: Any) -> Any:
     """Runs `job`; returns the result (and the report, when `return_report`). The report
@@ -101,6 +126,10 @@ def _run(model: Model, job: str, return_report: bool, *, output_path: str = "",
 
 def infer_shapes(model: Model, *, strict_mode: bool = False, annotate_functions: bool = True,
                  assume_positive_dims: bool = True, schemas: Sequence[PathLike] = (),
+                 dims: Optional[Mapping[str, int]] = None,
+                 input_shapes: Optional[Mapping[str, Sequence[Optional[int]]]] = None,
+                 dim_ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
+                 rename_dims: Optional[Mapping[str, str]] = None, name_dims: bool = False,
                  return_report: bool = False) -> Any:
     """Infers types and shapes per call site and returns the model annotated.
 
@@ -116,16 +145,31 @@ def infer_shapes(model: Model, *, strict_mode: bool = False, annotate_functions:
         that ``Size(x) == 0`` is false for ``x`` of shape ``[N, 8]``; the result records it
         in ``metadata_props`` (``shapeprop.assumptions``) when it relied on it.
     schemas: folders of rules (``*.rule``) for ops outside ONNX's registry, beside the shipped ones.
+    dims: ``{"batch": 1, "seq": 128}``: every dim of that name of the graph's inputs and
+        outputs takes that value before the analysis, as if the model had been exported so
+        (``--set-dim``); the report's ``dims`` then lists the values left dynamic.
+    input_shapes: ``{"x": [1, 3, None, None]}``: an input's dims, ``None`` keeping the
+        declared one (``--input-shape``); a shape the declaration contradicts raises Error.
+    dim_ranges: ``{"seq": (1, 128)}``: a dim stays symbolic within those bounds, which the
+        analysis decides by and the result records in ``metadata_props`` (``--dim-range``).
+    rename_dims: ``{"seq": "sequence"}``: a dim of the graph's inputs and outputs renamed
+        (``--rename-dim``).
+    name_dims: name the dims the exporter left anonymous (``--name-dims``).
     return_report: return ``(model, report)``.
     Raises Error when the model cannot be analysed (or in strict mode has errors).
     """
     return _run(model, "annotate", return_report, strict=strict_mode, annotate_functions=annotate_functions,
-                assume_positive_dims=assume_positive_dims, schemas=schemas)
+                assume_positive_dims=assume_positive_dims, schemas=schemas,
+                **_shapes(dims, input_shapes, dim_ranges, rename_dims, name_dims))
 
 
 def infer_shapes_path(model_path: PathLike, output_path: PathLike = "", *, strict_mode: bool = False,
                       annotate_functions: bool = True, assume_positive_dims: bool = True,
-                      schemas: Sequence[PathLike] = (), return_report: bool = False) -> Optional[Report]:
+                      schemas: Sequence[PathLike] = (), dims: Optional[Mapping[str, int]] = None,
+                      input_shapes: Optional[Mapping[str, Sequence[Optional[int]]]] = None,
+                      dim_ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
+                      rename_dims: Optional[Mapping[str, str]] = None, name_dims: bool = False,
+                      return_report: bool = False) -> Optional[Report]:
     """Infers types and shapes of the model at ``model_path`` and saves the result at
     ``output_path`` (by default over ``model_path``, as ONNX's ``infer_shapes_path`` does),
     atomically: a failure leaves no partial file. The format follows the output's extension
@@ -135,12 +179,16 @@ def infer_shapes_path(model_path: PathLike, output_path: PathLike = "", *, stric
     out = os.fspath(output_path) or os.fspath(model_path)
     _, report = _run(model_path, "annotate", True, output_path=out, describe=return_report, strict=strict_mode,
                      annotate_functions=annotate_functions, assume_positive_dims=assume_positive_dims,
-                     schemas=schemas)
+                     schemas=schemas, **_shapes(dims, input_shapes, dim_ranges, rename_dims, name_dims))
     return report if return_report else None
 
 
 def specialize(model: Model, *, inline: str = "none", small_limit: int = 8, strict_mode: bool = False,
                assume_positive_dims: bool = True, schemas: Sequence[PathLike] = (),
+               dims: Optional[Mapping[str, int]] = None,
+               input_shapes: Optional[Mapping[str, Sequence[Optional[int]]]] = None,
+               dim_ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
+               rename_dims: Optional[Mapping[str, str]] = None, name_dims: bool = False,
                return_report: bool = False) -> Any:
     """Specializes every reached function per distinct context and returns the result.
 
@@ -153,15 +201,22 @@ def specialize(model: Model, *, inline: str = "none", small_limit: int = 8, stri
 
     inline: ``"none"`` (keep every specialized function), ``"all"`` (a flat graph) or
         ``"small"`` (bodies of at most ``small_limit`` nodes after folding).
+    dims: as :func:`infer_shapes`; with every dim bound the result is static (every Shape,
+        Size and shape computation the sizes decide folded, every value's type static),
+        but for sizes the data decide, which the report's ``dims["dynamic"]`` lists.
     Other options as :func:`infer_shapes`.
     """
     if inline not in ("none", "all", "small"):
         raise ValueError("inline must be 'none', 'all' or 'small', not %r" % (inline,))
     return _run(model, "specialize", return_report, inline_policy=inline, small_limit=small_limit,
-                strict=strict_mode, assume_positive_dims=assume_positive_dims, schemas=schemas)
+                strict=strict_mode, assume_positive_dims=assume_positive_dims, schemas=schemas,
+                **_shapes(dims, input_shapes, dim_ranges, rename_dims, name_dims))
 
 
 def check_model(model: Model, *, assume_positive_dims: bool = True, schemas: Sequence[PathLike] = (),
+                dims: Optional[Mapping[str, int]] = None,
+                input_shapes: Optional[Mapping[str, Sequence[Optional[int]]]] = None,
+                dim_ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
                 return_report: bool = False) -> Optional[Report]:
     """Checks a model without changing it, as ``onnx-infer-shapes --mode check`` does: a
     drop-in for ``onnx.checker.check_model(model, full_check=True)`` that passes the valid
@@ -170,9 +225,10 @@ def check_model(model: Model, *, assume_positive_dims: bool = True, schemas: Seq
     declared type (graph and function ``value_info``, subgraphs' declarations) compared
     with what it proves in every context; a declaration false in some context is an error,
     one that says less than is proven is not. ``schemas``: folders of rules for ops outside
-    ONNX's registry, as for infer_shapes. Raises Error on any error; returns the report
+    ONNX's registry, and ``dims``, ``input_shapes``, ``dim_ranges`` (the declarations are
+    checked at those sizes), as for infer_shapes. Raises Error on any error; returns the report
     when ``return_report`` (its summary counts what was checked), else None.
     """
     _, report = _run(model, "check", True, describe=False, assume_positive_dims=assume_positive_dims,
-                     schemas=schemas)
+                     schemas=schemas, **_shapes(dims, input_shapes, dim_ranges))
     return report if return_report else None

@@ -1,5 +1,5 @@
 # Type stubs of the compiled module (python/src/module.cc).
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 version: str
 onnx_version: str
@@ -19,4 +19,9 @@ def run(
     shipped_rules: str = ...,
     output_path: str = ...,
     describe_contexts: bool = ...,
+    dims: Sequence[Tuple[str, int]] = ...,
+    input_shapes: Sequence[Tuple[str, Sequence[Optional[int]]]] = ...,
+    dim_ranges: Sequence[Tuple[str, int, int]] = ...,
+    rename_dims: Sequence[Tuple[str, str]] = ...,
+    name_dims: bool = ...,
 ) -> Tuple[Optional[bytes], str]: ...

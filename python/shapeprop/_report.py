@@ -113,6 +113,15 @@ class Report:
         return dict(self.data["assumptions"])
 
     @property
+    def dims(self) -> Optional[Dict[str, Any]]:
+        """The deployment shapes the run was given (None when none): the dims ``bound``,
+        their ``ranges``, ``renamed``, the dims named (``named_inputs``, ``named_outputs``),
+        and when a dim was bound, how many ``values`` the result has and which stay
+        ``dynamic`` (value, where, type, cause, why)."""
+        dims = self.data["dims"]
+        return dict(dims) if dims is not None else None
+
+    @property
     def diagnostics(self) -> List[Diagnostic]:
         return [Diagnostic.from_dict(d) for d in self.data["diagnostics"]]
 

@@ -32,7 +32,11 @@ shapeprop::InlinePolicy policy_named(const std::string& name) {
 py::tuple run(const py::bytes& source, bool from_path, const std::string& origin, const std::string& job,
               const std::string& inline_policy, size_t small_limit, bool strict, bool annotate_functions,
               bool assume_positive_dims, const std::vector<std::string>& schemas,
-              const std::string& shipped_rules, const std::string& output_path, bool describe_contexts) {
+              const std::string& shipped_rules, const std::string& output_path, bool describe_contexts,
+              const std::vector<std::pair<std::string, int64_t>>& dims,
+              const std::vector<std::pair<std::string, std::vector<std::optional<int64_t>>>>& input_shapes,
+              const std::vector<std::tuple<std::string, int64_t, int64_t>>& dim_ranges,
+              const std::vector<std::pair<std::string, std::string>>& rename_dims, bool name_dims) {
   shapeprop::python::Request q;
   q.source = source;  // a copy: the bytes object may change hands while the GIL is released
   q.from_path = from_path;
@@ -45,6 +49,11 @@ py::tuple run(const py::bytes& source, bool from_path, const std::string& origin
   q.options.infer.assume_positive_dims = assume_positive_dims;
   q.options.infer.describe_contexts = describe_contexts;
   q.schemas = schemas;
+  q.shapes.dims = dims;
+  q.shapes.inputs = input_shapes;
+  for (const auto& [name, min, max] : dim_ranges) q.shapes.ranges[name] = shapeprop::DimRange{min, max};
+  q.shapes.renames = rename_dims;
+  q.shapes.name_dims = name_dims;
   q.shipped_rules = shipped_rules;
   q.output_path = output_path;
   shapeprop::python::Outcome outcome;
@@ -66,6 +75,10 @@ PYBIND11_MODULE(_native, m) {
         py::arg("annotate_functions") = true, py::arg("assume_positive_dims") = true,
         py::arg("schemas") = std::vector<std::string>(), py::arg("shipped_rules") = "", py::arg("output_path") = "",
         py::arg("describe_contexts") = false,
+        py::arg("dims") = std::vector<std::pair<std::string, int64_t>>(),
+        py::arg("input_shapes") = std::vector<std::pair<std::string, std::vector<std::optional<int64_t>>>>(),
+        py::arg("dim_ranges") = std::vector<std::tuple<std::string, int64_t, int64_t>>(),
+        py::arg("rename_dims") = std::vector<std::pair<std::string, std::string>>(), py::arg("name_dims") = false,
         R"(Runs one job on a model and returns (result, report_json).
 
 source: the model's serialized bytes, or its path (UTF-8 bytes) when from_path.
@@ -78,6 +91,9 @@ result: the resulting model's bytes, or None when the run failed, when job is 'c
 or when output_path was given (the result is saved there, atomically).
 report_json: the report of the run (docs/report.schema.json); 'ok' says whether it worked.
 describe_contexts: list each function's contexts in the report (a walk more, for return_report).
+dims, input_shapes, dim_ranges, rename_dims, name_dims: the deployment shapes (as
+--set-dim NAME=VALUE, --input-shape INPUT=D0,..., None for ?, --dim-range NAME=MIN..MAX
+as (name, min, max), --rename-dim OLD=NEW and --name-dims).
 The GIL is released while the work runs.)");
   m.attr("version") = shapeprop::version();
   m.attr("onnx_version") = shapeprop::onnx_version();

@@ -26,6 +26,7 @@ JobOptions job_options(const Request& q) {
     job.bytes = q.source;  // external data is then looked up from the working folder
   job.origin = q.origin;
   job.transform = q.options;
+  job.shapes = q.shapes;
   job.shipped_rules = q.shipped_rules;
   job.schema_dirs.assign(q.schemas.begin(), q.schemas.end());
   if (!q.output_path.empty()) job.output = q.output_path;

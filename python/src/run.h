@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "shapeprop/input_shapes.h"
 #include "shapeprop/specialize.h"
 
 namespace shapeprop::python {
@@ -24,6 +25,7 @@ struct Request {
   std::string origin;        // how diagnostics and the report name the model
   Job job = Job::Annotate;
   TransformOptions options;  // options.infer.op_rules is set from `schemas`
+  InputShapes shapes;        // dims, input_shapes, dim_ranges, rename_dims, name_dims
   std::vector<std::string> schemas;  // folders of rules for ops outside ONNX's registry, after the shipped ones
   std::string shipped_rules;         // the shipped rules' folder; empty: where the library finds it
   std::string output_path;   // save the result there (its format from the extension) instead of returning it

@@ -59,6 +59,7 @@ class StructureValidator {
         if (a.type() == onnx::AttributeProto::UNDEFINED)
           report(here, "attribute '" + a.name() + "' has a default value without a type");
       walk(f.node(), domains(f.opset_import(), here), here);
+      unassigned_outputs(f, here);
     }
     return std::move(diagnostics_);
   }
@@ -87,6 +88,20 @@ class StructureValidator {
     };
     check(g.output(), "graph output");
     check(g.value_info(), "value_info entry");
+  }
+
+  // Each output of a function is one of its inputs or an output of a node of its body
+  // (not of a subgraph: a branch's values end with the branch). ONNX's checker lets an
+  // output that nothing defines pass (TorchScript's exporter wrote some), ONNX Runtime
+  // refuses to load the model, and an inliner would leave the caller reading a name that
+  // nothing defines.
+  void unassigned_outputs(const onnx::FunctionProto& f, const std::vector<std::string>& path) {
+    std::set<std::string_view> defined(f.input().begin(), f.input().end());
+    for (const auto& n : f.node()) defined.insert(n.output().begin(), n.output().end());
+    defined.erase("");
+    for (const auto& o : f.output())
+      if (!defined.count(o))
+        report(path, "function output '" + o + "' is defined by no node of the body");
   }
 
   // A call may leave out trailing optional inputs and unused outputs, never add any.

@@ -44,6 +44,7 @@ class Job {
     if (!load_rules()) return JobStatus::BadInput;
     if (!validate()) return JobStatus::BadInput;
     if (!override_functions()) return JobStatus::BadInput;
+    if (!apply_shapes()) return JobStatus::BadInput;
     if (auto stop = process(*out_.model, /*record=*/true)) {
       out_.model.reset();  // no result; a transform may have moved its initializers out
       return *stop;
@@ -149,12 +150,43 @@ class Job {
     return true;
   }
 
+  // JobOptions::shapes: into the model's declarations, and the ranges into the analysis's
+  // options.
+  bool apply_shapes() {
+    if (o_.shapes.empty()) return true;
+    auto applied = apply_input_shapes(*out_.model, o_.shapes);
+    if (!applied) {
+      fail(Step::Shapes, Diagnostic(applied.error()).in_file(origin_));
+      return false;
+    }
+    for (const auto& [name, range] : applied->ranges) options_.infer.dim_ranges[name] = range;
+    out_.report.options.infer.dim_ranges = options_.infer.dim_ranges;
+    out_.report.shapes = std::move(*applied);
+    return true;
+  }
+
+  // After a run on `model` (when `record`, into the summary and the report): --name-dims
+  // names its outputs' dims, and when dims were bound, which values stay dynamic.
+  void finish_shapes(onnx::ModelProto& model, const DeclaredOutputDims& declared, bool record) {
+    if (o_.shapes.name_dims) {
+      auto named = name_output_dims(model, declared);
+      if (record) out_.report.output_names = std::move(named);
+    }
+    if (record && o_.shapes.binds()) {
+      StaticShapes found = static_shapes(model);
+      out_.summary.push_back(static_shapes_line(found));
+      out_.report.summary.push_back(out_.summary.back());
+      out_.report.static_shapes = std::move(found);
+    }
+  }
+
   // Annotate or transform `model`. With `record`, what it finds goes to the report, the
   // summary and the caller; without (the second run of verify_idempotent) nowhere.
   std::optional<JobStatus> process(onnx::ModelProto& model, bool record) {
     if (!o_.infer) return std::nullopt;
     std::string debug;
     Diagnostics found;
+    const DeclaredOutputDims declared = o_.shapes.name_dims ? declared_output_dims(model) : DeclaredOutputDims();
     if (o_.kind == JobKind::Transform) {
       TransformOptions t = options_;
       if (!record) t.after_pass = nullptr;
@@ -189,6 +221,7 @@ class Job {
       found = std::move(inferred->diagnostics);
       debug = std::move(inferred->debug);
     }
+    finish_shapes(model, declared, record);
     found = in_file(std::move(found));
     const bool failed = has_errors(found);
     if (record) {
@@ -234,7 +267,7 @@ class Job {
   // false) are the report; the last is a note counting what was checked, unless the
   // model was too malformed to check.
   JobStatus check() {
-    if (!load() || !load_rules()) return JobStatus::BadInput;
+    if (!load() || !load_rules() || !apply_shapes()) return JobStatus::BadInput;
     CheckOptions options;
     static_cast<AnalysisOptions&>(options) = options_.infer;
     options.origin = origin_;
@@ -271,6 +304,8 @@ Result<JobOutcome> run(const JobOptions& options) {
   if (options.kind == JobKind::Check && (options.output || !options.overrides.empty() || options.verify_roundtrip ||
                                          options.verify_idempotent || options.verify_full_check || !options.infer))
     return Diagnostic::error("a check writes nothing, and takes no output, override, verification or infer = false");
+  if (options.kind == JobKind::Check && (!options.shapes.renames.empty() || options.shapes.name_dims))
+    return Diagnostic::error("a check writes nothing, and takes no renames or names of dims");
   if (!options.bytes && options.input.empty()) return Diagnostic::error("no input model given");
   JobOutcome out;
   try {

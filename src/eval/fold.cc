@@ -1,5 +1,5 @@
 // The table of folding rules, from ONNX op type to rule. The rules themselves live in
-// fold_elementwise.cc, fold_shape.cc, fold_index.cc and fold_spatial.cc; fold_support.h says what they
+// fold_elementwise.cc, fold_shape.cc, fold_index.cc, fold_scatter.cc and fold_spatial.cc; fold_support.h says what they
 // share and the conventions they keep.
 #include "eval/fold.h"
 
@@ -39,6 +39,7 @@ const std::unordered_map<std::string_view, Rule>& rules() {
       {"Gather", fold_gather},
       {"Slice", fold_slice},
       {"Split", fold_split},
+      {"ScatterND", fold_scatter_nd},
       {"ReduceSum", fold_reduce_sum},
       {"ReduceProd", fold_reduce_prod},
       {"ReduceMean", fold_reduce_mean},

@@ -177,6 +177,7 @@ std::vector<Fact> fold_unsqueeze(const FoldInput&);
 std::vector<Fact> fold_concat(const FoldInput&);
 std::vector<Fact> fold_gather(const FoldInput&);
 std::vector<Fact> fold_slice(const FoldInput&);
+std::vector<Fact> fold_scatter_nd(const FoldInput&);  // fold_scatter.cc
 std::vector<Fact> fold_split(const FoldInput&);
 std::vector<Fact> fold_reduce_sum(const FoldInput&);
 std::vector<Fact> fold_reduce_prod(const FoldInput&);

@@ -1,5 +1,6 @@
 #include "infer/analysis_record.h"
 
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -41,17 +42,36 @@ void merge_assumptions(std::vector<AssumptionUse>& into, const std::vector<Assum
     if (places.insert(u.call_path).second) into.push_back(u);
 }
 
-void record_assumptions(onnx::ModelProto& model, const std::vector<AssumptionUse>& uses) {
-  if (uses.empty()) return;
-  for (auto& entry : *model.mutable_metadata_props()) {
-    if (entry.key() != kAssumptionsKey) continue;
-    if (entry.value().find(kPositiveDimsAssumption) == std::string::npos)
-      entry.set_value(entry.value().empty() ? kPositiveDimsAssumption : entry.value() + "; " + kPositiveDimsAssumption);
-    return;
+void record_assumptions(onnx::ModelProto& model, const std::vector<AssumptionUse>& uses,
+                        const std::map<std::string, DimRange>& ranges) {
+  std::vector<std::string> wanted;
+  if (!uses.empty()) wanted.push_back(kPositiveDimsAssumption);
+  for (const auto& [name, range] : ranges) wanted.push_back(range_assumption(name, range));
+  if (wanted.empty()) return;
+  onnx::StringStringEntryProto* entry = nullptr;
+  for (auto& e : *model.mutable_metadata_props())
+    if (e.key() == kAssumptionsKey) entry = &e;
+  if (!entry) {
+    entry = model.add_metadata_props();
+    entry->set_key(kAssumptionsKey);
   }
-  auto* entry = model.add_metadata_props();
-  entry->set_key(kAssumptionsKey);
-  entry->set_value(kPositiveDimsAssumption);
+  // Each assumption once, as a whole item of the "; "-separated list.
+  std::string value = entry->value();
+  auto items = [&value] {
+    std::vector<std::string> out;
+    for (size_t at = 0; at <= value.size();) {
+      size_t end = value.find("; ", at);
+      if (end == std::string::npos) end = value.size();
+      out.push_back(value.substr(at, end - at));
+      at = end + 2;
+    }
+    return out;
+  };
+  for (const auto& w : wanted) {
+    const auto have = items();
+    if (std::find(have.begin(), have.end(), w) == have.end()) value += (value.empty() ? "" : "; ") + w;
+  }
+  entry->set_value(value);
 }
 
 }  // namespace shapeprop::infer

@@ -3,6 +3,8 @@
 // relied on symbolic dims being at least 1, which the model then records.
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "infer/analyzer.h"
@@ -18,9 +20,11 @@ std::vector<FunctionContexts> describe_contexts(const Analyzer& analysis);
 // Adds the uses in `more` whose place `into` does not hold yet.
 void merge_assumptions(std::vector<AssumptionUse>& into, const std::vector<AssumptionUse>& more);
 
-// Writes the model's metadata_props entry kAssumptionsKey (kPositiveDimsAssumption) when
-// `uses` is not empty; an entry already there keeps its value, with the assumption added
-// when it lacks it, so that a second run changes nothing.
-void record_assumptions(onnx::ModelProto& model, const std::vector<AssumptionUse>& uses);
+// Writes the model's metadata_props entry kAssumptionsKey: kPositiveDimsAssumption when
+// `uses` is not empty, and each range (range_assumption) the analysis took; an entry
+// already there keeps its value, with what it lacks added, so that a second run changes
+// nothing.
+void record_assumptions(onnx::ModelProto& model, const std::vector<AssumptionUse>& uses,
+                        const std::map<std::string, DimRange>& ranges);
 
 }  // namespace shapeprop::infer

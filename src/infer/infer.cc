@@ -52,11 +52,15 @@ Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& op
   analysing.stop();
   PhaseClock annotating(phases, "annotation", options.on_phase);
   InferResult result = infer::annotate_model(model, analysis, options);
-  infer::record_assumptions(model, result.assumptions);
+  infer::record_assumptions(model, result.assumptions, options.dim_ranges);
   result.diagnostics = std::move(diagnostics);
   annotating.stop();
   result.phases = std::move(phases);
   return result;
+}
+
+std::string range_assumption(const std::string& symbol, const DimRange& range) {
+  return std::to_string(range.min) + " <= " + symbol + " <= " + std::to_string(range.max);
 }
 
 std::string summary_line(const InferResult& r) {

@@ -181,6 +181,68 @@ void write_assumptions(JsonWriter& w, const Report& r) {
     w.end();
   }
   w.end();
+  w.key("ranges").begin_array();
+  for (const auto& [name, range] : r.options.infer.dim_ranges) w.string(range_assumption(name, range));
+  w.end();
+  w.end();
+}
+
+void write_named(JsonWriter& w, const std::vector<AppliedShapes::Named>& named) {
+  w.begin_array();
+  for (const auto& n : named) {
+    w.begin_object();
+    w.key("value").string(n.value);
+    w.key("axis").count(n.axis);
+    w.key("name").string(n.name);
+    w.end();
+  }
+  w.end();
+}
+
+// The deployment shapes: null when the run was given none.
+void write_dims(JsonWriter& w, const Report& r) {
+  if (!r.shapes) {
+    w.null();
+    return;
+  }
+  const AppliedShapes& s = *r.shapes;
+  w.begin_object();
+  w.key("bound").begin_object();
+  for (const auto& [name, value] : s.bound) w.key(name).integer(value);
+  w.end();
+  w.key("ranges").begin_object();
+  for (const auto& [name, range] : s.ranges) {
+    w.key(name).begin_object();
+    w.key("min").integer(range.min);
+    w.key("max").integer(range.max);
+    w.end();
+  }
+  w.end();
+  w.key("renamed").begin_object();
+  for (const auto& [from, to] : s.renamed) w.key(from).string(to);
+  w.end();
+  w.key("named_inputs");
+  write_named(w, s.named);
+  w.key("named_outputs");
+  write_named(w, r.output_names);
+  w.key("values");
+  r.static_shapes ? w.count(r.static_shapes->values) : w.null();
+  w.key("dynamic");
+  if (!r.static_shapes) {
+    w.null();
+  } else {
+    w.begin_array();
+    for (const auto& d : r.static_shapes->dynamic) {
+      w.begin_object();
+      w.key("value").string(d.value);
+      w.key("where").string(d.where);
+      w.key("type").string(d.type);
+      w.key("cause").string(d.cause);
+      w.key("why").string(d.why);
+      w.end();
+    }
+    w.end();
+  }
   w.end();
 }
 
@@ -288,6 +350,8 @@ std::string to_json(const Report& r) {
   write_functions(w, r);
   w.key("assumptions");
   write_assumptions(w, r);
+  w.key("dims");
+  write_dims(w, r);
   w.key("diagnostics");
   write_diagnostics(w, r.diagnostics);
   w.key("phases").begin_array();

@@ -1,7 +1,7 @@
 // Constant folding of what the analysis does not compute itself: a node of the default
 // domain whose inputs are all constants, of an op evaluated here (elementwise math,
-// Transpose, Cast, Concat, Expand, Slice, and the ops that only give their input another
-// shape), whose result has at most 1,024 elements, so that a weight is never copied into
+// Transpose, Cast, Concat, Expand, Slice, ScatterND, and the ops that only give their
+// input another shape), whose result has at most 1,024 elements, so that a weight is never copied into
 // a second large constant. At any size (up to 2^24 elements), where nothing is held
 // twice, the constants read then going: a Cast, Transpose, Slice or reshaping op whose
 // data input is a constant that nothing else reads; a Concat of such constants; and all
@@ -24,6 +24,7 @@
 #include <numeric>
 #include <span>
 
+#include "eval/scatter_nd.h"
 #include "rewrite_support.h"
 #include "support/tensor_data.h"
 #include "tensor_values.h"
@@ -468,6 +469,21 @@ std::optional<Values> concat(const std::vector<Values>& parts, int64_t axis) {
   return out;
 }
 
+// ScatterND without reduction: the data with the updates in place (eval/scatter_nd.h
+// refuses what ScatterND would refuse, and updates of one element twice).
+std::optional<Values> scatter_nd(const Values& data, const Values& indices, const Values& updates) {
+  if (indices.real || data.real != updates.real || data.type != updates.type) return std::nullopt;
+  const auto targets = eval::scatter_nd_targets(data.dims, indices.dims, indices.ints, updates.dims);
+  if (!targets) return std::nullopt;
+  Values out = data;
+  for (size_t u = 0; u < targets->size(); ++u) {
+    const auto at = static_cast<size_t>((*targets)[u]);
+    if (out.real) out.reals[at] = updates.reals[u];
+    else out.ints[at] = updates.ints[u];
+  }
+  return out;
+}
+
 class ConstantFolder {
  public:
   explicit ConstantFolder(const MutableBody& body) : body_(body) {}
@@ -547,14 +563,54 @@ class ConstantFolder {
   std::optional<Values> input(ValueId v, int64_t limit) const {
     if (v == ir::kNoValue) return std::nullopt;
     if (const TensorProto* t = body_.stored_constant(v)) return decode(*t, limit);
-    auto t = body_.constant(v);
-    return t ? decode(*t) : std::nullopt;
+    if (auto t = body_.constant(v)) return decode(*t);
+    return fill(v, limit);
   }
 
   bool is_constant(ValueId v) const {
     if (body_.stored_constant(v)) return true;
     const Fact* f = body_.fact(v);
-    return f && f->has_tensor();
+    return (f && f->has_tensor()) || fill_shape(v);
+  }
+
+  // A ConstantOfShape of a constant shape read as its elements (the fill value, or ONNX's
+  // default float 0, repeated), at most `limit` of them: a mask built from zeros.
+  std::optional<Values> fill(ValueId v, int64_t limit) const {
+    const auto dims = fill_shape(v);
+    const auto count = dims ? element_count(*dims) : std::nullopt;
+    if (!count || *count > limit) return std::nullopt;
+    const NodeProto& p = body_.node(body_.producer(v));
+    Values one;
+    if (const auto* a = attribute(p, "value")) {
+      if (a->type() != onnx::AttributeProto::TENSOR) return std::nullopt;
+      auto decoded = decode(a->t());
+      if (!decoded || decoded->size() != 1) return std::nullopt;
+      one = std::move(*decoded);
+    } else {
+      one.type = TensorProto::FLOAT;
+      one.real = true;
+      one.reals = {0.0};
+    }
+    Values out = one;
+    out.dims = *dims;
+    if (out.real) out.reals.assign(static_cast<size_t>(*count), one.reals[0]);
+    else out.ints.assign(static_cast<size_t>(*count), one.ints[0]);
+    return out;
+  }
+  std::optional<std::vector<int64_t>> fill_shape(ValueId v) const {
+    const NodeId p = v == ir::kNoValue ? kNone : body_.producer(v);
+    if (p == kNone || !is_op(body_.node(p), "ConstantOfShape") || has_reference(body_.node(p)) ||
+        body_.num_inputs(p) != 1 || body_.input(p, 0) == ir::kNoValue)
+      return std::nullopt;
+    const Fact* shape = body_.fact(body_.input(p, 0));
+    if (!shape || !shape->ints) return std::nullopt;
+    std::vector<int64_t> dims;
+    for (const Dim& d : *shape->ints) {
+      auto c = d.as_constant();
+      if (!c || *c < 0) return std::nullopt;
+      dims.push_back(*c);
+    }
+    return dims;
   }
 
   // The shape the facts know of the node's output, every dim a constant.
@@ -574,7 +630,8 @@ class ConstantFolder {
     const NodeProto& n = body_.node(id);
     const std::string& op = n.op_type();
     const bool known = unary_op(op) || binary_op(op) || reshaping_op(op) || op == "Transpose" ||
-                       op == "Cast" || op == "Concat" || op == "Expand" || (op == "Slice" && body_.num_inputs(id) >= 3);
+                       op == "Cast" || op == "Concat" || op == "Expand" || (op == "Slice" && body_.num_inputs(id) >= 3) ||
+                       (op == "ScatterND" && body_.num_inputs(id) == 3);
     if (!known) return std::nullopt;
     for (size_t k = 0; k < body_.num_inputs(id); ++k)
       if (body_.input(id, k) != ir::kNoValue && !is_constant(body_.input(id, k))) return std::nullopt;
@@ -608,6 +665,10 @@ class ConstantFolder {
     if (op == "Concat") {
       auto axis = int_attribute(n, "axis");
       return axis ? concat(in, *axis) : std::nullopt;
+    }
+    if (op == "ScatterND" && in.size() == 3) {
+      const auto* reduction = attribute(n, "reduction");
+      return reduction && reduction->s() != "none" ? std::nullopt : scatter_nd(in[0], in[1], in[2]);
     }
     if (reshaping_op(op)) {
       auto dims = output_dims(id);

@@ -6,13 +6,17 @@
 //  - Mul(x, 1), Mul(1, x), Div(x, 1), Pow(x, 1) (pow(x, 1) is x, NaN included);
 //  - And(x, true), Or(x, false), Xor(x, false), either way round;
 //  - Where(c, x, x).
-// Only where the node's output has x's element type, and x's shape: the neutral operand
-// is a scalar, or the output's shape is known equal to x's (so it broadcasts nothing).
+// The neutral operand is known from the facts, or is a stored constant of any size (a bias
+// of zeros, a weight of ones, past the elements a fact keeps). Only where the node's
+// output has x's element type, and x's shape: the neutral operand is a scalar, or the
+// output's shape is known equal to x's (so it broadcasts nothing).
 // The node's readers then read x (or the node becomes an Identity where its output keeps
 // its name).
+#include <algorithm>
 #include <cmath>
 
 #include "rewrite_support.h"
+#include "tensor_values.h"
 
 namespace shapeprop::transform {
 
@@ -34,6 +38,21 @@ bool all_neutral(const Fact* f, Neutral n) {
   for (double d : *f->reals)
     if (std::signbit(d) != n.negative_zero) return false;
   return true;
+}
+
+// What a stored neutral operand may hold at most: a norm's weight or a bias, not a matrix
+// decoded for every MatMul operand.
+constexpr int64_t kMaxNeutralElements = int64_t{1} << 20;
+
+// The same of a stored constant (an initializer, a Constant node) whose elements the fact
+// does not hold: larger than its caps (a bias of zeros, a norm's weight of ones).
+bool all_neutral(const onnx::TensorProto* t, Neutral n) {
+  const auto v = t ? decode(*t, kMaxNeutralElements) : std::nullopt;
+  if (!v || v->size() == 0) return false;
+  if (!v->real) return std::all_of(v->ints.begin(), v->ints.end(), [&](int64_t e) { return e == n.value; });
+  return std::all_of(v->reals.begin(), v->reals.end(), [&](double d) {
+    return d == static_cast<double>(n.value) && (n.value != 0 || std::signbit(d) == n.negative_zero);
+  });
 }
 
 class NeutralOps {
@@ -75,7 +94,8 @@ class NeutralOps {
     const ValueId x = body_.input(id, x_at);
     const ValueId other = body_.input(id, 1 - x_at);
     const Fact* of = body_.fact(other);
-    if (!all_neutral(of, e)) return std::nullopt;
+    if (!all_neutral(of, e) && (!of || of->has_elements() || !all_neutral(body_.stored_constant(other), e)))
+      return std::nullopt;
     return gives_back(id, x, of);
   }
 

@@ -204,7 +204,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     add_phases(result.phases, result.annotation.phases);
     infer::merge_assumptions(result.assumptions, result.annotation.assumptions);
   }
-  infer::record_assumptions(*input, result.assumptions);
+  infer::record_assumptions(*input, result.assumptions, options.infer.dim_ranges);
   if (options.infer.debug) result.annotation.debug += counter_lines(result.stats) + assumption_report(result);
   result.stats.calls_kept = count_calls(*input);
   result.stats.nodes_after = count_all_nodes(*input);

@@ -485,6 +485,56 @@ describe('comparison rules', () => {
 });
 
 // ---------------------------------------------------------------------------------------
+// Y = MatMul(X0, X1) / C, X0 [4,16,16] and X1 [4,16,16] float32, C = sqrt(8) (as LLaMA's
+// attention scales its scores). `reshaped` puts a Reshape to the same shape between the
+// MatMul and the Div, as a bmm between views does: ONNX Runtime's optimizer then leaves
+// the Div alone, while without it it makes the two one FusedMatMul scaled by the float32
+// reciprocal of C, which rounds differently.
+function scaledMatMul({ reshaped = false, scale = Math.SQRT2 * 2 } = {}) {
+  const dims = [4, 16, 16];
+  const nodes = reshaped
+    ? [onnx.node('MatMul', ['X0', 'X1'], ['P']), onnx.node('Reshape', ['P', 'S'], ['R']), onnx.node('Div', ['R', 'C'], ['Y'])]
+    : [onnx.node('MatMul', ['X0', 'X1'], ['P']), onnx.node('Div', ['P', 'C'], ['Y'])];
+  const initializers = [{ name: 'C', dataType: DT.FLOAT, dims: [], floatData: [scale] }];
+  if (reshaped) initializers.push({ name: 'S', dataType: DT.INT64, dims: [3], int64Data: dims });
+  return onnx.model({
+    nodes,
+    inputs: [
+      ['X0', DT.FLOAT, dims],
+      ['X1', DT.FLOAT, dims],
+    ],
+    outputs: [['Y', DT.FLOAT, dims]],
+    initializers,
+  });
+}
+
+describe('differences of ONNX Runtime\'s graph optimizations', () => {
+  test('outputs that differ only with the optimizations agree, and the lines say by how much', async () => {
+    const a = write('scaled_reshaped.onnx', scaledMatMul({ reshaped: true }));
+    const b = write('scaled.onnx', scaledMatMul());
+    // Bit for bit, without the optimizations: the two graphs compute the same.
+    assert.equal(runCli(a, b, '--seeds', '1,2', '--rtol', '0', '--atol', '0', '--no-optimize').status, 0);
+    const r = runCli(a, b, '--seeds', '1,2', '--rtol', '0', '--atol', '0');
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.match(r.lines[0], /^seed=1: OK \(differ only with ONNX Runtime's graph optimizations: Y: \d+\/1024 elements differ/);
+    assert.match(r.lines[2], /: 2 runs agree \(2 only without ONNX Runtime's graph optimizations\)$/);
+    const res = await equiv.compareModels(a, b, { seeds: [1], rtol: 0, atol: 0 });
+    assert.equal(res.ok, true);
+    assert.match(res.runs[0].runtimeOnly, /^Y: /);
+    // Guard against a vacuous pass: with the optimizations, the outputs do differ.
+    assert.ok(res.runs[0].outputs[0].mismatches > 0);
+  });
+
+  test('a difference that stays without the optimizations is a MISMATCH', () => {
+    const a = write('scaled_reshaped.onnx', scaledMatMul({ reshaped: true }));
+    const b = write('scaled_other.onnx', scaledMatMul({ scale: 2.83 }));
+    const r = runCli(a, b, '--seeds', '1');
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    assert.match(r.lines[0], /^seed=1: MISMATCH Y: /);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
 describe('errors exit 2 with one line', () => {
   const oneLineError = (r, file) => {
     assert.equal(r.status, 2, r.stdout + r.stderr);

@@ -7,6 +7,17 @@ from pathlib import Path
 import pytest
 
 
+def top_level_parts(text):
+    """`text` split at the commas outside brackets (types such as List[Tuple[str, int]])."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += c in "[(" and 1 or c in "])" and -1 or 0
+        if c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return parts + [text[start:]]
+
+
 def test_the_stubs_match_the_compiled_module(shapeprop):
     from shapeprop import _native
     stub = Path(_native.__file__).with_name("_native.pyi")
@@ -18,8 +29,8 @@ def test_the_stubs_match_the_compiled_module(shapeprop):
     # The keyword arguments pybind11 reports are the stub's, in order.
     doc_signature = _native.run.__doc__.splitlines()[0]
     stub_args = [a.arg for a in functions["run"].args.args + functions["run"].args.kwonlyargs]
-    pybind_args = [part.split(":")[0].strip().lstrip("*") for part in doc_signature[doc_signature.index("(") + 1:
-                                                                                 doc_signature.rindex(")")].split(",")]
+    pybind_args = [part.split(":")[0].strip().lstrip("*") for part in top_level_parts(
+        doc_signature[doc_signature.index("(") + 1:doc_signature.rindex(")")])]
     assert [a for a in pybind_args if a] == stub_args
     assert (Path(_native.__file__).with_name("py.typed")).exists()
 

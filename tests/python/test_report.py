@@ -182,7 +182,7 @@ def test_without_the_assumption_nothing_relies_on_it(shapeprop, tmp_path):
     model, report = shapeprop.specialize(path, assume_positive_dims=False, return_report=True)
     assert metadata(model) == {}
     assert report.assumptions == {"symbolic_dims_at_least_1": False, "relied_on": False, "recorded_in_model": False,
-                                  "decisions": []}
+                                  "decisions": [], "ranges": []}
     assert [n.op_type for n in model.graph.node].count("If") == 1
 
 

@@ -131,3 +131,28 @@ test("types inside functions: an input's symbol or a number there is checked, na
   assert.equal(r.runs[0].problems.length, 1); // the second call's t (the first is 3)
   assert.equal(r.runs[1].problems.length, 2); // N = 4: both
 });
+
+// static_shapes.js's checks: shape ops left or fed by a computed shape, and a value whose
+// type is not static, are problems; a static graph has none.
+const staticShapes = require('./static_shapes');
+
+test('static shapes: a Shape op, a Reshape to a computed shape and a symbolic type are problems', () => {
+  const file = model(null);  // Y [?,3] from X [N,3]
+  const shaped = onnx.model({
+    nodes: [onnx.node('Shape', ['X'], ['s']), onnx.node('Reshape', ['X', 's'], ['Y'])],
+    inputs: [['X', DT.FLOAT, ['N', 3]]],
+    outputs: [['Y', DT.FLOAT, ['N', 3]]],
+  });
+  const g = staticShapes.graphNodes(shaped);
+  assert.deepEqual(staticShapes.opProblems(g), ["Shape 's' is left", "Reshape 'Y' takes 's', no constant"]);
+  assert.deepEqual(staticShapes.typeProblems(decodeModel(shaped), g), ["'X' is float32[N,3]", "'Y' is float32[N,3]", "'s' is untyped"]);
+  const bytes = fs.readFileSync(file);
+  assert.ok(staticShapes.typeProblems(decodeModel(bytes), staticShapes.graphNodes(bytes)).length > 0);
+  const fixed = onnx.model({
+    nodes: [onnx.node('Relu', ['X'], ['Y'])],
+    inputs: [['X', DT.FLOAT, [2, 3]]],
+    outputs: [['Y', DT.FLOAT, [2, 3]]],
+  });
+  assert.deepEqual(staticShapes.opProblems(staticShapes.graphNodes(fixed)), []);
+  assert.deepEqual(staticShapes.typeProblems(decodeModel(fixed), staticShapes.graphNodes(fixed)), []);
+});

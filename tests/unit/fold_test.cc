@@ -65,6 +65,13 @@ AttributeProto attr_i(const std::string& name, int64_t v) {
   a.set_i(v);
   return a;
 }
+AttributeProto attr_s(const std::string& name, const std::string& v) {
+  AttributeProto a;
+  a.set_name(name);
+  a.set_type(AttributeProto::STRING);
+  a.set_s(v);
+  return a;
+}
 AttributeProto attr_is(const std::string& name, std::vector<int64_t> v) {
   AttributeProto a;
   a.set_name(name);
@@ -157,7 +164,7 @@ Fact shape_of(const Fact& x) { return Node("Shape", {x}).out(); }
 TEST(Fold, TableCoversTheIssueOps) {
   for (const char* op : {"Shape", "Size", "Constant", "ConstantOfShape", "Cast", "CastLike", "Identity", "Equal", "Less",
                          "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Where", "Add", "Sub", "Mul", "Div",
-                         "Mod", "Neg", "Abs", "Min", "Max", "Concat", "Gather", "Slice", "Squeeze", "Unsqueeze", "Reshape",
+                         "Mod", "Neg", "Abs", "Min", "Max", "Concat", "Gather", "ScatterND", "Slice", "Squeeze", "Unsqueeze", "Reshape",
                          "Expand", "Range", "ReduceProd", "ReduceSum", "Split", "Conv", "ConvTranspose", "MaxPool",
                          "AveragePool", "LpPool", "Resize", "Upsample"})
     EXPECT_TRUE(eval::has_rule(op)) << op;
@@ -551,6 +558,26 @@ TEST(FoldGather, ShapeValueWithNegativeIndex) {
                 .attr(attr_i("axis", 1))
                 .str(),
             "int64[2] {2,4}");
+}
+
+TEST(FoldScatterND, WritesUpdatesIntoKnownData) {
+  Fact dims = shape_of(kX);  // {N,M,3}
+  auto idx = [](std::vector<Dim> v) {
+    const Dim n = C(static_cast<int64_t>(v.size()));
+    return ints_of(TensorProto::INT64, {n, C(1)}, std::move(v));
+  };
+  EXPECT_EQ(Node("ScatterND", {dims, idx({C(1)}), i64s({C(4)})}).str(), "int64[3] {N,4,3}");
+  EXPECT_EQ(Node("ScatterND", {dims, idx({C(-1), C(0)}), i64s({C(7), C(2)})}).str(), "int64[3] {2,M,7}");
+  EXPECT_EQ(Node("ScatterND", {reals(TensorProto::FLOAT, {C(2), C(2)}, {0, 0, 0, 0}), idx({C(1)}),
+                               reals(TensorProto::FLOAT, {C(1), C(2)}, {5, 6})})
+                .str(),
+            "float[2,2] {0,0,5,6}");
+  // Not one answer, or ScatterND would fail: the data's shape only.
+  EXPECT_EQ(Node("ScatterND", {dims, idx({C(1), C(1)}), i64s({C(4), C(5)})}).str(), "int64[3]");  // twice
+  EXPECT_EQ(Node("ScatterND", {dims, idx({C(3)}), i64s({C(4)})}).str(), "int64[3]");                // out of range
+  EXPECT_EQ(Node("ScatterND", {dims, idx({C(1)}), i64s({C(4), C(5)})}).str(), "int64[3]");          // updates' shape
+  EXPECT_EQ(Node("ScatterND", {dims, idx({C(1)}), i64s({C(4)})}).attr(attr_s("reduction", "add")).str(), "int64[3]");
+  EXPECT_EQ(Node("ScatterND", {dims, idx({N}), i64s({C(4)})}).str(), "int64[3]");  // index not known
 }
 
 TEST(FoldSlice, ShapeValueSlices) {

@@ -162,18 +162,23 @@ TEST(ReportProgress, AShortRunPrintsNothing) {
 
 TEST(ReportAssumptions, RecordedOnceAndKeptAsTheyAre) {
   onnx::ModelProto model;
-  infer::record_assumptions(model, {});
+  infer::record_assumptions(model, {}, {});
   EXPECT_EQ(model.metadata_props_size(), 0);
   const std::vector<AssumptionUse> uses = {{"Equal", {"graph 'g'", "node 'e' (Equal)"}}};
-  infer::record_assumptions(model, uses);
-  infer::record_assumptions(model, uses);
+  infer::record_assumptions(model, uses, {});
+  infer::record_assumptions(model, uses, {});
   ASSERT_EQ(model.metadata_props_size(), 1);
   EXPECT_EQ(model.metadata_props(0).key(), kAssumptionsKey);
   EXPECT_EQ(model.metadata_props(0).value(), "symbolic dims >= 1");
   // Someone else's value under the key keeps it, with ours added.
   model.mutable_metadata_props(0)->set_value("theirs");
-  infer::record_assumptions(model, uses);
+  infer::record_assumptions(model, uses, {});
   EXPECT_EQ(model.metadata_props(0).value(), "theirs; symbolic dims >= 1");
+  // Ranges are recorded whether or not a decision relied on them, each once.
+  const std::map<std::string, DimRange> ranges = {{"seq", {1, 128}}, {"batch", {1, 8}}};
+  infer::record_assumptions(model, {}, ranges);
+  infer::record_assumptions(model, uses, ranges);
+  EXPECT_EQ(model.metadata_props(0).value(), "theirs; symbolic dims >= 1; 1 <= batch <= 8; 1 <= seq <= 128");
   std::vector<AssumptionUse> merged = uses;
   infer::merge_assumptions(merged, {uses[0], {"Less", {"graph 'g'", "node 'l' (Less)"}}});
   EXPECT_EQ(merged.size(), 2u);

@@ -170,6 +170,7 @@ shapeprop::JobOptions job_options(const Options& o) {
   }
   job.schema_dirs.assign(o.schema_dirs.begin(), o.schema_dirs.end());
   job.overrides.assign(o.overrides.begin(), o.overrides.end());
+  job.shapes = o.shapes;
   job.infer = o.infer;
   job.verify_roundtrip = o.verify_roundtrip;
   job.verify_idempotent = o.verify_idempotent;

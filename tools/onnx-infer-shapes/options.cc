@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "shape_options.h"
 #include "shapeprop/dim.h"
 #include "shapeprop/function_id.h"
 #include "shapeprop/schemas.h"
@@ -86,6 +87,29 @@ options:
                          show their progress)
   --version              print the version and exit
   -h, --help             print this help and exit
+
+deployment shapes (the graph's inputs as a backend will feed them; before the analysis):
+  --set-dim NAME=VALUE[,...]
+                         every dim NAME of the graph's inputs and outputs is VALUE, as
+                         if the model had been exported with it (repeatable); with every
+                         dim bound, specialize and inline leave a static graph, and the
+                         summary says which values stay dynamic and why
+  --input-shape INPUT=D0,D1,...
+                         the dims of input INPUT, each a whole number or ? (the dim as
+                         declared); a number for a named dim binds the name (repeatable);
+                         a shape the declaration contradicts is an error
+  --dim-range NAME=MIN..MAX[,...]
+                         input dim NAME stays symbolic, from MIN to MAX: what holds over
+                         the whole range is decided, the range is recorded in
+                         metadata_props as an assumption (the model is only valid
+                         there), and check reports what holds for part of it only
+  --rename-dim OLD=NEW[,...]
+                         dim OLD of the graph's inputs and outputs is called NEW (an
+                         identifier no dim of the model has)
+  --name-dims            name the dims the exporter left anonymous: an input dim with
+                         neither value nor name becomes INPUT_AXIS; an output dim
+                         written as an expression or unnamed takes the name the output
+                         declares there (a plain name used nowhere else) or OUTPUT_AXIS
 
 limits (beyond them: a one-line error; for inlining, the call stays):
   --max-input-size BYTES      input read, K/M/G suffixes allowed (default 2G-1)
@@ -340,6 +364,24 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         return kBadInput;
       }
       o.report = *v;
+    } else if (is("--set-dim") || is("--input-shape") || is("--dim-range") || is("--rename-dim")) {
+      // The deployment shapes, read into o.shapes.
+      using Reader = std::optional<std::string> (*)(std::string_view, shapeprop::InputShapes&);
+      const std::pair<const char*, Reader> readers[] = {{"--set-dim", read_set_dim},
+                                                         {"--input-shape", read_input_shape},
+                                                         {"--dim-range", read_dim_range},
+                                                         {"--rename-dim", read_rename_dim}};
+      for (const auto& [flag, read] : readers) {
+        if (!is(flag)) continue;
+        auto v = value(flag);
+        if (!v) return kBadInput;
+        if (auto problem = read(*v, o.shapes)) {
+          error(*problem);
+          return kBadInput;
+        }
+      }
+    } else if (a == "--name-dims") {
+      o.shapes.name_dims = true;
     } else if (a == "-q" || a == "--quiet") {
       o.quiet = true;
     } else if (a.size() > 1 && a[0] == '-') {
@@ -374,6 +416,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         {!o.infer_options.annotate_functions, "--keep-ir-version"},
         {o.infer_options.debug, "--debug-analysis"},
         {o.verify_roundtrip || o.verify_idempotent || o.verify_full_check, "--verify-*"},
+        {!o.shapes.renames.empty(), "--rename-dim"},
+        {o.shapes.name_dims, "--name-dims"},
     };
     for (const auto& [given, flag] : writing)
       if (given) {

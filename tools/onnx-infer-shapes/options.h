@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "shapeprop/infer.h"
+#include "shapeprop/input_shapes.h"
 #include "shapeprop/io.h"
 #include "shapeprop/limits.h"
 #include "shapeprop/passes.h"
@@ -43,6 +44,7 @@ struct Options {
   std::string report;  // --report FILE.json
   std::vector<shapeprop::Pass> passes;         // --passes: instead of the mode's pipeline
   std::optional<shapeprop::Pass> print_after;  // --print-after
+  shapeprop::InputShapes shapes;  // --set-dim, --input-shape, --dim-range, --rename-dim, --name-dims
 
   const shapeprop::Limits& limits() const { return infer_options.limits; }
   // Whether the run rewrites the model (specialize, inline) rather than annotating it, and

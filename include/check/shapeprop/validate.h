@@ -49,6 +49,8 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
 //    graph and its subgraphs, the function's own for a function body);
 //  - a node whose domain holds model-local functions names one of them
 //    (domain, name, overload);
+//  - each output of a function is one of its inputs or an output of a node of its body
+//    (ONNX's checker lets one that nothing defines pass; ONNX Runtime refuses the model);
 //  - function ids are unique.
 Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin, const Limits& limits = {});
 

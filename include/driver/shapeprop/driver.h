@@ -13,6 +13,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
+#include "shapeprop/input_shapes.h"
 #include "shapeprop/io.h"
 #include "shapeprop/report.h"
 #include "shapeprop/specialize.h"
@@ -26,7 +27,7 @@ enum class JobKind {
 };
 
 // The steps of a run, as JobOptions::on_diagnostics names them.
-enum class Step { Rules, Load, Validation, Override, Process, Verification, Write };
+enum class Step { Rules, Load, Validation, Override, Shapes, Process, Verification, Write };
 
 struct JobOptions {
   JobKind kind = JobKind::Annotate;
@@ -45,6 +46,12 @@ struct JobOptions {
   std::vector<std::filesystem::path> schema_dirs;
   // Function libraries whose functions replace the model's (shapeprop/override.h), in order.
   std::vector<std::filesystem::path> overrides;
+  // Deployment shapes (shapeprop/input_shapes.h), after the overrides: bindings, input
+  // shapes, renames and names written into the model, ranges handed to the analysis
+  // (transform.infer.dim_ranges gets them). A name the model lacks or a shape it
+  // contradicts stops the run (Step::Shapes). When they bind a dim, the summary and the
+  // report say which values of the result stay dynamic. A check takes no renames or names.
+  InputShapes shapes;
   // false: load, validate and write only (--no-infer).
   bool infer = true;
   // Checks of the result: it prints as text that parses back unchanged; a second run on it

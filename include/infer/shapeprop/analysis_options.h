@@ -4,13 +4,23 @@
 // option set once reaches every mode.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "shapeprop/limits.h"
 
 namespace shapeprop {
 
 class OpRules;  // shapeprop/schemas.h
+
+// The sizes a symbolic dim may take, both ends included (--dim-range NAME=MIN..MAX).
+struct DimRange {
+  int64_t min = 0;
+  int64_t max = 0;
+  bool operator==(const DimRange& o) const { return min == o.min && max == o.max; }
+};
 
 struct AnalysisOptions {
   // How much inference may build (elements of one value) and how deep and wide a model
@@ -26,6 +36,11 @@ struct AnalysisOptions {
   // assumes of dynamic dims: Size(x) == 0 is then false for x of shape [N, 8]. Without
   // it such conditions stay undecided.
   bool assume_positive_dims = true;
+  // Bounds of the graph inputs' symbols, by name (shapeprop/input_shapes.h): a decision
+  // that holds for every size in a symbol's range is taken, and the result records the
+  // ranges in its metadata_props as assumptions. A symbol without a range is at least 1
+  // (assume_positive_dims) or 0.
+  std::map<std::string, DimRange> dim_ranges;
 };
 
 }  // namespace shapeprop

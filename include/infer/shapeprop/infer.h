@@ -76,6 +76,8 @@ struct AssumptionUse {
 // least 1: written when a fact or rewrite in the result relied on it, kept once written.
 inline constexpr const char* kAssumptionsKey = "shapeprop.assumptions";
 inline constexpr const char* kPositiveDimsAssumption = "symbolic dims >= 1";
+// A range the analysis took (AnalysisOptions::dim_ranges), as the entry lists it: "1 <= seq <= 128".
+std::string range_assumption(const std::string& symbol, const DimRange& range);
 
 struct InferResult {
   InferStats stats;

@@ -15,6 +15,7 @@
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
 #include "shapeprop/infer.h"
+#include "shapeprop/input_shapes.h"
 #include "shapeprop/phases.h"
 #include "shapeprop/specialize.h"
 
@@ -48,6 +49,9 @@ struct Report {
   std::vector<FunctionContexts> functions;      // the input's reached functions
   std::vector<AssumptionUse> assumptions;       // what relied on symbolic dims >= 1
   bool assumption_recorded = false;             // the result's metadata_props records it
+  std::optional<AppliedShapes> shapes;          // the deployment shapes the run was given, as applied
+  std::vector<AppliedShapes::Named> output_names;  // the result's output dims --name-dims named
+  std::optional<StaticShapes> static_shapes;    // when dims were bound: the result's values left dynamic
   Diagnostics diagnostics;                      // everything the run reported, in order
   std::vector<PhaseTime> phases;                // the driver's and the library's, in first-start order
 
