@@ -16,7 +16,8 @@
 #     release suite; CI would not fit in its time with it).
 #  3. Debian's own ONNX, built with protobuf-lite, in two Debian sid roots, experimental's
 #     1.21.0-1 and sid's 1.20.0-6 (scripts/test-lite.sh): unit, golden, corpus and Python
-#     suites, and `pip install .`.
+#     suites, and `pip install .`, against the first; the build, unit, golden and Python
+#     suites against the second.
 # Every build compiles through ccache into the machine-level cache (CMakeLists.txt,
 # scripts/ccache-env.sh, scripts/in-sid-root.sh), and the upstream suite keeps its ONNX
 # builds there (tests/upstream): a second run, from any clone, compiles only what changed.
