@@ -214,6 +214,7 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
       std::cout << "onnx-infer-shapes (shapeprop) " << shapeprop::version() << ", ONNX " << shapeprop::onnx_version()
                 << " (IR " << shapeprop::onnx_ir_version() << ", ai.onnx opsets up to " << shapeprop::onnx_max_opset("")
                 << ")\n";
+      std::cout << "linked ONNX: " << shapeprop::onnx_build() << '\n';
       const auto schemas = shapeprop::builtin_schemas_dir();
       std::cout << "shipped rules: " << (schemas ? schemas->string() : std::string("not found")) << '\n';
       return kOk;
