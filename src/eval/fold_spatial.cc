@@ -59,6 +59,10 @@ Dim windowed(const Dim& d, const Axis& a, const std::string& auto_pad, bool ceil
   const Dim reach = Dim::constant(a.dilation) * Dim::constant(a.kernel - 1) + Dim::constant(1);
   const Dim extra = Dim::constant(pads) - reach;
   if (!ceil_mode) return Dim::floor_div(d + extra, stride) + Dim::constant(1);
+  // ONNX drops at most one window; two would start in the right padding only where
+  // pad_end > reach (the second-to-last starts before d + pads - reach), and the formula
+  // below would drop both: left unknown there.
+  if (auto_pad == "NOTSET" && a.pad_end > a.dilation * (a.kernel - 1) + 1) return Dim::unknown();
   const Dim first = Dim::min(extra + stride, Dim::constant(auto_pad == "VALID" ? 0 : a.pad_begin));
   return Dim::floor_div(d - Dim::constant(1) + first, stride) + Dim::constant(1);
 }
