@@ -214,9 +214,14 @@ gtests() {
   grep -E '^\[==========\]|^\[  PASSED  \]' "$work/$name/gtests.log" | sed 's/^/  /'
 }
 
-# examples NAME FLAVOUR: the examples through that build's full checker.
+# examples NAME FLAVOUR KEY: the examples through that build's full checker. The program is
+# built in a folder of the build's cache key: WORK/NAME/install may be a link into the cache
+# that another patch's run pointed elsewhere, and the files it now names can be older than a
+# program built before, which would then not be relinked (CI ran function-value-info's
+# examples through if-taken-branch's checker that way).
 examples() {
-  local name=$1 flavour=$2 dir="$work/examples-$1"
+  local name=$1 flavour=$2 dir="$work/examples-$1-$3"
+  find "$work" -maxdepth 1 -name "examples-$name-*" ! -path "$dir" -exec rm -rf {} +
   if [ ! -f "$dir/CMakeCache.txt" ]; then
     source "$repo/scripts/ccache-env.sh"
     ccache_for_cmake "$repo"  # its source is in the checkout
@@ -259,9 +264,10 @@ if ! from_cache patched; then
   build patched
   to_cache patched
 fi
+stock_key=$(cache_key stock) patched_key=$(cache_key patched)
 rm -rf "$work/staging"
 gtests stock
 gtests patched
-examples stock stock
-examples patched "$patch_name"
+examples stock stock "$stock_key"
+examples patched "$patch_name" "$patched_key"
 say "$patch_name on ONNX $version: all of ONNX's C++ tests pass, and every example has its stated verdict, stock and patched"
