@@ -130,7 +130,7 @@ def infer_shapes(model: Model, *, strict_mode: bool = False, annotate_functions:
                  input_shapes: Optional[Mapping[str, Sequence[Optional[int]]]] = None,
                  dim_ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
                  rename_dims: Optional[Mapping[str, str]] = None, name_dims: bool = False,
-                 return_report: bool = False) -> Any:
+                 print_shapes: bool = False, return_report: bool = False) -> Any:
     """Infers types and shapes per call site and returns the model annotated.
 
     Writes graph ``value_info`` for every value, and ``FunctionProto.value_info`` for every
@@ -155,11 +155,13 @@ def infer_shapes(model: Model, *, strict_mode: bool = False, annotate_functions:
     rename_dims: ``{"seq": "sequence"}``: a dim of the graph's inputs and outputs renamed
         (``--rename-dim``).
     name_dims: name the dims the exporter left anonymous (``--name-dims``).
+    print_shapes: the report's ``value_shapes`` lists every value with its proven type, per
+        function context (``--print-shapes``; ``report.value_shapes``).
     return_report: return ``(model, report)``.
     Raises Error when the model cannot be analysed (or in strict mode has errors).
     """
     return _run(model, "annotate", return_report, strict=strict_mode, annotate_functions=annotate_functions,
-                assume_positive_dims=assume_positive_dims, schemas=schemas,
+                assume_positive_dims=assume_positive_dims, schemas=schemas, describe_shapes=print_shapes,
                 **_shapes(dims, input_shapes, dim_ranges, rename_dims, name_dims))
 
 
@@ -190,7 +192,7 @@ def specialize(model: Model, *, inline: str = "none", small_limit: int = 8, stri
                dim_ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
                rename_dims: Optional[Mapping[str, str]] = None, name_dims: bool = False,
                expand_ops: Sequence[str] = (), target_opset: Optional[int] = None,
-               return_report: bool = False) -> Any:
+               print_shapes: bool = False, return_report: bool = False) -> Any:
     """Specializes every reached function per distinct context and returns the result.
 
     Each function gets one folded copy per distinct context (identical copies shared):
@@ -220,6 +222,7 @@ def specialize(model: Model, *, inline: str = "none", small_limit: int = 8, stri
     if isinstance(expand_ops, str):
         raise TypeError("expand_ops takes a sequence of op types, not a string")
     return _run(model, "specialize", return_report, inline_policy=inline, small_limit=small_limit,
+                describe_shapes=print_shapes,
                 strict=strict_mode, assume_positive_dims=assume_positive_dims, schemas=schemas,
                 expand_ops=list(expand_ops), target_opset=target_opset,
                 **_shapes(dims, input_shapes, dim_ranges, rename_dims, name_dims))

@@ -19,6 +19,7 @@ def run(
     shipped_rules: str = ...,
     output_path: str = ...,
     describe_contexts: bool = ...,
+    describe_shapes: bool = ...,
     dims: Sequence[Tuple[str, int]] = ...,
     input_shapes: Sequence[Tuple[str, Sequence[Optional[int]]]] = ...,
     dim_ranges: Sequence[Tuple[str, int, int]] = ...,

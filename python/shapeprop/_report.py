@@ -83,6 +83,13 @@ class Report:
         return list(self.data["summary"])
 
     @property
+    def value_shapes(self) -> Optional[List[Dict[str, str]]]:
+        """Every value with its proven type (``print_shapes=True``, ``--print-shapes``), in
+        graph order per body and function context: ``scope``, ``context``, ``op``, ``node``,
+        ``value``, ``type``; None when not asked for."""
+        return self.data.get("value_shapes")
+
+    @property
     def before(self) -> Optional[Dict[str, Any]]:
         """Counts of the input: nodes, ifs, castlikes, functions, calls, ops (by op type)."""
         return self.data["counts"]["before"]

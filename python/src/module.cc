@@ -32,7 +32,7 @@ shapeprop::InlinePolicy policy_named(const std::string& name) {
 py::tuple run(const py::bytes& source, bool from_path, const std::string& origin, const std::string& job,
               const std::string& inline_policy, size_t small_limit, bool strict, bool annotate_functions,
               bool assume_positive_dims, const std::vector<std::string>& schemas,
-              const std::string& shipped_rules, const std::string& output_path, bool describe_contexts,
+              const std::string& shipped_rules, const std::string& output_path, bool describe_contexts, bool describe_shapes,
               const std::vector<std::pair<std::string, int64_t>>& dims,
               const std::vector<std::pair<std::string, std::vector<std::optional<int64_t>>>>& input_shapes,
               const std::vector<std::tuple<std::string, int64_t, int64_t>>& dim_ranges,
@@ -49,6 +49,7 @@ py::tuple run(const py::bytes& source, bool from_path, const std::string& origin
   q.options.infer.annotate_functions = annotate_functions;
   q.options.infer.assume_positive_dims = assume_positive_dims;
   q.options.infer.describe_contexts = describe_contexts;
+  q.options.infer.describe_shapes = describe_shapes;
   for (const auto& op : expand_ops) {
     if (op == "all-functions")
       q.options.expand.all_functions = true;
@@ -87,7 +88,7 @@ PYBIND11_MODULE(_native, m) {
         py::arg("inline_policy") = "none", py::arg("small_limit") = 8, py::arg("strict") = false,
         py::arg("annotate_functions") = true, py::arg("assume_positive_dims") = true,
         py::arg("schemas") = std::vector<std::string>(), py::arg("shipped_rules") = "", py::arg("output_path") = "",
-        py::arg("describe_contexts") = false,
+        py::arg("describe_contexts") = false, py::arg("describe_shapes") = false,
         py::arg("dims") = std::vector<std::pair<std::string, int64_t>>(),
         py::arg("input_shapes") = std::vector<std::pair<std::string, std::vector<std::optional<int64_t>>>>(),
         py::arg("dim_ranges") = std::vector<std::tuple<std::string, int64_t, int64_t>>(),
@@ -105,6 +106,7 @@ result: the resulting model's bytes, or None when the run failed, when job is 'c
 or when output_path was given (the result is saved there, atomically).
 report_json: the report of the run (docs/report.schema.json); 'ok' says whether it worked.
 describe_contexts: list each function's contexts in the report (a walk more, for return_report).
+describe_shapes: the report's value_shapes, every value's proven type (--print-shapes).
 dims, input_shapes, dim_ranges, rename_dims, name_dims: the deployment shapes (as
 --set-dim NAME=VALUE, --input-shape INPUT=D0,..., None for ?, --dim-range NAME=MIN..MAX
 as (name, min, max), --rename-dim OLD=NEW and --name-dims).

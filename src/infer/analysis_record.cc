@@ -1,5 +1,7 @@
 #include "infer/analysis_record.h"
 
+#include "infer/declared_type.h"
+
 #include <algorithm>
 #include <set>
 #include <unordered_map>
@@ -32,6 +34,72 @@ std::vector<FunctionContexts> describe_contexts(const Analyzer& analysis) {
     }
     out.push_back(std::move(entry));
   }
+  return out;
+}
+
+namespace {
+
+// The lines of one walk of one body, then those of the subgraphs it entered.
+class ShapeLister {
+ public:
+  ShapeLister(DimTexts& texts, std::vector<ValueShape>& out) : texts_(texts), out_(out) {}
+
+  void body(const BodyFacts& facts, const std::string& scope, const std::string& context) {
+    const ir::Body& b = facts.body();
+    for (ir::ValueId v : b.inputs()) add(facts, scope, context, "input", "", v);
+    for (const auto& node : b.nodes()) {
+      const onnx::NodeProto& n = *node.proto;
+      const std::string op = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "." + n.op_type();
+      for (ir::ValueId v : b.outputs_of(node))
+        if (v != ir::kNoValue) add(facts, scope, context, op, n.name(), v);
+    }
+    for (const auto& sub : facts.subgraphs()) body(*sub, scope + " / " + owner(b, sub->body().graph()), context);
+  }
+
+ private:
+  void add(const BodyFacts& facts, const std::string& scope, const std::string& context, const std::string& op,
+           const std::string& node, ir::ValueId v) {
+    const Fact* fact = facts.fact(v);
+    std::string type = "?";
+    if (fact) {
+      if (fact->other)
+        type = type_text(*fact->other);
+      else
+        type = type_text(texts_.type_of(*fact));
+    }
+    out_.push_back({scope, context, op, node, std::string(facts.body().name(v)), std::move(type)});
+  }
+
+  // "If 'n' then_branch": the node of `parent` whose attribute holds `g`.
+  static std::string owner(const ir::Body& parent, const onnx::GraphProto* g) {
+    for (const auto& node : parent.nodes())
+      for (const auto& a : node.proto->attribute()) {
+        bool holds = a.has_g() && &a.g() == g;
+        for (const auto& each : a.graphs()) holds = holds || &each == g;
+        if (!holds) continue;
+        const std::string& name = node.proto->name();
+        return node.proto->op_type() + (name.empty() ? std::string() : " '" + name + "'") + " " + a.name();
+      }
+    return "graph '" + (g ? g->name() : std::string()) + "'";
+  }
+
+  DimTexts& texts_;
+  std::vector<ValueShape>& out_;
+};
+
+}  // namespace
+
+std::vector<ValueShape> describe_shapes(const Analyzer& analysis, DimTexts& texts) {
+  std::vector<ValueShape> out;
+  ShapeLister list(texts, out);
+  const BodyFacts& main = analysis.graph().facts;
+  const onnx::GraphProto* g = main.body().graph();
+  list.body(main, "graph '" + (g ? g->name() : std::string()) + "'", "");
+  // live_contexts() is bottom-up: callers first reads top-down.
+  const auto& live = analysis.live_contexts();
+  for (auto it = live.rbegin(); it != live.rend(); ++it)
+    for (const CallContext* c : it->second)
+      list.body(analysis.summary(*c).facts, "function '" + FunctionId::of(*it->first).str() + "'", c->str());
   return out;
 }
 

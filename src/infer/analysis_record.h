@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "infer/analyzer.h"
+#include "infer/dim_texts.h"
 #include "onnx/onnx_pb.h"
 #include "shapeprop/infer.h"
 
@@ -16,6 +17,12 @@ namespace shapeprop::infer {
 // Each live function with its contexts in first-use order (call sites counted per
 // context: the call nodes whose walk calls it), in the analysis's bottom-up order.
 std::vector<FunctionContexts> describe_contexts(const Analyzer& analysis);
+
+// Every input and node output of the main graph, of each live function context and of the
+// subgraphs their walks entered, with the type the analysis proved there, spelled as
+// `texts` writes types: the main graph first, then the functions callers first, each
+// body's subgraphs after it.
+std::vector<ValueShape> describe_shapes(const Analyzer& analysis, DimTexts& texts);
 
 // Adds the uses in `more` whose place `into` does not hold yet.
 void merge_assumptions(std::vector<AssumptionUse>& into, const std::vector<AssumptionUse>& more);

@@ -22,6 +22,11 @@ InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, co
   result.assumptions = analysis.assumptions();
 
   DimTexts texts(model);
+  if (options.describe_shapes) {
+    // Its own texts: the types listed are not all written, and must not be recorded as such.
+    DimTexts listing = texts;
+    result.shapes = describe_shapes(analysis, listing);
+  }
   result.stats.graph_values = annotate_graph(model, analysis, texts, result.dropped_dim_params);
   if (options.annotate_functions && !live.empty()) {
     result.stats.function_values = annotate_functions(model, analysis, texts, options.debug ? &result.debug : nullptr);

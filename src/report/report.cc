@@ -328,6 +328,7 @@ void Report::add_inference(const InferResult& result) {
   inference_errors = errors;
   inference_warnings = warnings;
   dropped_dim_params = result.dropped_dim_params;
+  value_shapes = result.shapes;
 }
 
 void Report::add(const InferResult& result) {
@@ -394,6 +395,20 @@ std::string to_json(const Report& r) {
   write_lowering(w, r);
   w.key("functions");
   write_functions(w, r);
+  if (r.options.infer.describe_shapes) {  // --print-shapes
+    w.key("value_shapes").begin_array();
+    for (const auto& v : r.value_shapes) {
+      w.begin_object();
+      w.key("scope").string(v.scope);
+      w.key("context").string(v.context);
+      w.key("op").string(v.op);
+      w.key("node").string(v.node);
+      w.key("value").string(v.value);
+      w.key("type").string(v.type);
+      w.end();
+    }
+    w.end();
+  }
   w.key("assumptions");
   write_assumptions(w, r);
   w.key("dims");
@@ -410,6 +425,22 @@ std::string to_json(const Report& r) {
   w.end();
   w.end();
   return w.text();
+}
+
+std::string shapes_text(const std::vector<ValueShape>& shapes) {
+  std::string out;
+  const ValueShape* last = nullptr;
+  for (const auto& v : shapes) {
+    if (!last || last->scope != v.scope || last->context != v.context)
+      out += v.scope + (v.context.empty() ? std::string() : ", context " + v.context) + ":\n";
+    last = &v;
+    if (v.op == "input" && v.node.empty())
+      out += "  input " + v.value;
+    else
+      out += "  " + v.op + (v.node.empty() ? std::string() : " '" + v.node + "'") + " -> " + v.value;
+    out += ": " + v.type + "\n";
+  }
+  return out;
 }
 
 Status write_report(const Report& report, const std::filesystem::path& path) {

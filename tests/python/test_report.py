@@ -116,6 +116,26 @@ def test_functions_contexts_and_specializations(shapeprop):
     assert [f["function"] for f in annotated.functions] == [f["function"] for f in report.functions]
 
 
+def test_value_shapes_are_the_clis_print_shapes(shapeprop, validate_report, tmp_path):
+    """print_shapes=True gives the rows of --print-shapes's report table, which validates; one
+    row per input and node output of each body and function context; absent unless asked."""
+    model = CORPUS / "torch-dynamo" / "dort_debug_7951_conv_maxpool.onnx"
+    report = shapeprop.infer_shapes(model, print_shapes=True, return_report=True)[1]
+    validate_report(report.data)
+    rows = report.value_shapes
+    assert rows and rows[0]["scope"].startswith("graph '") and rows[0]["op"] == "input"
+    contexts = {(f["function"], c["signature"]) for f in report.functions for c in f["contexts"]}
+    listed = {(r["scope"][len("function '"):].split("'")[0], r["context"]) for r in rows
+              if r["scope"].startswith("function '")}
+    assert listed == contexts
+    out = tmp_path / "shapes.json"
+    run_cli(str(model), "--print-shapes", "-q", "-o", str(tmp_path / "m.onnx"), "--report", str(out))
+    assert json.loads(out.read_text())["value_shapes"] == rows
+    assert shapeprop.infer_shapes(model, return_report=True)[1].value_shapes is None
+    inlined = shapeprop.specialize(model, inline="all", print_shapes=True, return_report=True)[1]
+    assert inlined.value_shapes and all(r["scope"].startswith("graph '") for r in inlined.value_shapes)
+
+
 def test_a_failed_run_writes_its_report_and_no_model(validate_report, tmp_path):
     path = write_text_model(tmp_path, "unknown.onnxtxt", """
 <ir_version: 8, opset_import: ["" : 18, "my.ops" : 1]>

@@ -153,6 +153,7 @@ shapeprop::JobOptions job_options(const Options& o) {
   job.origin = o.input;
   shapeprop::TransformOptions& t = job.transform;
   t.infer = o.infer_options;
+  t.infer.describe_shapes = o.print_shapes;
   t.inline_policy = o.inlining();
   t.small_limit = o.small_limit;
   t.naming = o.naming.value_or(shapeprop::Naming::Copies);
@@ -198,7 +199,14 @@ int run(const Options& o) {
   run_report = std::move(outcome->report);
   if (outcome->status != shapeprop::JobStatus::Ok) return static_cast<int>(outcome->status);
   if (o.mode == Mode::Check) return kOk;
-  if (!o.output) {
+  if (o.print_shapes) {
+    std::cout << shapeprop::shapes_text(run_report.value_shapes);
+    std::cout.flush();
+    if (!std::cout) {
+      error("cannot write to standard output");
+      return kBadInput;
+    }
+  } else if (!o.output) {
     shapeprop::PhaseClock writing(run_report.phases, "write", o.infer_options.on_phase);
     if (auto written = write_stdout(o, *outcome->model); !written) {
       error(written.error().message);

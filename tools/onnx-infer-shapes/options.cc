@@ -46,6 +46,11 @@ options:
   --print-after NAME     print the model as text on stderr after each run of the pass
                          NAME (specialize and the body passes after it run as one
                          stage: the model is printed after the stage)
+  --print-shapes         print every value's proven type on stdout, one a line, in
+                         graph order: the main graph, then each function per context
+                         (its signature), each subgraph after its body; the model is
+                         then written only with -o PATH (with --report, also the
+                         report's value_shapes table)
   --list-passes          print each pass's name and description, one a line, and exit
   --expand-ops OP[,...]  replace each call of these ai.onnx ops (Attention,
                          RMSNormalization, LayerNormalization, ...) by the function
@@ -422,6 +427,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
           return kBadInput;
         }
       }
+    } else if (a == "--print-shapes") {
+      o.print_shapes = true;
     } else if (a == "--name-dims") {
       o.shapes.name_dims = true;
     } else if (a == "-q" || a == "--quiet") {
@@ -455,6 +462,7 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         {o.naming.has_value(), "--naming"},
         {!o.passes.empty(), "--passes"},
         {o.print_after.has_value(), "--print-after"},
+        {o.print_shapes, "--print-shapes"},
         {!o.infer, "--no-infer"},
         {!o.infer_options.annotate_functions, "--keep-ir-version"},
         {o.infer_options.debug, "--debug-analysis"},
@@ -471,6 +479,15 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
   if (!o.transforms() && (!o.keep.empty() || o.naming || o.print_after)) {
     error(std::string(!o.keep.empty() ? "--keep" : o.naming ? "--naming" : "--print-after") +
           " applies to --mode specialize or inline");
+    return kBadInput;
+  }
+  if (o.print_shapes && !o.infer) {
+    error("--print-shapes lists what inference proves, and --no-infer runs none");
+    return kBadInput;
+  }
+  if (o.print_shapes && (o.output_dash || (!o.output && o.emit))) {
+    error(std::string("--print-shapes writes the types on stdout: write the model with -o PATH, not ") +
+          (o.output_dash ? "-o -" : "--emit alone"));
     return kBadInput;
   }
   if (o.print_after && !o.passes.empty() &&

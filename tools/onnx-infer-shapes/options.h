@@ -42,6 +42,7 @@ struct Options {
   bool verify_idempotent = false;
   bool verify_full_check = false;
   bool quiet = false;
+  bool print_shapes = false;  // --print-shapes: the values' types on stdout instead of the model
   std::string report;  // --report FILE.json
   std::vector<shapeprop::Pass> passes;         // --passes: instead of the mode's pipeline
   std::optional<shapeprop::Pass> print_after;  // --print-after

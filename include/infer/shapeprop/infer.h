@@ -39,6 +39,9 @@ struct InferOptions : AnalysisOptions {
   // with its contexts, for a report. Off by default: it walks the analysis once more and
   // spells every context.
   bool describe_contexts = false;
+  // Fill InferResult::shapes: every value of the annotated model with the type the
+  // analysis proved, per body and per function context (--print-shapes). Off by default.
+  bool describe_shapes = false;
   // Called as each phase of the work starts ("analysis", "annotation", ...; see
   // PhaseTime), on the calling thread: a driver's progress display.
   std::function<void(std::string_view phase)> on_phase;
@@ -62,6 +65,18 @@ struct FunctionContexts {
   };
   std::string function;  // FunctionId::str()
   std::vector<Context> contexts;  // in first-use order
+};
+
+// One value with its proven type, as --print-shapes lists it (InferOptions::describe_shapes).
+struct ValueShape {
+  // Where: "graph 'main'", "function 'f'" (with `context`), and for a subgraph the
+  // enclosing scope, then " / If 'n' then_branch".
+  std::string scope;
+  std::string context;  // a function context's signature, "(float[7], float) <axis=1>"; else empty
+  std::string op;       // the node's op type ("Add", a call's function "pkg.f"); "input" for an input
+  std::string node;     // the node's name (may be empty); empty for an input
+  std::string value;
+  std::string type;     // as annotation writes it, "float[batch,7]"; "?" where nothing is proven
 };
 
 // A decision that holds only because symbolic dims are taken to be at least 1
@@ -96,6 +111,7 @@ struct InferResult {
   std::vector<AssumptionUse> assumptions;    // what relied on symbolic dims >= 1
   std::vector<DroppedDimParam> dropped_dim_params;  // declared dim_params the annotation did not keep
   std::vector<PhaseTime> phases;             // time per phase
+  std::vector<ValueShape> shapes;            // every value's type (InferOptions::describe_shapes)
 };
 
 // Infers and annotates `model` in place. Fails without touching the model when the

@@ -50,6 +50,7 @@ struct Report {
   std::vector<ExpandedOp> expanded;             // the ONNX ops expanded (options.expand), by op type
   int64_t converted_from_opset = 0;             // the opset --target-opset converted from, else 0
   std::vector<FunctionContexts> functions;      // the input's reached functions
+  std::vector<ValueShape> value_shapes;         // every value's type (InferOptions::describe_shapes)
   std::vector<AssumptionUse> assumptions;       // what relied on symbolic dims >= 1
   bool assumption_recorded = false;             // the result's metadata_props records it
   std::optional<AppliedShapes> shapes;          // the deployment shapes the run was given, as applied
@@ -72,6 +73,10 @@ struct Report {
  private:
   void add_inference(const InferResult& result);
 };
+
+// --print-shapes's listing: per scope (and function context) a heading, then one line per
+// value, "  Add 'n1' -> y: float[batch,7]" ("  input x: float[batch,7]" for an input).
+std::string shapes_text(const std::vector<ValueShape>& shapes);
 
 // The report as JSON (UTF-8, two-space indented, keys in a fixed order).
 std::string to_json(const Report& report);
