@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 
+#include "cli.h"
 #include "run.h"
 #include "shapeprop/version.h"
 
@@ -79,6 +80,17 @@ py::tuple run(const py::bytes& source, bool from_path, const std::string& origin
   return py::make_tuple(model, py::str(outcome.report));
 }
 
+// onnx-infer-shapes ARGS in this process (python -m shapeprop), its exit code returned.
+int command_line(const std::vector<std::string>& args, const std::string& shipped_rules) {
+  std::vector<std::string> owned{"onnx-infer-shapes"};
+  owned.insert(owned.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : owned) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  py::gil_scoped_release release;
+  return cli::run_command_line(static_cast<int>(owned.size()), argv.data(), false, shipped_rules);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_native, m) {
@@ -113,6 +125,10 @@ as (name, min, max), --rename-dim OLD=NEW and --name-dims).
 expand_ops, target_opset: the lowering (as --expand-ops OP,... and --target-opset N; job
 'specialize' only).
 The GIL is released while the work runs.)");
+  m.def("command_line", &command_line, py::arg("args"), py::kw_only(), py::arg("shipped_rules") = "",
+        R"(Runs onnx-infer-shapes with these arguments in this process and returns its exit code
+(the same options, outputs and exit codes; python -m shapeprop). Writes to file
+descriptors 1 and 2: flush Python's streams first. The GIL is released while it runs.)");
   m.attr("version") = shapeprop::version();
   m.attr("onnx_version") = shapeprop::onnx_version();
 }
