@@ -19,9 +19,15 @@ lit=$(ls -d /usr/lib/llvm-*/bin/lit | sort -V | tail -n1)
 mkdir -p "$build"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHAPEPROP_WERROR=ON \
   -DSHAPEPROP_BUILD_BENCHMARKS=OFF -DPython_EXECUTABLE=/usr/bin/python3 \
-  -DSHAPEPROP_FILECHECK="$filecheck" -DSHAPEPROP_LIT="$lit" >"$build/configure.log" 2>&1 ||
+  -DSHAPEPROP_FILECHECK="$filecheck" -DSHAPEPROP_LIT="$lit" -DSHAPEPROP_ONNX_IR_PATH="${SHAPEPROP_ONNX_IR_PATH:-}" \
+  >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log"; exit 1; }
 grep -E '^-- shapeprop: ' "$build/configure.log" || true
+# With onnx_ir's sources given (SHAPEPROP_ONNX_IR_PATH), its tests must be registered.
+if [ -n "${SHAPEPROP_ONNX_IR_PATH:-}" ] && ! grep -q 'onnx_ir found' "$build/configure.log"; then
+  echo "test-lite: onnx_ir's sources are at $SHAPEPROP_ONNX_IR_PATH, and configure did not find onnx_ir" >&2
+  exit 1
+fi
 cmake --build "$build" -j "$jobs"
 
 # --version names the ONNX of the root's libonnx-dev, built with protobuf-lite.
@@ -49,7 +55,8 @@ site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["pla
 # The tests compare with the CLI of the build above, and check that the package they
 # import is the installed one (SHAPEPROP_PACKAGE_DIR); none may skip.
 out=$(cd build && SHAPEPROP_PACKAGE_DIR="$site/shapeprop" SHAPEPROP_CLI="$PWD/lite-$1/tools/onnx-infer-shapes" \
-      PYTHONDONTWRITEBYTECODE=1 "../$venv/bin/python" -m pytest -q -p no:cacheprovider ../tests/python 2>&1) \
+      PYTHONDONTWRITEBYTECODE=1 ${SHAPEPROP_ONNX_IR_PATH:+PYTHONPATH="$SHAPEPROP_ONNX_IR_PATH"} \
+      "../$venv/bin/python" -m pytest -q -p no:cacheprovider ../tests/python 2>&1) \
   || { echo "$out"; exit 1; }
 echo "pip install .: $(echo "$out" | tail -n 1)"
 if echo "$out" | grep -qE '[0-9]+ skipped'; then echo "test-lite: a Python test skipped" >&2; exit 1; fi

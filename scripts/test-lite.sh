@@ -44,8 +44,26 @@ for which in ${SHAPEPROP_LITE_ROOTS:-experimental sid}; do
   if [ ${#tested[@]} -gt 1 ]; then
     labels=${labels:-unit|golden|python} pip=${pip:-0}
   fi
-  SHAPEPROP_JOBS=$jobs bash "$here/scripts/in-sid-root.sh" "$root" \
+  # The first root also runs the tests of onnx_ir in and out, with onnx_ir's sources from
+  # the machine-level cache (scripts/onnx-ir-sources.sh) bound at /tmp/out, and the sympy
+  # onnx_ir imports installed into the root once.
+  ir=()
+  if [ ${#tested[@]} -eq 1 ]; then
+    if ir_dir=$(bash "$here/scripts/onnx-ir-sources.sh"); then
+      if ! chroot "$root" dpkg-query -W -f='${Status}' python3-sympy 2>/dev/null | grep -q 'ok installed'; then
+        say "$which: installing python3-sympy (onnx_ir needs it)"
+        chroot "$root" apt-get -o Acquire::Check-Valid-Until=false update -qq >&2
+        chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-sympy >&2
+      fi
+      ir=(-o "$ir_dir")
+      say "$which: onnx_ir from $ir_dir"
+    else
+      say "$which: the tests of onnx_ir in and out do not run: no onnx_ir sources (above)"
+    fi
+  fi
+  SHAPEPROP_JOBS=$jobs bash "$here/scripts/in-sid-root.sh" "$root" "${ir[@]}" \
     env ${labels:+SHAPEPROP_LITE_LABELS="$labels"} ${pip:+SHAPEPROP_LITE_PIP="$pip"} \
+    ${ir:+SHAPEPROP_ONNX_IR_PATH=/tmp/out} \
     bash scripts/test-lite-inside.sh "$which"
   say "$which: passed in $((SECONDS - start)) s"
 done

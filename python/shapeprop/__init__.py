@@ -8,7 +8,8 @@ and shape arithmetic folded) and inline functions by policy.
 
 The functions follow ``onnx.shape_inference``'s conventions. ``model`` is an
 ``onnx.ModelProto`` (of whatever ``onnx`` version is installed: it crosses into C++ as its
-serialized bytes), ``bytes`` (a serialized model), or a path (``str`` or ``os.PathLike``:
+serialized bytes), an ``onnx_ir.Model`` (serialized once through ``onnx_ir.serde``; see
+also :mod:`shapeprop.ir` for its passes), ``bytes`` (a serialized model), or a path (``str`` or ``os.PathLike``:
 binary ``.onnx`` or text ``.onnxtxt``). A call returns the same kind it was given, as a new
 object (a path gives an ``onnx.ModelProto``), and never changes its argument. Errors raise
 :class:`Error` (a ``ValueError``) with the diagnostics; ``return_report=True`` returns
@@ -39,7 +40,7 @@ __version__: str = _native.version
 onnx_version: str = _native.onnx_version  # the ONNX C++ library shapeprop is built with
 
 PathLike = Union[str, "os.PathLike[str]"]
-Model = Any  # onnx.ModelProto, bytes, or a path
+Model = Any  # onnx.ModelProto, onnx_ir.Model, bytes, or a path
 
 # An installed package carries the rules for ops outside ONNX's registry (schemas/) beside
 # this file; a build tree finds them in the source tree. (Looked up once: a call does no
@@ -57,17 +58,32 @@ def _source(model: Model) -> Tuple[bytes, bool, str, str]:
         if isinstance(path, bytes):
             path = os.fsdecode(path)
         return os.fsencode(path), True, path, "path"
+    if _is_onnx_ir_model(model):
+        # Serialized once, through onnx_ir's own serde (the functions with the graph).
+        import onnx_ir
+        return onnx_ir.serde.serialize_model(model).SerializeToString(), False, "<onnx_ir.Model>", "onnx_ir"
     if callable(getattr(model, "SerializeToString", None)) and hasattr(model, "graph"):
         return model.SerializeToString(), False, "<%s.%s>" % (type(model).__module__, type(model).__name__), "proto"
     raise TypeError(
-        "model must be an onnx.ModelProto, bytes or a path, not %s" % type(model).__name__
+        "model must be an onnx.ModelProto, an onnx_ir.Model, bytes or a path, not %s" % type(model).__name__
     )
+
+
+def _is_onnx_ir_model(model: Any) -> bool:
+    """An onnx_ir.Model (told by its class, so that onnx_ir is imported only when given one)."""
+    return any(c.__name__ == "Model" and c.__module__.split(".")[0] == "onnx_ir" for c in type(model).__mro__)
 
 
 def _result(data: bytes, kind: str, model: Model) -> Model:
     """`data` as the kind of object `model` is (a new object)."""
     if kind == "bytes":
         return data
+    if kind == "onnx_ir":
+        import onnx
+        import onnx_ir
+        proto = onnx.ModelProto()
+        proto.ParseFromString(data)
+        return onnx_ir.serde.deserialize_model(proto)
     if kind == "proto":
         result = type(model)()
     else:
