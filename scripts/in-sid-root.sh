@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# in-sid-root.sh ROOT [-o DIR] CMD...: runs CMD inside the sid root ROOT (made by
-# scripts/sid-root.sh) with this clone bound as /tmp/shapeprop, its working folder, and
-# DIR, when given, as /tmp/out. A private mount namespace holds /proc, /sys, /dev, a tmpfs
+# in-sid-root.sh ROOT [-o DIR] [-r DIR]... CMD...: runs CMD inside the sid root ROOT (made by
+# scripts/sid-root.sh) with this clone bound as /tmp/shapeprop, its working folder, DIR,
+# when given, as /tmp/out, and each -r DIR read-only as /tmp/ro/N (N = 1, 2, ... in order;
+# pure-Python packages for PYTHONPATH). A private mount namespace holds /proc, /sys, /dev, a tmpfs
 # /tmp and those binds, so nothing stays mounted and the cached root is not changed; the
 # environment is a fresh one (PATH, HOME=/tmp, LANG, and SHAPEPROP_JOBS when set). The
 # compilers inside share one ccache folder in the machine-level cache, ccache-sid (a
@@ -10,7 +11,7 @@
 # objects. Needs root.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-[ $# -ge 2 ] || { echo "usage: $0 ROOT [-o DIR] CMD..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 ROOT [-o DIR] [-r DIR]... CMD..." >&2; exit 2; }
 root=$1
 shift
 out=
@@ -18,21 +19,33 @@ if [ "$1" = "-o" ]; then
   out=$(cd "$2" && pwd)
   shift 2
 fi
+ro=
+while [ "$1" = "-r" ]; do
+  ro="$ro$(cd "$2" && pwd)"$'\n'
+  shift 2
+done
 [ -x "$root/bin/sh" ] || { echo "in-sid-root: $root is no root" >&2; exit 2; }
 ccache_dir=${SHAPEPROP_CACHE:-/var/cache/shapeprop}/ccache-sid
 mkdir -p "$ccache_dir"
 
 unshare --mount --pid --fork --mount-proc="$root/proc" bash -euo pipefail -c '
-root=$1 here=$2 out=$3 jobs=$4 ccache=$5
-shift 5
+root=$1 here=$2 out=$3 jobs=$4 ccache=$5 ro=$6
+shift 6
 mount -t sysfs sysfs "$root/sys" 2>/dev/null || mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"
 mount -t tmpfs tmpfs "$root/tmp"
 mkdir "$root/tmp/shapeprop"
 mount --bind "$here" "$root/tmp/shapeprop"
 if [ -n "$out" ]; then mkdir "$root/tmp/out" && mount --bind "$out" "$root/tmp/out"; fi
+n=0
+while IFS= read -r dir; do
+  [ -n "$dir" ] || continue
+  n=$((n + 1))
+  mkdir -p "$root/tmp/ro/$n"
+  mount --bind -o ro "$dir" "$root/tmp/ro/$n"
+done <<<"$ro"
 mkdir "$root/tmp/ccache"
 mount --bind "$ccache" "$root/tmp/ccache"
 exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LANG=C.UTF-8 \
   CCACHE_DIR=/tmp/ccache ${jobs:+SHAPEPROP_JOBS=$jobs} bash -c "cd /tmp/shapeprop && exec \"\$@\"" in-sid-root "$@"
-' in-sid-root "$root" "$here" "$out" "${SHAPEPROP_JOBS:-}" "$ccache_dir" "$@"
+' in-sid-root "$root" "$here" "$out" "${SHAPEPROP_JOBS:-}" "$ccache_dir" "$ro" "$@"

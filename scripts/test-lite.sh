@@ -45,11 +45,11 @@ for which in ${SHAPEPROP_LITE_ROOTS:-experimental sid}; do
     labels=${labels:-unit|golden|python} pip=${pip:-0}
   fi
   # The first root also runs the tests of onnx_ir in and out, with onnx_ir's sources from
-  # the machine-level cache (scripts/onnx-ir-sources.sh) bound at /tmp/out, and the sympy
+  # the machine-level cache (scripts/python-sources.sh onnx_ir) bound at /tmp/out, and the sympy
   # onnx_ir imports installed into the root once.
   ir=()
   if [ ${#tested[@]} -eq 1 ]; then
-    if ir_dir=$(bash "$here/scripts/onnx-ir-sources.sh"); then
+    if ir_dir=$(bash "$here/scripts/python-sources.sh" onnx_ir); then
       if ! chroot "$root" dpkg-query -W -f='${Status}' python3-sympy 2>/dev/null | grep -q 'ok installed'; then
         say "$which: installing python3-sympy (onnx_ir needs it)"
         chroot "$root" apt-get -o Acquire::Check-Valid-Until=false update -qq >&2
@@ -67,3 +67,19 @@ for which in ${SHAPEPROP_LITE_ROOTS:-experimental sid}; do
     bash scripts/test-lite-inside.sh "$which"
   say "$which: passed in $((SECONDS - start)) s"
 done
+
+# The torch export recipe of docs/python.md, in the sid root with torch (when the machine
+# has it: tests/data/real-exports/export.sh makes it), with the package built against sid's
+# libonnx-dev above, the ONNX that root's python3-onnx uses.
+if [ -f "$here/build/lite-sid/python/shapeprop/__init__.py" ]; then
+  start=$SECONDS
+  status=0
+  bash "$here/tests/python/torch_recipe.sh" build/lite-sid || status=$?
+  case $status in
+    0) say "torch recipe: passed in $((SECONDS - start)) s" ;;
+    3) say "torch recipe: not run (above)" ;;
+    *) say "torch recipe: failed"; exit 1 ;;
+  esac
+else
+  say "torch recipe: not run: no build/lite-sid (sid's libonnx-dev root was not tested)"
+fi
