@@ -280,6 +280,15 @@ class Job {
     if (!o_.output) return true;
     auto writing = clock("write");
     const auto format = o_.format ? *o_.format : format_for_path(*o_.output).value_or(Format::Binary);
+    {  // external data is relative to the model's folder (the working folder for bytes)
+      auto kept = check_external_data_kept(*out_.model, o_.bytes || o_.input.parent_path().empty() ? "." : o_.input.parent_path(),
+                                           o_.output->parent_path().empty() ? "." : o_.output->parent_path(),
+                                           o_.output->string());
+      if (!kept) {
+        fail(Step::Write, kept.error());
+        return false;
+      }
+    }
     if (auto saved = save_model(*out_.model, *o_.output, format, limits()); !saved) {
       fail(Step::Write, saved.error());
       return false;

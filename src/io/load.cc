@@ -171,8 +171,8 @@ Result<onnx::FunctionProto> parse_function_text(std::string_view text, std::stri
 namespace {
 
 Diagnostic too_large_to_read(const std::string& file) {
-  return Diagnostic::error("model is larger than 2 GiB; protobuf cannot read it as one message "
-                           "(store the weights as external data)")
+  return Diagnostic::error("model is larger than 2 GiB; protobuf cannot read it as one message (" +
+                           std::string(kExternalDataHint) + ")")
       .in_file(file);
 }
 
@@ -301,6 +301,30 @@ Status check_external_data(const onnx::ModelProto& model, const fs::path& model_
     if (r != root.end()) return fail("leaves the model's folder through a symbolic link");
   };
   for_each_tensor(model, check);
+  if (error) return *error;
+  return Ok{};
+}
+
+Status check_external_data_kept(const onnx::ModelProto& model, const fs::path& input_dir, const fs::path& output_dir,
+                                std::string_view output) {
+  std::error_code ec;
+  const fs::path from = fs::weakly_canonical(fs::absolute(input_dir, ec), ec);
+  const fs::path to = fs::weakly_canonical(fs::absolute(output_dir, ec), ec);
+  if (from == to) return Ok{};
+  std::optional<Diagnostic> error;
+  for_each_tensor(model, [&](const onnx::TensorProto& t) {
+    if (error || t.data_location() != onnx::TensorProto::EXTERNAL) return;
+    for (const auto& kv : t.external_data()) {
+      if (kv.key() != "location") continue;
+      std::error_code e;
+      if (fs::exists(from / kv.value(), e) && !fs::exists(to / kv.value(), e))
+        error = Diagnostic::error("tensor '" + t.name() + "': its weights are external data, '" + kv.value() +
+                                  "' beside the input in '" + from.string() + "', which the output in '" + to.string() +
+                                  "' would not find (a location is relative to the model's folder): write the output "
+                                  "into the input's folder, or put the weight files beside it first")
+                    .in_file(std::string(output));
+    }
+  });
   if (error) return *error;
   return Ok{};
 }

@@ -4,6 +4,7 @@
 // so far can begin no model (model_prefix.h); a FIFO or pipe that stays silent longer
 // than the wait limit (or never gets a writer) is given up on instead of blocking forever.
 #include "io/read_input.h"
+#include "shapeprop/io.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -33,8 +34,8 @@ Diagnostic cannot_read(const std::string& origin, int error) {
 
 Diagnostic too_large(const std::string& origin, uint64_t limit) {
   if (limit == Limits{}.max_input_bytes)  // the default: protobuf's own limit
-    return Diagnostic::error("model is larger than 2 GiB; protobuf cannot read it as one message "
-                             "(store the weights as external data)")
+    return Diagnostic::error("model is larger than 2 GiB; protobuf cannot read it as one message (" +
+                           std::string(kExternalDataHint) + ")")
         .in_file(origin);
   return Diagnostic::error("input is larger than the limit of " + std::to_string(limit) + " bytes (--max-input-size)")
       .in_file(origin);

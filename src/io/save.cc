@@ -28,8 +28,8 @@ namespace {
 // Protobuf writes no message of 2 GiB or more.
 std::optional<Diagnostic> too_large_to_write(const onnx::ModelProto& model) {
   if (model.ByteSizeLong() <= static_cast<size_t>(INT_MAX)) return std::nullopt;
-  return Diagnostic::error("model is larger than 2 GiB; protobuf cannot write it as one message "
-                           "(store the weights as external data)");
+  return Diagnostic::error("model is larger than 2 GiB; protobuf cannot write it as one message (" +
+                           std::string(kExternalDataHint) + ")");
 }
 
 }  // namespace

@@ -49,6 +49,19 @@ Result<onnx::ModelProto> load_model(const std::filesystem::path& path, const Lim
 Status check_external_data(const onnx::ModelProto& model, const std::filesystem::path& model_dir,
                            std::string_view origin);
 
+// What a model over protobuf's 2 GiB limit needs, as errors about one say.
+inline constexpr const char* kExternalDataHint =
+    "store the weights as external data: torch.onnx.export(..., external_data=True), or "
+    "onnx.save_model(model, path, save_as_external_data=True)";
+
+// A model read from `input_dir` and written into `output_dir`: every external-data location
+// whose file exists relative to `input_dir` must exist relative to `output_dir` too (the same
+// folder, or the weight files copied or linked beside the output), since a location is
+// relative to the model's own folder. Fails naming the first tensor whose weights the
+// output would lose. Nothing is read.
+Status check_external_data_kept(const onnx::ModelProto& model, const std::filesystem::path& input_dir,
+                                const std::filesystem::path& output_dir, std::string_view output);
+
 // Serializes deterministically (byte-identical output for equal models).
 Result<std::string> serialize_model(const onnx::ModelProto& model);
 
