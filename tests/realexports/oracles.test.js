@@ -72,6 +72,29 @@ test("coverage: fewer values fully determined than ORT's symbolic inference is a
   assert.throws(() => coverage.compareCoverage(model(null), b2, 'other.onnx'), /no baseline for 'other.onnx'/);
 });
 
+test("coverage: a dim ORT's symbolic inference writes exactly, left fresh or unknown by the model, is a problem", () => {
+  // ORT: t is [2*N,3] (an expression of the input's N), Y [unk__1,3] (its own fresh name).
+  const ortSays = { t: [1, ['2*N', 3]], Y: [1, ['unk__1', 3]] };
+  const b = baselines({
+    values: 2,
+    onnx: { determined: 0, typed: {} },
+    ort: { ran: true, determined: 1, determined_values: ['t'], typed: ortSays },
+  });
+  let r = coverage.compareCoverage(model(['dyn__0', 3]), b, 'x.onnx');
+  assert.equal(r.ok, false);
+  assert.deepEqual(r.problems, ["t: ONNX Runtime's symbolic inference types it [2*N,3], the model says [dyn__0,3] (dim 0: 2*N)"]);
+  r = coverage.compareCoverage(model([null, 3]), b, 'x.onnx');
+  assert.match(r.problems[0], /^t: .* the model says \[\?,3\] \(dim 0: 2\*N\)$/);
+  // Any non-fresh dim of ours answers it (its truth is ort_types.js's question); ORT's
+  // unk__1 asks for nothing; a number must be there too.
+  assert.equal(coverage.compareCoverage(model(['2*N', 3]), b, 'x.onnx').ok, true);
+  const numbers = baselines({ values: 2, onnx: { determined: 0, typed: {} },
+    ort: { ran: true, determined: 1, determined_values: ['t'], typed: { t: [1, [null, 3]] } } });
+  assert.match(coverage.compareCoverage(model(['2*N', 'dyn__4']), numbers, 'x.onnx').problems[0], /\(dim 1: 3\)$/);
+  assert.ok(coverage.ortKnowsMore('v', [1, ['floor(N/2 - 1/2) + 1']], [1, ['dyn__2']], new Set(['N'])));
+  assert.equal(coverage.ortKnowsMore('v', [1, ['unk__3*N']], [1, ['dyn__2']], new Set(['N'])), '');
+});
+
 test('withoutValueInfo drops what a model declares inside, and keeps its inputs and outputs', () => {
   const file = model(['2*N', 3]);
   assert.equal(decodeModel(fs.readFileSync(file)).graph.valueInfo.length, 1);

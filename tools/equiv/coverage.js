@@ -9,10 +9,12 @@
 //
 //   node tools/equiv/coverage.js MODEL.onnx BASELINES.json [--key NAME] [--quiet]
 //
-// Two checks: no value where ONNX's InferShapes knows more (an element type, a rank, a
-// dim's number, or that a dim is a symbol, where the model has less), and, when ORT's
-// tool ran on the model, at least as many values fully determined (element type, rank
-// and every dim a number or a symbol) as it truly determines. Whether the model's own
+// Three checks: no value where ONNX's InferShapes knows more (an element type, a rank, a
+// dim's number, or that a dim is a symbol, where the model has less); when ORT's tool ran
+// on the model, no dim it writes exactly (a number, or an expression of the inputs'
+// symbols) that the model leaves unknown or fresh (dyn__N); and at least as many values
+// fully determined (element type, rank and every dim a number or a symbol) as it truly
+// determines. Whether the model's own
 // types are true is ort_types.js's question, not this one's.
 //
 // --key names the model's entry in the baselines (default: MODEL's file name; a model
@@ -93,6 +95,17 @@ function compareCoverage(modelFile, baselinesFile, key) {
   }
   const count = values.filter((v) => determined(mine.get(v))).length;
   const ort = entry.ort;
+  if (ort.ran && ort.typed) {
+    const symbols = new Set();
+    for (const vi of g.inputs)
+      if (vi.type.kind === 'tensor' && vi.type.shape) for (const d of vi.type.shape) if (d.param !== undefined) symbols.add(d.param);
+    for (const v of values) {
+      const theirs = ort.typed[v];
+      if (!theirs) continue;
+      const p = ortKnowsMore(v, theirs, mine.get(v), symbols);
+      if (p) problems.push(p);
+    }
+  }
   if (ort.ran && count < ort.determined) {
     const missing = ort.determined_values.filter((v) => mine.has(v) && !determined(mine.get(v)));
     problems.push(
@@ -101,6 +114,34 @@ function compareCoverage(modelFile, baselinesFile, key) {
     );
   }
   return { ok: problems.length === 0, problems, values: values.length, determined: count, onnx: entry.onnx.determined, ort };
+}
+
+// A dim text of ORT's that is an expression of the graph inputs' symbols ("floor(height/2 -
+// 1/2) + 1", "seq", "2*batch"): every name in it is an input's symbol or a function sympy
+// writes. ORT's own fresh names (unk__0, and the like) are not.
+const SYMPY_FUNCTIONS = new Set(['floor', 'ceiling', 'Min', 'Max', 'Mod', 'min', 'max', 'mod']);
+function isExpressionOf(text, symbols) {
+  const names = text.match(/[A-Za-z_][A-Za-z0-9_]*/g) || [];
+  return names.every((n) => symbols.has(n) || SYMPY_FUNCTIONS.has(n));
+}
+
+// Where ONNX Runtime's symbolic inference writes an exact dim that is true (a number, or an
+// expression of the graph inputs' symbols: the baselines keep only its true types) and the
+// model leaves the dim unknown or a fresh symbol (dyn__N): a message, or ''.
+function ortKnowsMore(name, theirs, mine, symbols) {
+  const dims = theirs[1];
+  if (dims === null) return '';
+  const said = `ONNX Runtime's symbolic inference types it ${describeDims(dims)}`;
+  if (mine === null || mine[1] === null || mine[1].length !== dims.length)
+    return `${name}: ${said}, the model says ${mine === null ? 'nothing' : describeDims(mine[1])}`;
+  for (let i = 0; i < dims.length; i++) {
+    const d = dims[i];
+    const m = mine[1][i];
+    const exact = typeof d === 'number' || (typeof d === 'string' && isExpressionOf(d, symbols));
+    if (exact && (m === null || (typeof m === 'string' && /^dyn__[0-9]+$/.test(m))))
+      return `${name}: ${said}, the model says ${describeDims(mine[1])} (dim ${i}: ${d})`;
+  }
+  return '';
 }
 
 function parseArgs(argv) {
@@ -151,6 +192,6 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   return r.ok ? 0 : 1;
 }
 
-module.exports = { compareCoverage, onnxKnowsMore, main };
+module.exports = { compareCoverage, onnxKnowsMore, ortKnowsMore, main };
 
 if (require.main === module) runMain('coverage', main);

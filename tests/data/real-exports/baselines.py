@@ -16,7 +16,10 @@ input dim, the range of integer inputs), writes DIR/baselines.json. For every mo
            when the rank is unknown), for the "ONNX knows more" comparison;
   ort      SymbolicShapeInference.infer_shapes(model, auto_merge=True) as transformers'
            and ORT's optimizers call it: whether it ran (its error when not), the values
-           it fully determines truly, and the false ones.
+           it fully determines truly, the false ones, and for every value it types truly
+           its element type and dims, as for onnx (the "exact dims" comparison: where it
+           writes a number or an expression of the inputs' symbols, we must not leave a
+           fresh symbol).
 
 Both tools see the model without its value_info (the graph's outputs keep their declared
 types), so that what they determine is derived from the graph. True means: at both
@@ -253,6 +256,7 @@ def main(argv):
                 "determined": sum(s == "determined" for s in st.values()),
                 "false": sorted(v for v, s in st.items() if s == "false"),
                 "determined_values": sorted(v for v, s in st.items() if s == "determined"),
+                "typed": {v: describe(types[v]) for v in values if st[v] in ("determined", "partial")},
             }
         except Exception as e:  # noqa: BLE001 - a crash of ORT's tool is a result here
             first = next((l for l in str(e).splitlines() if l.strip()), "")
