@@ -57,6 +57,17 @@ std::string_view display(std::string_view key) {
 }
 
 // A factor that may stand inside a larger expression: its text parses back there.
+// Whether `text` is one min(...) or max(...) whose parentheses close at its end.
+bool is_one_extreme(std::string_view text) {
+  if (text.substr(0, 4) != "min(" && text.substr(0, 4) != "max(") return false;
+  int depth = 0;
+  for (size_t i = 3; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    if (text[i] == ')' && --depth == 0) return i + 1 == text.size();
+  }
+  return false;
+}
+
 bool composable(std::string_view key) { return is_identifier(key) || is_floor_key(key) || is_extreme_key(key); }
 
 // Scanner for the grammar str() prints, building the Dim with Dim's own arithmetic.
@@ -64,8 +75,8 @@ bool composable(std::string_view key) { return is_identifier(key) || is_floor_ke
 // then keeps the text as an opaque symbol (and checks that the text is canonical).
 //   sum    := ['-'] term (('+' | '-') term)*
 //   term   := number ['*' factor ('*' factor)*] | factor ('*' factor)*
-//   factor := identifier | 'floor(' (identifier | '(' sum ')') '/' number ')'
-//           | ('min(' | 'max(') sum ',' sum ')'
+//   factor := identifier | 'floor(' (identifier | extreme | '(' sum ')') '/' number ')' | extreme
+//   extreme := ('min(' | 'max(') sum ',' sum ')'
 class DimParser {
  public:
   explicit DimParser(std::string_view text) : text_(text) {}
@@ -126,6 +137,8 @@ class DimParser {
       if (eat('(')) {
         inner = sum();
         if (!inner || !eat(')')) return std::nullopt;
+      } else if (text_.substr(pos_, 4) == "min(" || text_.substr(pos_, 4) == "max(") {
+        inner = factor();  // floor(min(a,b)/c): a min or max needs no parentheses of its own
       } else {
         inner = identifier();
       }
@@ -269,7 +282,7 @@ class Interner {
   // The key of floor(inner/divisor), recorded once.
   std::string floor_key(const Dim& inner, int64_t divisor, int depth) {
     std::string text = inner.str();
-    if (!inner.is_symbol()) text = "(" + text + ")";
+    if (!inner.is_symbol() && !is_one_extreme(text)) text = "(" + text + ")";
     std::string key = std::string(1, kFloorMark) + "floor(" + text + "/" + std::to_string(divisor) + ")";
     std::lock_guard<std::mutex> lock(mutex_);
     floors_.try_emplace(key, FloorTerm{inner, divisor, depth});

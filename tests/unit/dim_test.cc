@@ -443,6 +443,12 @@ TEST(Dim, ParseCanonicalText) {
   EXPECT_EQ(Dim::parse("max(N,3)+2*min(M,N)-1"), C(2) * Dim::min(M, N) + Dim::max(N, C(3)) - C(1));
   EXPECT_EQ(Dim::parse("floor((min(S,128)+1)/2)"), Dim::floor_div(Dim::min(S("S"), C(128)) + C(1), C(2)));
   EXPECT_EQ(Dim::parse("min(M,floor(N/2))"), Dim::min(Dim::floor_div(N, C(2)), M));
+  // A lone min or max inside a floor is written without parentheses of its own, and read back.
+  EXPECT_EQ(Dim::floor_div(Dim::min(S("S"), C(12)), C(2)).str(), "floor(min(S,12)/2)");
+  EXPECT_EQ(Dim::floor_div(Dim::max(M, N), C(3)).str(), "floor(max(M,N)/3)");
+  EXPECT_EQ(Dim::parse("floor(min(S,12)/2)"), Dim::floor_div(Dim::min(S("S"), C(12)), C(2)));
+  EXPECT_EQ(Dim::parse("floor(max(M,N)/3)").str(), "floor(max(M,N)/3)");
+  EXPECT_EQ(Dim::floor_div(Dim::min(S("S"), C(12)) + C(1), C(2)).str(), "floor((min(S,12)+1)/2)");
   // Not canonical: kept as the names they are.
   EXPECT_EQ(Dim::parse("min(128,S)").as_symbol(), "min(128,S)");
   EXPECT_EQ(Dim::parse("min(S,S)").as_symbol(), "min(S,S)");
