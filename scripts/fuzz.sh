@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Runs every fuzz target (tools/fuzz) for SECONDS each (default 60), built with clang 14
-# under libFuzzer, ASan and UBSan (the fuzz preset). Usage:
+# under libFuzzer, ASan and UBSan (the asan preset, whose build also runs the sanitized test
+# suites). Usage:
 #
 #   bash scripts/fuzz.sh [SECONDS]
 #
-# Each target's corpus grows in build/fuzz/run/corpus/NAME across runs (seeded with the
+# Each target's corpus grows in build/asan/fuzz-run/corpus/NAME across runs (seeded with the
 # target's regressions, tools/fuzz/regressions/NAME, and for the model targets with the
 # real exporters' models: tests/data/corpus and, where it is, tests/data/real-exports, as
 # protobuf for model_binary and printed as text for model_text, beside the golden tests'
 # text); inputs that crash, leak, hang (-timeout) or allocate too much (-malloc_limit_mb)
-# land in build/fuzz/run/findings/NAME, and the run exits 1. Environment:
+# land in build/asan/fuzz-run/findings/NAME, and the run exits 1. Environment:
 #   SHAPEPROP_FUZZ_TARGETS  the targets to run (default: all five)
+#   SHAPEPROP_FUZZ_PARALLEL how many targets run side by side (default 1); each fuzzer is
+#                           one process on one core, so the number of free cores fits
 #   SHAPEPROP_FUZZ_FORK     libFuzzer workers per target (-fork=N; default 1: no fork)
 #   SHAPEPROP_FUZZ_TIMEOUT  seconds (wall) one input may take (-timeout; default 10: raise
 #                           it for a run niced under other work, which starves it)
@@ -24,6 +27,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=${1:-60}
 targets=${SHAPEPROP_FUZZ_TARGETS:-model_binary model_text model_structured dim differential}
 jobs=${SHAPEPROP_JOBS:-$(nproc)}
+parallel=${SHAPEPROP_FUZZ_PARALLEL:-1}
 fork=${SHAPEPROP_FUZZ_FORK:-1}
 timeout=${SHAPEPROP_FUZZ_TIMEOUT:-10}
 clock=${SHAPEPROP_FUZZ_CLOCK:-wall}
@@ -35,11 +39,11 @@ if [ "$clock" = cpu ] && [ "$fork" -gt 1 ]; then echo "fuzz: SHAPEPROP_FUZZ_CLOC
 mkdir -p build
 (
   flock 9
-  cmake --preset fuzz >/dev/null
-  cmake --build --preset fuzz -j "$jobs" --target onnx-infer-shapes $(for t in $targets; do printf 'fuzz-%s ' "$t"; done)
-) 9>build/.fuzz-build.lock
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan -j "$jobs" --target onnx-infer-shapes $(for t in $targets; do printf 'fuzz-%s ' "$t"; done)
+) 9>build/.asan-build.lock
 
-run=build/fuzz/run
+run=build/asan/fuzz-run
 # The real exporters' models, and each printed as text (once) for the text target.
 exports=(tests/data/corpus/functions tests/data/corpus/torch-dynamo tests/data/corpus/torchlib-2024-03/models)
 if [ -d tests/data/real-exports ]; then exports+=(tests/data/real-exports); fi
@@ -47,7 +51,7 @@ text_seeds=$run/seeds/model_text
 mkdir -p "$text_seeds"
 for model in $(find "${exports[@]}" -name '*.onnx' | sort); do
   text=$text_seeds/$(basename "$(dirname "$model")")-$(basename "$model" .onnx).onnxtxt
-  [ -e "$text" ] || build/fuzz/tools/onnx-infer-shapes "$model" --no-infer --emit text -q -o "$text" 2>/dev/null || true
+  [ -e "$text" ] || build/asan/tools/onnx-infer-shapes "$model" --no-infer --emit text -q -o "$text" 2>/dev/null || true
 done
 # Interrupts the fuzzer (PID, or the child of /usr/bin/time PID) once its user + sys time
 # reaches SECONDS; /proc/PID/stat fields 14 and 15, in clock ticks.
@@ -65,8 +69,10 @@ stop_at_cpu_seconds() {
   done
 }
 
-failed=()
-for t in $targets; do
+# fuzz_target NAME: runs that target; its report lines go to $run/NAME.report, and
+# $run/NAME.failed marks a problem found.
+fuzz_target() {
+  local t=$1 corpus findings seeds asan rss_limit options timer status fuzzing watcher
   corpus=$run/corpus/$t findings=$run/findings/$t
   mkdir -p "$corpus" "$findings"
   seeds=()  # kept findings, where a target has some
@@ -102,14 +108,13 @@ for t in $targets; do
   esac
   if [ "$clock" = wall ]; then options+=(-max_total_time="$seconds"); fi
   if [ "$fork" -gt 1 ]; then options+=(-fork="$fork" -ignore_crashes=0); fi
-  echo "fuzz: $t for ${seconds}s ($clock)"
   # The fuzzer's own CPU time (the build and the seeds' printing above not counted), by GNU
   # time where it is, appended to the log.
   timer=()
   if [ -x /usr/bin/time ]; then timer=(/usr/bin/time -f $'time::user_s: %U\ntime::sys_s: %S\ntime::wall_s: %e' -o "$run/$t.time"); fi
   status=0
   ASAN_OPTIONS=$asan UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "${timer[@]}" "build/fuzz/tools/fuzz/fuzz-$t" "${options[@]}" "$corpus" "${seeds[@]}" >"$run/$t.log" 2>&1 &
+    "${timer[@]}" "build/asan/tools/fuzz/fuzz-$t" "${options[@]}" "$corpus" "${seeds[@]}" >"$run/$t.log" 2>&1 &
   fuzzing=$! watcher=
   if [ "$clock" = cpu ]; then stop_at_cpu_seconds "$fuzzing" "$seconds" & watcher=$!; fi
   wait "$fuzzing" || status=$?
@@ -119,10 +124,25 @@ for t in $targets; do
   grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+.*DONE|^time::(user|sys)_s' "$run/$t.log" | tail -5 |
     sed "s/^/fuzz: $t: /" || true
   if [ "$status" -ne 0 ] || [ -n "$(ls -A "$findings")" ]; then
-    echo "fuzz: $t FOUND A PROBLEM (exit $status); see $run/$t.log and $findings" >&2
-    grep -E 'ERROR|invariant|SUMMARY' "$run/$t.log" | head -5 >&2 || true
-    failed+=("$t")
+    echo "fuzz: $t FOUND A PROBLEM (exit $status); see $run/$t.log and $findings"
+    grep -E 'ERROR|invariant|SUMMARY' "$run/$t.log" | head -5 || true
+    touch "$run/$t.failed"
   fi
+}
+
+echo "fuzz: ${targets// /, } for ${seconds}s ($clock) each, $parallel at a time"
+running=0
+for t in $targets; do
+  rm -f "$run/$t.failed"
+  if [ "$running" -ge "$parallel" ]; then wait -n || true; running=$((running - 1)); fi
+  fuzz_target "$t" >"$run/$t.report" 2>&1 &
+  running=$((running + 1))
+done
+wait
+failed=()
+for t in $targets; do
+  cat "$run/$t.report"
+  if [ -e "$run/$t.failed" ]; then failed+=("$t"); fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: problems found by: ${failed[*]}" >&2

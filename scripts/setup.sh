@@ -34,6 +34,8 @@ dry_run=
 would=()
 
 say() { printf 'setup: %s\n' "$*" >&2; }
+# shellcheck source=ccache-env.sh
+source "$here/scripts/ccache-env.sh"
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # ---------------------------------------------------------------- Debian packages
@@ -145,7 +147,8 @@ build_onnx117() {
   tar -xzf "$work/onnx_$onnx117_version.orig.tar.gz" -C "$work"
   local src
   src=$(find "$work" -maxdepth 1 -type d -name 'onnx-*' | head -n1)
-  cmake -S "$src" -B "$work/build" -G Ninja \
+  ccache_for_cmake "$work"
+  cmake -S "$src" -B "$work/build" -G Ninja "${ccache_cmake_args[@]}" \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$onnx117_prefix.tmp" \
     -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
     -DONNX_ML=1 -DONNX_USE_PROTOBUF_SHARED_LIBS=ON -DONNX_BUILD_TESTS=OFF \
@@ -205,8 +208,15 @@ build_onnx_from_deb() {
     rm -rf "$src"
     mv "$src.tmp" "$src"
   fi
-  cmake -S "$here/cmake/onnx" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DONNX_SOURCE_DIR="$src" -DONNX_BUILD_TESTS=ON -DCMAKE_INSTALL_PREFIX="$prefix.tmp" >/dev/null
+  # Built from a copy laid out as WORK/src beside WORK/build, with the arguments of
+  # proposals/check-patch.sh, so that the upstream suite's build of the same sources is
+  # served from ccache (paths are hashed relative to WORK).
+  mkdir -p "$work/src"
+  (cd "$src" && tar --exclude=./onnx/backend/test/data -cf - .) | (cd "$work/src" && tar -xf -)
+  ccache_for_cmake "$work"
+  cmake -S "$here/cmake/onnx" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+    -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DONNX_ML=1 -DONNX_BUILD_TESTS=ON "${ccache_cmake_args[@]}" \
+    -DONNX_SOURCE_DIR="$work/src" -DCMAKE_INSTALL_PREFIX="$prefix.tmp" >/dev/null
   cmake --build "$work/build" -j "$jobs"
   (cd "$work/build" && ctest --output-on-failure >/dev/null) \
     || { say "ONNX $deb_onnx_version's C++ tests fail (build kept in $work/build)"; return 1; }

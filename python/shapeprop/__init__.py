@@ -189,6 +189,7 @@ def specialize(model: Model, *, inline: str = "none", small_limit: int = 8, stri
                input_shapes: Optional[Mapping[str, Sequence[Optional[int]]]] = None,
                dim_ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
                rename_dims: Optional[Mapping[str, str]] = None, name_dims: bool = False,
+               expand_ops: Sequence[str] = (), target_opset: Optional[int] = None,
                return_report: bool = False) -> Any:
     """Specializes every reached function per distinct context and returns the result.
 
@@ -204,12 +205,23 @@ def specialize(model: Model, *, inline: str = "none", small_limit: int = 8, stri
     dims: as :func:`infer_shapes`; with every dim bound the result is static (every Shape,
         Size and shape computation the sizes decide folded, every value's type static),
         but for sizes the data decide, which the report's ``dims["dynamic"]`` lists.
+    expand_ops: ai.onnx op types (``["Attention", "RMSNormalization"]``, or
+        ``["all-functions"]``) whose calls become the function body ONNX defines for them,
+        built for each call's types and attributes, folded and inlined whatever ``inline``
+        says (``--expand-ops``); an op without a body raises Error.
+    target_opset: convert the result to this ai.onnx opset (``--target-opset``): ops it
+        lacks are expanded, the rest converted by ONNX's version converter (the main graph
+        only: use ``inline="all"`` when the model has functions). The report's ``lowering``
+        lists the ops expanded per kind and the nodes they became.
     Other options as :func:`infer_shapes`.
     """
     if inline not in ("none", "all", "small"):
         raise ValueError("inline must be 'none', 'all' or 'small', not %r" % (inline,))
+    if isinstance(expand_ops, str):
+        raise TypeError("expand_ops takes a sequence of op types, not a string")
     return _run(model, "specialize", return_report, inline_policy=inline, small_limit=small_limit,
                 strict=strict_mode, assume_positive_dims=assume_positive_dims, schemas=schemas,
+                expand_ops=list(expand_ops), target_opset=target_opset,
                 **_shapes(dims, input_shapes, dim_ranges, rename_dims, name_dims))
 
 

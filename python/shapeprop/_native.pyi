@@ -24,4 +24,6 @@ def run(
     dim_ranges: Sequence[Tuple[str, int, int]] = ...,
     rename_dims: Sequence[Tuple[str, str]] = ...,
     name_dims: bool = ...,
+    expand_ops: Sequence[str] = ...,
+    target_opset: Optional[int] = ...,
 ) -> Tuple[Optional[bytes], str]: ...

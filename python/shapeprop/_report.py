@@ -107,6 +107,13 @@ class Report:
         return {p: dict(c) for p, c in transform["rewrites"].items()} if transform else {}
 
     @property
+    def lowering(self) -> Optional[Dict[str, Any]]:
+        """What ``expand_ops`` and ``target_opset`` did, None when neither was given: the
+        request, the opset converted from, and per op type expanded its calls, bodies and
+        the result's nodes that came from them, by op type (docs/report.md)."""
+        return self.data.get("lowering")
+
+    @property
     def assumptions(self) -> Dict[str, Any]:
         """Whether symbolic dims were taken to be >= 1, whether the result relied on it (and
         records it in its metadata_props), and the decisions that did."""

@@ -36,7 +36,8 @@ py::tuple run(const py::bytes& source, bool from_path, const std::string& origin
               const std::vector<std::pair<std::string, int64_t>>& dims,
               const std::vector<std::pair<std::string, std::vector<std::optional<int64_t>>>>& input_shapes,
               const std::vector<std::tuple<std::string, int64_t, int64_t>>& dim_ranges,
-              const std::vector<std::pair<std::string, std::string>>& rename_dims, bool name_dims) {
+              const std::vector<std::pair<std::string, std::string>>& rename_dims, bool name_dims,
+              const std::vector<std::string>& expand_ops, std::optional<int64_t> target_opset) {
   shapeprop::python::Request q;
   q.source = source;  // a copy: the bytes object may change hands while the GIL is released
   q.from_path = from_path;
@@ -48,6 +49,18 @@ py::tuple run(const py::bytes& source, bool from_path, const std::string& origin
   q.options.infer.annotate_functions = annotate_functions;
   q.options.infer.assume_positive_dims = assume_positive_dims;
   q.options.infer.describe_contexts = describe_contexts;
+  for (const auto& op : expand_ops) {
+    if (op == "all-functions")
+      q.options.expand.all_functions = true;
+    else if (op.empty())
+      throw std::invalid_argument("expand_ops takes ai.onnx op types or 'all-functions', not ''");
+    else
+      q.options.expand.ops.insert(op);
+  }
+  if (target_opset && (*target_opset < 1 || *target_opset > shapeprop::onnx_max_opset("")))
+    throw std::invalid_argument("target_opset must be an ai.onnx opset from 1 to " +
+                                std::to_string(shapeprop::onnx_max_opset("")) + ", not " + std::to_string(*target_opset));
+  q.options.expand.target_opset = target_opset;
   q.schemas = schemas;
   q.shapes.dims = dims;
   q.shapes.inputs = input_shapes;
@@ -79,6 +92,7 @@ PYBIND11_MODULE(_native, m) {
         py::arg("input_shapes") = std::vector<std::pair<std::string, std::vector<std::optional<int64_t>>>>(),
         py::arg("dim_ranges") = std::vector<std::tuple<std::string, int64_t, int64_t>>(),
         py::arg("rename_dims") = std::vector<std::pair<std::string, std::string>>(), py::arg("name_dims") = false,
+        py::arg("expand_ops") = std::vector<std::string>(), py::arg("target_opset") = std::nullopt,
         R"(Runs one job on a model and returns (result, report_json).
 
 source: the model's serialized bytes, or its path (UTF-8 bytes) when from_path.
@@ -94,6 +108,8 @@ describe_contexts: list each function's contexts in the report (a walk more, for
 dims, input_shapes, dim_ranges, rename_dims, name_dims: the deployment shapes (as
 --set-dim NAME=VALUE, --input-shape INPUT=D0,..., None for ?, --dim-range NAME=MIN..MAX
 as (name, min, max), --rename-dim OLD=NEW and --name-dims).
+expand_ops, target_opset: the lowering (as --expand-ops OP,... and --target-opset N; job
+'specialize' only).
 The GIL is released while the work runs.)");
   m.attr("version") = shapeprop::version();
   m.attr("onnx_version") = shapeprop::onnx_version();

@@ -335,11 +335,9 @@ Diagnostics check_model(const onnx::ModelProto& model, const CheckOptions& optio
   auto calls = CallGraph::build(model);
   if (!calls) return {Diagnostic(calls.error()).in_file(options.origin)};
   InferOptions infer;
+  static_cast<AnalysisOptions&>(infer) = options;  // limits, rules, assume_positive_dims, dim_ranges
   infer.strict = true;
   infer.use_declared_types = false;
-  infer.assume_positive_dims = options.assume_positive_dims;
-  infer.limits = options.limits;
-  infer.op_rules = options.op_rules;
   FactsView facts(model, *calls, infer);
   for (auto& d : facts.take_diagnostics()) {
     // A call may pass attributes its function does not declare: ONNX's checker and
@@ -350,6 +348,10 @@ Diagnostics check_model(const onnx::ModelProto& model, const CheckOptions& optio
       d.severity = Severity::Warning;
     all.push_back(std::move(d.in_file(options.origin)));
   }
+  // The comparisons hold within the ranges (--dim-range), as the analysis does.
+  DimBounds bounds(options.assume_positive_dims ? 1 : 0);
+  for (const auto& [symbol, range] : options.dim_ranges) bounds.set_range(symbol, {range.min, range.max});
+  const DimBounds::Scope in_force(bounds);
   for (auto& d : Checker(model, *calls, facts, options).run()) all.push_back(std::move(d));
   return all;
 }

@@ -3,6 +3,8 @@
 #include "shapeprop/driver.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <system_error>
 #include <utility>
 
@@ -18,6 +20,24 @@ namespace shapeprop {
 namespace {
 
 namespace fs = std::filesystem;
+
+// "expanded: Attention (2 calls, 2 bodies) into 46 nodes, ...; converted from opset 23 to 20"
+std::optional<std::string> lowering_line(const TransformResult& done, const ExpandRequest& asked) {
+  if (!asked.any()) return std::nullopt;
+  std::string line = "expanded:";
+  for (const auto& e : done.expanded) {
+    size_t nodes = 0;
+    for (const auto& [op, n] : e.nodes) nodes += n;
+    line += std::string(line.back() == ':' ? " " : ", ") + e.op + " (" + std::to_string(e.calls) +
+            (e.calls == 1 ? " call, " : " calls, ") + std::to_string(e.functions) +
+            (e.functions == 1 ? " body" : " bodies") + ") into " + std::to_string(nodes) + " nodes";
+  }
+  if (done.expanded.empty()) line += " nothing";
+  if (done.converted_from_opset)
+    line += "; converted from opset " + std::to_string(done.converted_from_opset) + " to " +
+            std::to_string(*asked.target_opset);
+  return line;
+}
 
 class Job {
  public:
@@ -201,6 +221,10 @@ class Job {
         out_.report.add(*done);
         out_.report.summary.push_back(summary_line(done->stats));
         out_.summary.push_back(summary_line(done->stats));
+        if (auto lowered = lowering_line(*done, t.expand)) {
+          out_.report.summary.push_back(*lowered);
+          out_.summary.push_back(*lowered);
+        }
       }
       found = std::move(done->diagnostics);
       debug = std::move(done->annotation.debug);
@@ -295,8 +319,12 @@ const char* mode_name(const JobOptions& options) {
 Result<JobOutcome> run(const JobOptions& options) {
   const TransformOptions& t = options.transform;
   const bool transforms = options.kind == JobKind::Transform;
-  if (!transforms && (!t.keep.empty() || !t.passes.empty() || t.print_after))
-    return Diagnostic::error(std::string(!t.keep.empty() ? "keep" : !t.passes.empty() ? "passes" : "print_after") +
+  if (!transforms && (!t.keep.empty() || !t.passes.empty() || t.print_after || t.expand.any()))
+    return Diagnostic::error(std::string(!t.keep.empty()     ? "keep"
+                                         : !t.passes.empty() ? "passes"
+                                         : t.print_after     ? "print_after"
+                                         : t.expand.target_opset ? "target_opset"
+                                                                 : "expand_ops") +
                              " applies to a transform only");
   if (t.print_after && !t.passes.empty() && std::find(t.passes.begin(), t.passes.end(), *t.print_after) == t.passes.end())
     return Diagnostic::error("print_after names " + std::string(pass_info(*t.print_after).name) +

@@ -34,6 +34,11 @@ const std::unordered_map<std::string_view, Rule>& rules() {
       {"Expand", fold_expand},
       {"Squeeze", fold_squeeze},
       {"Unsqueeze", fold_unsqueeze},
+      {"Flatten", fold_flatten},
+      {"Pad", fold_pad},
+      {"Tile", fold_tile},
+      {"DepthToSpace", fold_depth_to_space},
+      {"SpaceToDepth", fold_depth_to_space},
       // selecting and combining along axes
       {"Concat", fold_concat},
       {"Gather", fold_gather},
@@ -98,6 +103,8 @@ std::vector<Fact> fold(const FoldInput& node) {
   auto it = rules().find(node.op);
   if (it == rules().end()) return {};
   std::vector<Fact> out;
+  const DimBounds by_symbol_min(node.symbol_min);
+  DimBounds::Scope bounds(node.bounds ? *node.bounds : by_symbol_min);
   try {
     out = it->second(node);
   } catch (const std::exception&) {
@@ -105,6 +112,7 @@ std::vector<Fact> fold(const FoldInput& node) {
     // ONNX inference still reports what is wrong with it.
     out.clear();
   }
+  if (bounds.relied() && node.relied_on_symbol_min) *node.relied_on_symbol_min = true;
   out.resize(node.num_outputs);
   return out;
 }

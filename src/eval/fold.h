@@ -27,11 +27,15 @@ struct FoldInput {
   // Attributes with references already resolved (ref_attr_name replaced by the value).
   std::vector<const onnx::AttributeProto*> attributes;
   size_t num_outputs = 1;
-  // The least value a symbolic dim takes: 0 in general, 1 when empty dims are assumed
-  // away (InferOptions::assume_positive_dims).
+  // What the rules may assume of the symbols' values (shapeprop/dim.h): `bounds` where
+  // given, else every symbol at least `symbol_min` (0 in general, 1 when empty dims are
+  // assumed away: InferOptions::assume_positive_dims). fold() puts them in force
+  // (DimBounds::Scope) while the rule runs, so that Dim's own decisions (min, max) take
+  // them too.
   int64_t symbol_min = 0;
-  // Set to true by a rule whose result holds only because symbols are at least
-  // `symbol_min` (it would differ with 0): the decisions InferOptions::assume_positive_dims
+  const DimBounds* bounds = nullptr;
+  // Set to true when the result holds only because of those bounds (it would differ under
+  // DimBounds(): every symbol at least 0): the decisions InferOptions::assume_positive_dims
   // makes, which the report and the model record. Null: nobody asks.
   bool* relied_on_symbol_min = nullptr;
 

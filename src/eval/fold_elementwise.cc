@@ -124,33 +124,28 @@ Fact cast_to(const Fact* x, int32_t to) {
 // ---- comparisons -----------------------------------------------------------------------
 
 // Comparisons of Dims. Symbolic elements are dims (Shape and Size are where symbols
-// enter), so every symbol is at least `symbol_min`: 0, or 1 when empty dims are assumed
-// away. a < b is decided when b-a-1 or a-b is then known non-negative; a == b is false
-// when either difference is known positive.
-bool at_least(const Dim& d, int64_t bound, int64_t symbol_min) {
-  auto least = d.min_value(symbol_min);
-  return least && *least >= bound;
-}
-
-std::optional<bool> dim_less(const Dim& a, const Dim& b, int64_t symbol_min) {
-  if (at_least(b - a - Dim::constant(1), 0, symbol_min)) return true;
-  if (at_least(a - b, 0, symbol_min)) return false;
+// enter), so every symbol lies within the bounds in force (at least 0, or 1 when empty
+// dims are assumed away). a < b is decided when b-a-1 or a-b is then known non-negative;
+// a == b is false when either difference is known positive.
+std::optional<bool> dim_less(const Dim& a, const Dim& b) {
+  if (proven_at_least(b - a - Dim::constant(1), 0)) return true;
+  if (proven_at_least(a - b, 0)) return false;
   return std::nullopt;
 }
 
 enum class Compare { Equal, Less, LessOrEqual, Greater, GreaterOrEqual };
 
-std::optional<bool> compare_dims(Compare op, const Dim& a, const Dim& b, int64_t symbol_min) {
+std::optional<bool> compare_dims(Compare op, const Dim& a, const Dim& b) {
   auto negate = [](std::optional<bool> v) { return v ? std::optional<bool>(!*v) : std::nullopt; };
   switch (op) {
     case Compare::Equal:
       if (auto eq = a.equals(b)) return eq;
-      if (at_least(a - b, 1, symbol_min) || at_least(b - a, 1, symbol_min)) return false;
+      if (proven_at_least(a - b, 1) || proven_at_least(b - a, 1)) return false;
       return std::nullopt;
-    case Compare::Less: return dim_less(a, b, symbol_min);
-    case Compare::LessOrEqual: return negate(dim_less(b, a, symbol_min));
-    case Compare::Greater: return dim_less(b, a, symbol_min);
-    case Compare::GreaterOrEqual: return negate(dim_less(a, b, symbol_min));
+    case Compare::Less: return dim_less(a, b);
+    case Compare::LessOrEqual: return negate(dim_less(b, a));
+    case Compare::Greater: return dim_less(b, a);
+    case Compare::GreaterOrEqual: return negate(dim_less(a, b));
   }
   return std::nullopt;
 }
@@ -167,12 +162,16 @@ bool compare_reals(Compare op, double a, double b) {  // IEEE: NaN compares fals
 }
 
 std::vector<Fact> comparison(const FoldInput& node, Compare op) {
-  const int64_t symbol_min = node.symbol_min;
-  bool* relied = symbol_min > 0 ? node.relied_on_symbol_min : nullptr;
-  auto decide = [op, symbol_min, relied](const Dim& a, const Dim& b) {
-    const auto decided = compare_dims(op, a, b, symbol_min);
-    // The assumption decided it when the least value 0 would not have.
-    if (decided && relied && compare_dims(op, a, b, 0) != decided) *relied = true;
+  auto decide = [op](const Dim& a, const Dim& b) {
+    // What the bounds proved counts where it decided.
+    std::optional<bool> decided;
+    bool relied = false;
+    {
+      DimBounds::Scope trial(DimBounds::current());
+      decided = compare_dims(op, a, b);
+      relied = trial.relied();
+    }
+    if (decided && relied) DimBounds::note_relied();
     return boolean(decided);
   };
   return {elementwise(operands(node, 2), TensorProto::BOOL, [op, &decide](const std::vector<Elem>& v) {
@@ -209,16 +208,12 @@ std::optional<Elem> int_fmod(const Dim& a, const Dim& b) {
   return Dim::mod(a, b).as_constant() == 0 ? std::optional<Elem>(Dim::constant(0)) : std::nullopt;
 }
 
-// min or max of two elements; for Dims decided by dim_less.
+// min or max of two elements; for Dims one of them where the bounds in force decide it,
+// else a min or max term (min(S,128)).
 std::optional<Elem> pick(const Elem& a, const Elem& b, bool want_min) {
   return on_pair(
       a, b,
-      [want_min](const Dim& x, const Dim& y) -> std::optional<Elem> {
-        if (x.equals(y) == true) return Elem{x};
-        auto x_less = dim_less(x, y, 0);  // x < y: min x, max y; x >= y: min y, max x
-        if (!x_less) return std::nullopt;
-        return Elem{*x_less == want_min ? x : y};
-      },
+      [want_min](const Dim& x, const Dim& y) { return known(want_min ? Dim::min(x, y) : Dim::max(x, y)); },
       [want_min](double x, double y) -> std::optional<Elem> {
         if (std::isnan(x) || std::isnan(y)) return std::nullopt;  // NaN handling differs among runtimes
         return Elem{want_min ? std::min(x, y) : std::max(x, y)};
@@ -314,16 +309,23 @@ std::vector<Fact> fold_mul(const FoldInput& node) {
   })};
 }
 
-// Integer Div truncates toward zero (ONNX, like C); a zero divisor gives unknown. For a
-// dividend never negative (a size: symbols are) and a positive divisor, truncation is
-// floor division, which Dim computes for any polynomial (B/2 is floor(B/2)). Floating
-// Div is IEEE (x/0 is inf or NaN).
+// Integer Div truncates toward zero (ONNX, like C); a zero divisor gives unknown. By a
+// constant c > 0, truncation is floor division where the dividend a is never negative
+// (a size: symbols are; B/2 is floor(B/2)), and max(floor(a/c), 0) where a > -c (torch's
+// 1 + (H-1)/8 for ceil(H/8) is max(floor((H+7)/8),1), floor((H+7)/8) once H >= 1 is
+// known); a negative divisor negates. Floating Div is IEEE (x/0 is inf or NaN).
+Dim int_div(const Dim& a, const Dim& b) {
+  const auto c = b.as_constant();
+  if (!c || *c == 0 || *c == std::numeric_limits<int64_t>::min() || a.is_constant()) return Dim::trunc_div(a, b);
+  if (*c < 0) return -int_div(a, Dim::constant(-*c));
+  if (proven_at_least(a, 0)) return Dim::floor_div(a, b);
+  if (proven_at_least(a, 1 - *c)) return Dim::max(Dim::floor_div(a, b), Dim::constant(0));
+  return Dim::trunc_div(a, b);
+}
+
 std::vector<Fact> fold_div(const FoldInput& node) {
   return {arithmetic(node, 2, [](const std::vector<Elem>& v) {
-    auto dims = [](const Dim& a, const Dim& b) {
-      if (b.as_constant().value_or(0) > 0 && known_nonnegative(a)) return known(Dim::floor_div(a, b));
-      return known(Dim::trunc_div(a, b));
-    };
+    auto dims = [](const Dim& a, const Dim& b) { return known(int_div(a, b)); };
     return on_pair(v[0], v[1], dims,
                    [](double a, double b) { return std::optional<Elem>(a / b); });
   })};
@@ -353,8 +355,8 @@ std::vector<Fact> fold_neg(const FoldInput& node) {
 std::vector<Fact> fold_abs(const FoldInput& node) {
   return {arithmetic(node, 1, [](const std::vector<Elem>& v) -> std::optional<Elem> {
     if (const Dim* d = as_dim(v[0])) {
-      if (known_nonnegative(*d)) return Elem{*d};
-      if (known_nonnegative(-*d)) return known(-*d);  // -INT64_MIN overflows to unknown
+      if (proven_at_least(*d, 0)) return Elem{*d};
+      if (proven_at_least(-*d, 0)) return known(-*d);  // -INT64_MIN overflows to unknown
       return std::nullopt;
     }
     return Elem{std::fabs(std::get<double>(v[0]))};

@@ -61,63 +61,70 @@ AxisSlice slice_constant(int64_t d, int64_t start, int64_t end, int64_t step) {
   return {Dim::constant(n), start, step};
 }
 
-// Signs of dims for the symbolic slices: decided with every symbol at least
-// `symbol_min`, and noted when that took the assumption that symbols are at least 1.
-class Signs {
- public:
-  explicit Signs(int64_t symbol_min) : symbol_min_(symbol_min) {}
-  bool nonnegative(const Dim& x) {
-    const auto m = x.min_value(symbol_min_);
-    if (!m || *m < 0) return false;
-    if (symbol_min_ > 0 && !known_nonnegative(x)) relied_ = true;
-    return true;
-  }
-  bool relied() const { return relied_; }
-
- private:
-  int64_t symbol_min_;
-  bool relied_ = false;
+// A bound of a slice over d, as ONNX defines it: a negative one counts from the back, then
+// it is clamped to [low, d + high]. A symbolic bound must have a known sign (within the
+// bounds in force: S is never negative, -S is where S >= 1); the clamp is a min and a max,
+// decided where the bounds decide them (min(S,128) for S on a 128-long axis).
+struct SliceIndex {
+  bool from_back = false;  // negative: d + i
+  Dim clamped;             // clamped to [low, d + high]
 };
-
-// A bound of a forward slice over d where ONNX's rules are decided: a negative constant
-// counts from the back, INT64_MAX is the end, then the bound is clamped to [0, d].
-// nullopt where that depends on d's value.
-std::optional<Dim> forward_bound(const Dim& d, const Dim& b, Signs& signs) {
-  if (b.as_constant() == kInt64Max) return d;
-  Dim at = b;
-  if (auto c = b.as_constant(); c && *c < 0) {
-    at = d + b;
-    if (!at.is_unknown() && signs.nonnegative(-at)) return Dim::constant(0);
-  }
-  if (at.is_unknown() || !signs.nonnegative(at)) return std::nullopt;
-  if (signs.nonnegative(d - at)) return at;
-  if (signs.nonnegative(at - d)) return d;
-  return std::nullopt;
+std::optional<SliceIndex> slice_index(const Dim& d, const Dim& i, int64_t low, int64_t high) {
+  const auto c = i.as_constant();
+  const bool from_back = c ? *c < 0 : proven_at_least(-i, 1);
+  if (!from_back && !c && !proven_at_least(i, 0)) return std::nullopt;
+  const Dim at = from_back ? d + i : i;
+  const Dim clamped = Dim::max(Dim::constant(low), Dim::min(at, d + Dim::constant(high)));
+  if (clamped.is_unknown()) return std::nullopt;
+  return SliceIndex{from_back, clamped};
 }
 
-// A symbolic (or unknown) dim. Forward: the length of [start, end) by step where both
-// bounds are decided (forward_bound): x[:N//2] is floor(N/2) long and x[N//2:] the rest,
-// x[1:] N-1 when N is at least 1. Backward, only the whole-axis form x[-1:INT64_MIN:-1]
-// (or from INT64_MAX), which torch exports for flip.
-AxisSlice slice_symbolic(const Dim& d, const Dim& start, const Dim& end, int64_t step, Signs& signs) {
+// A symbolic (or unknown) dim, or symbolic bounds: the length ONNX's rules give,
+// max(0, ceil((end - start) / step)) with the bounds clamped (slice_index): x[:N//2] is
+// floor(N/2) long, x[1:] max(N,1)-1 (N-1 where N >= 1 is known), x[:S] of a 128-long
+// table min(S,128). Backward steps clamp to [0, d-1], which is empty for d = 0, and so is
+// the slice: where d >= 1 is not known, the length is min(d, what it is for d >= 1),
+// which is that where it is at most d anyway (x[::-2] is floor((d+1)/2) long for any d).
+AxisSlice slice_symbolic(const Dim& d, const Dim& start, const Dim& end, int64_t step) {
   auto s = start.as_constant(), e = end.as_constant();
   if (step == -1 && (s == -1 || s == kInt64Max) && e == kInt64Min) return {d, std::nullopt, step};
-  if (step <= 0 || d.is_unknown()) return {Dim::unknown(), std::nullopt, step};
-  const auto from = forward_bound(d, start, signs), to = forward_bound(d, end, signs);
-  if (!from || !to) return {Dim::unknown(), std::nullopt, step};
-  const Dim span = *to - *from;
-  if (!span.is_unknown() && signs.nonnegative(span))
-    return {Dim::floor_div(span + Dim::constant(step - 1), Dim::constant(step)), std::nullopt, step};
-  if (!span.is_unknown() && signs.nonnegative(-span)) return {Dim::constant(0), std::nullopt, step};
-  return {Dim::unknown(), std::nullopt, step};
+  const AxisSlice unknown{Dim::unknown(), std::nullopt, step};
+  if (d.is_unknown() || step == kInt64Min) return unknown;
+  if (step < 0 && !proven_at_least(d, 1)) {
+    const auto symbol = d.as_symbol();
+    if (!symbol) return unknown;
+    DimBounds nonempty = DimBounds::current();
+    const DimBounds::Range range = nonempty.range(*symbol);
+    nonempty.set_range(*symbol, {std::max<int64_t>(range.min, 1), range.max});
+    AxisSlice when_nonempty;
+    {
+      DimBounds::Scope assumed(nonempty);  // not an assumption: the min below covers d = 0
+      when_nonempty = slice_symbolic(d, start, end, step);
+    }
+    return {Dim::min(d, when_nonempty.length), std::nullopt, step};
+  }
+  const auto from = slice_index(d, start, 0, step > 0 ? 0 : -1);
+  const auto to = slice_index(d, end, step > 0 ? 0 : -1, step > 0 ? 0 : -1);
+  if (!from || !to) return unknown;
+  // To the end: x[i:] is d - min(i, d), or max(d - i, 0) as Range(i, d) spells it, and
+  // x[-i:] is d - max(d - i, 0), or min(d, i).
+  Dim span = step > 0 ? to->clamped - from->clamped : from->clamped - to->clamped;
+  if (step > 0 && to->clamped == d) span = from->from_back ? Dim::min(d, -start) : d - start;
+  const Dim length = Dim::max(Dim::constant(0), Dim::ceil_div(span, Dim::constant(step > 0 ? step : -step)));
+  return {length, std::nullopt, step};
 }
 
-AxisSlice slice_axis(const Dim& d, const Dim& start, const Dim& end, int64_t step, Signs& signs) {
+AxisSlice slice_axis(const Dim& d, const Dim& start, const Dim& end, int64_t step) {
   auto dc = d.as_constant(), s = start.as_constant(), e = end.as_constant();
   if (dc && s && e) return *dc >= 0 ? slice_constant(*dc, *s, *e, step) : AxisSlice{Dim::unknown(), std::nullopt, step};
-  Signs here = signs;
-  AxisSlice sliced = slice_symbolic(d, start, end, step, here);
-  if (!sliced.length.is_unknown() && here.relied()) signs = here;  // the assumption counts where it decided
+  AxisSlice sliced;
+  bool relied = false;
+  {
+    DimBounds::Scope trial(DimBounds::current());
+    sliced = slice_symbolic(d, start, end, step);
+    relied = trial.relied();
+  }
+  if (!sliced.length.is_unknown() && relied) DimBounds::note_relied();  // the assumption counts where it decided
   return sliced;
 }
 
@@ -258,12 +265,14 @@ std::optional<std::vector<Dim>> split_sizes(const FoldInput& node, const Dim& d,
     sizes.back() = Dim::constant(last);
     return sizes;
   }
-  if (c || !attr_int(node, "num_outputs")) return std::vector<Dim>(parts, Dim::exact_div(d, Dim::constant(n)));
+  // Equal parts of a symbolic dim: the runtimes refuse one that n does not divide, so
+  // floor(d/n) is exact wherever the node runs.
+  if (c || !attr_int(node, "num_outputs")) return std::vector<Dim>(parts, Dim::floor_div(d, Dim::constant(n)));
   // A symbolic dim in num_outputs parts: ceil(d/n) each, the rest last, where that rest
   // is never negative (always so for halves).
   const Dim chunk = Dim::floor_div(d + Dim::constant(n - 1), Dim::constant(n));
   const Dim last = d - Dim::constant(n - 1) * chunk;
-  if (!known_nonnegative(last)) return std::vector<Dim>(parts, Dim::unknown());
+  if (!proven_at_least(last, 0)) return std::vector<Dim>(parts, Dim::unknown());
   std::vector<Dim> sizes(parts, chunk);
   sizes.back() = last;
   return sizes;
@@ -376,8 +385,8 @@ std::vector<Fact> fold_gather(const FoldInput& node) {
 }
 
 // Slice(data, starts, ends[, axes, steps]): per ONNX's clamping rules on constant dims
-// (INT64_MAX ends, negative starts/ends, negative steps); symbolic dims where the bounds
-// are decided (slice_symbolic). Unsliced axes keep their dims; elements when every axis's
+// (INT64_MAX ends, negative starts/ends, negative steps); symbolic dims and bounds where
+// their signs are known (slice_symbolic). Unsliced axes keep their dims; elements when every axis's
 // indices are known.
 std::vector<Fact> fold_slice(const FoldInput& node) {
   const Fact* data = node.input(0);
@@ -404,15 +413,13 @@ std::vector<Fact> fold_slice(const FoldInput& node) {
     return {Fact::tensor(type, std::move(out))};
   }
   std::vector<std::optional<AxisSlice>> sliced(ds.size());
-  Signs signs(node.symbol_min);
   for (size_t i = 0; i < n; ++i) {
     const int64_t step = args.steps ? (*args.steps)[i] : 1;
     if (step == 0) return {typed(type, std::nullopt)};  // invalid
     const auto k = static_cast<size_t>((*axes)[i]);
-    sliced[k] = slice_axis(ds[k], (*args.starts)[i], (*args.ends)[i], step, signs);
+    sliced[k] = slice_axis(ds[k], (*args.starts)[i], (*args.ends)[i], step);
     out[k] = sliced[k]->length;
   }
-  if (signs.relied() && node.relied_on_symbol_min) *node.relied_on_symbol_min = true;
   auto in = shape_with_elements(data);
   auto out_static = static_dims(out);
   const int64_t count = static_count(out_static);

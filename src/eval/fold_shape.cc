@@ -1,5 +1,6 @@
 // Folding rules for ops that make or rearrange shapes: Shape, Size, Constant,
-// ConstantOfShape, Range, Reshape, Expand, Squeeze, Unsqueeze.
+// ConstantOfShape, Range, Reshape, Expand, Squeeze, Unsqueeze, Flatten, Pad, Tile,
+// DepthToSpace, SpaceToDepth.
 //
 // These are where symbolic Dims pay off: Shape(x) holds x's dims as elements, and the ops
 // that take a shape as a value (Reshape, Expand, ConstantOfShape, Range) turn those
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "eval/fold_support.h"
 
@@ -59,8 +61,11 @@ int64_t ceil_div_nonneg(int64_t span, uint64_t step) {
 
 // The dim Reshape infers for its -1: the input's element count over the product of the
 // other output dims. Dims equal on both sides cancel first, so [N,3,4] -> [-1,12] gives N
-// and [N,M,2] -> [N,-1] gives 2*M; what remains must divide exactly. (A known product of
-// 0 makes -1 an error at run time, so cancelling a symbol that may be 0 is sound.)
+// and [N,M,2] -> [N,-1] gives 2*M; then a monomial divides what remains term by term
+// ([4*B,S,S] -> [B,4,S,-1] gives S), or a constant divides it: the runtimes refuse a
+// count the others do not divide, so floor division is exact wherever the node runs
+// ([N] -> [2,-1] gives floor(N/2)). (A known product of 0 makes -1 an error at run time,
+// so cancelling a symbol that may be 0 is sound.)
 Dim inferred_dim(const std::vector<Dim>& in, const std::vector<Dim>& out, size_t at) {
   std::vector<Dim> num = in, den;
   for (size_t j = 0; j < out.size(); ++j)
@@ -77,7 +82,7 @@ Dim inferred_dim(const std::vector<Dim>& in, const std::vector<Dim>& out, size_t
   Dim numerator = Dim::constant(1), denominator = Dim::constant(1);
   for (const Dim& d : num) numerator = numerator * d;
   for (const Dim& d : den) denominator = denominator * d;
-  if (denominator.as_constant().value_or(0) <= 0) return Dim::unknown();
+  if (auto c = denominator.as_constant()) return *c > 0 ? Dim::floor_div(numerator, denominator) : Dim::unknown();
   return Dim::exact_div(numerator, denominator);
 }
 
@@ -160,9 +165,10 @@ std::vector<Fact> fold_constant_of_shape(const FoldInput& node) {
 }
 
 // Range(start, limit, delta): length max(ceil((limit-start)/delta), 0). Integral: exact
-// for constants, and symbolic when limit-start is known non-negative (Range(0, N, 1) has
-// N elements, Range(0, N, 2) floor((N+1)/2)); elements start + i*delta when the length is a small
-// constant. Floating: the length only (floating_range); elements are left out, since
+// for constants, and symbolic for symbolic bounds (Range(0, N, 1) has N elements,
+// Range(0, N, 2) floor((N+1)/2), Range(S, 128, 1) max(128-S,0)... as Dim::max keeps it
+// where the sign of limit-start is not known); elements start + i*delta when the length
+// is a small constant. Floating: the length only (floating_range); elements are left out, since
 // runtimes accumulate them differently.
 std::vector<Fact> fold_range(const FoldInput& node) {
   const Fact *start = node.input(0), *limit = node.input(1), *delta = node.input(2);
@@ -178,9 +184,8 @@ std::vector<Fact> fold_range(const FoldInput& node) {
   if (auto c = span.as_constant()) {
     // ONNX computes the length in double; beyond 2^53 it might round differently.
     if (*c < kExactInDouble && *c > -kExactInDouble) length = Dim::constant(ceil_div_nonneg(*c, magnitude));
-  } else if (known_nonnegative(span) && magnitude <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    const auto step_size = static_cast<int64_t>(magnitude);  // ceil(span / step_size)
-    length = Dim::floor_div(span + Dim::constant(step_size - 1), Dim::constant(step_size));
+  } else if (magnitude <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    length = Dim::max(Dim::constant(0), Dim::ceil_div(span, Dim::constant(static_cast<int64_t>(magnitude))));
   }
   auto n = length.as_constant();
   if (!n || static_cast<size_t>(*n) > Fact::kMaxIntElements) return {Fact::tensor(type, {length})};
@@ -299,6 +304,104 @@ std::vector<Fact> fold_unsqueeze(const FoldInput& node) {
       out.push_back(*next++);
   }
   return {reshaped(*x, std::move(out))};
+}
+
+// Flatten(x; axis): [product of the dims before axis, product of the rest]; axis may be
+// negative from opset 11, and equal to the rank. The elements carry over.
+std::vector<Fact> fold_flatten(const FoldInput& node) {
+  const Fact* x = node.input(0);
+  const int32_t type = x ? x->elem_type : 0;
+  if (!x || !x->shape) return {typed(type, std::vector<Dim>(2, Dim::unknown()))};
+  const int64_t rank = rank_of(*x->shape);
+  int64_t axis = attr_int(node, "axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) return {typed(type, std::nullopt)};  // invalid
+  Dim outer = Dim::constant(1), inner = Dim::constant(1);
+  for (int64_t i = 0; i < rank; ++i) {
+    Dim& part = i < axis ? outer : inner;
+    part = part * (*x->shape)[static_cast<size_t>(i)];
+  }
+  return {reshaped(*x, {outer, inner})};
+}
+
+// Pad(data, pads[, constant_value, axes]) (pads an attribute before opset 11, axes an
+// input from 18): each padded axis grows by its begin and end pads (negative ones crop),
+// which may be symbolic (pads computed from a shape). Values stay the runtime's.
+std::vector<Fact> fold_pad(const FoldInput& node) {
+  const Fact* x = node.input(0);
+  const int32_t type = x ? x->elem_type : 0;
+  if (!x || !x->shape) return {typed(type, std::nullopt)};
+  const std::vector<Dim>& in = *x->shape;
+  const int64_t rank = rank_of(in);
+  std::optional<std::vector<Dim>> pads;
+  if (since(node, 11)) {
+    if (const Fact* p = node.input(1); p && p->ints) pads = *p->ints;
+  } else if (auto p = attr_ints(node, since(node, 2) ? "pads" : "paddings")) {
+    pads = to_dims(*p);
+  }
+  std::vector<int64_t> axes(static_cast<size_t>(rank));
+  std::iota(axes.begin(), axes.end(), int64_t{0});
+  if (const Fact* a = since(node, 18) ? node.input(3) : nullptr) {
+    auto given = constant_ints(a);
+    auto normal = given ? normalize_axes(*given, rank) : std::nullopt;
+    if (!normal) {
+      // Which axes are padded is not known: the rank stays.
+      return {Fact::tensor(type, std::vector<Dim>(in.size(), Dim::unknown()))};
+    }
+    axes = *normal;
+  }
+  std::vector<Dim> out = in;
+  if (!pads || pads->size() != 2 * axes.size()) {
+    for (int64_t k : axes) out[static_cast<size_t>(k)] = Dim::unknown();
+    return {Fact::tensor(type, std::move(out))};
+  }
+  for (size_t i = 0; i < axes.size(); ++i) {
+    Dim& d = out[static_cast<size_t>(axes[i])];
+    d = d + (*pads)[i] + (*pads)[i + axes.size()];
+    if (d.as_constant().value_or(0) < 0) return {typed(type, std::nullopt)};  // invalid
+  }
+  return {Fact::tensor(type, std::move(out))};
+}
+
+// Tile(x, repeats): each dim times its repeat (symbolic repeats too); the elements, when
+// x's are known and the result is small, x's repeated.
+std::vector<Fact> fold_tile(const FoldInput& node) {
+  const Fact* x = node.input(0);
+  const int32_t type = x ? x->elem_type : 0;
+  if (!x || !x->shape) return {typed(type, std::nullopt)};
+  const Fact* r = node.input(1);
+  std::vector<Dim> out = *x->shape;
+  if (!r || !r->ints || r->ints->size() != out.size()) return {Fact::tensor(type, std::vector<Dim>(out.size(), Dim::unknown()))};
+  for (size_t k = 0; k < out.size(); ++k) {
+    if ((*r->ints)[k].as_constant().value_or(0) < 0) return {typed(type, std::nullopt)};  // invalid
+    out[k] = out[k] * (*r->ints)[k];
+  }
+  auto in = shape_with_elements(x);
+  auto out_static = static_dims(out);
+  const int64_t count = static_count(out_static);
+  if (!in || !fits_cap(type, count)) return {Fact::tensor(type, std::move(out))};
+  std::vector<std::vector<int64_t>> picks;
+  for (size_t k = 0; k < in->size(); ++k) {
+    std::vector<int64_t> p(static_cast<size_t>((*out_static)[k]));
+    for (size_t i = 0; i < p.size(); ++i) p[i] = static_cast<int64_t>(i) % (*in)[k];
+    picks.push_back(std::move(p));
+  }
+  return {gather_elements(*x, std::move(out), count == 0 ? std::vector<size_t>{} : selection_map(*in, *out_static, picks))};
+}
+
+// DepthToSpace(x[N,C,H,W]; blocksize b): [N, C/(b*b), H*b, W*b]; SpaceToDepth:
+// [N, C*b*b, H/b, W/b]. The runtimes refuse a dim the block does not divide, so a
+// division is floor division wherever the op runs.
+std::vector<Fact> fold_depth_to_space(const FoldInput& node) {
+  const Fact* x = node.input(0);
+  const int32_t type = x ? x->elem_type : 0;
+  const auto b = attr_int(node, "blocksize");
+  if (!x || !x->shape || x->shape->size() != 4 || !b || *b <= 0) return {typed(type, std::nullopt)};
+  const std::vector<Dim>& in = *x->shape;
+  const Dim block = Dim::constant(*b);
+  if (node.op == "DepthToSpace")
+    return {Fact::tensor(type, {in[0], Dim::floor_div(in[1], block * block), in[2] * block, in[3] * block})};
+  return {Fact::tensor(type, {in[0], in[1] * block * block, Dim::floor_div(in[2], block), Dim::floor_div(in[3], block)})};
 }
 
 }  // namespace shapeprop::eval::detail

@@ -4,10 +4,13 @@
 // window, which Dim keeps in canonical form: a stride-1 "same" convolution gives D back,
 // a stride-2 one floor((D+1)/2), and a pool after it floor((D+3)/4).
 //
-// What is not computed stays unknown: ceil_mode over a symbolic dim (ONNX and the
-// runtimes then also drop a last window that would start in the padding, which no
-// polynomial with floors states), a kernel that is not a constant, a scale that is not a
-// dyadic fraction (floor(D * 0.3) is computed in floating point by the runtimes).
+// A pool with ceil_mode rounds the count of windows up, then drops a last window that
+// would start in the right padding (ONNX's inference, as PyTorch does): that is the
+// lesser of two floors of D plus constants, and D is common to both, so one floor of D
+// plus the lesser constant (windowed). What is not computed stays unknown: ceil_mode with
+// auto_pad SAME (the padding then depends on D mod stride), a kernel that is not a
+// constant, a scale that is not a dyadic fraction (floor(D * 0.3) is computed in floating
+// point by the runtimes).
 #include <cmath>
 #include <string>
 
@@ -36,18 +39,32 @@ struct Axis {
   int64_t kernel = 0, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
 };
 
-// The output dim of a window over `d` (auto_pad as the op defines it).
-Dim windowed(const Dim& d, const Axis& a, const std::string& auto_pad) {
+// The output dim of a window over `d` (auto_pad as the op defines it). With ceil_mode,
+// ONNX counts ceil((d + pads - reach)/stride) + 1 windows, less one where the last would
+// start at or past d + pad_begin: windows k = 0.. with k*stride <= d + pads - reach +
+// stride - 1 and k*stride <= d + pad_begin - 1, so the count is
+// floor((d - 1 + min(pads - reach + stride, pad_begin)) / stride) + 1.
+Dim windowed(const Dim& d, const Axis& a, const std::string& auto_pad, bool ceil_mode = false) {
   if (d.is_unknown() || a.kernel <= 0 || a.stride <= 0 || a.dilation <= 0) return Dim::unknown();
   const Dim stride = Dim::constant(a.stride);
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return Dim::floor_div(d + stride - Dim::constant(1), stride);
-  Dim pads = Dim::constant(0);
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    if (ceil_mode) return Dim::unknown();
+    return Dim::ceil_div(d, stride);
+  }
+  int64_t pads = 0;
   if (auto_pad == "NOTSET")
-    pads = Dim::constant(a.pad_begin) + Dim::constant(a.pad_end);
+    pads = a.pad_begin + a.pad_end;
   else if (auto_pad != "VALID")
     return Dim::unknown();
   const Dim reach = Dim::constant(a.dilation) * Dim::constant(a.kernel - 1) + Dim::constant(1);
-  return Dim::floor_div(d + pads - reach, stride) + Dim::constant(1);
+  const Dim extra = Dim::constant(pads) - reach;
+  if (!ceil_mode) return Dim::floor_div(d + extra, stride) + Dim::constant(1);
+  // ONNX drops at most one window; two would start in the right padding only where
+  // pad_end > reach (the second-to-last starts before d + pads - reach), and the formula
+  // below would drop both: left unknown there.
+  if (auto_pad == "NOTSET" && a.pad_end > a.dilation * (a.kernel - 1) + 1) return Dim::unknown();
+  const Dim first = Dim::min(extra + stride, Dim::constant(auto_pad == "VALID" ? 0 : a.pad_begin));
+  return Dim::floor_div(d - Dim::constant(1) + first, stride) + Dim::constant(1);
 }
 
 // The axes of a window op over input `x` (rank 2 + spatial) with kernel `kernel`.
@@ -65,13 +82,14 @@ std::optional<std::vector<Axis>> window_axes(const FoldInput& node, const std::v
 
 // [N, channels, windowed spatial dims...], or nothing when the window is not known.
 std::optional<std::vector<Dim>> window_output(const FoldInput& node, const std::vector<Dim>& in, const Dim& channels,
-                                              const std::vector<int64_t>& kernel, bool has_dilations) {
+                                              const std::vector<int64_t>& kernel, bool has_dilations,
+                                              bool ceil_mode = false) {
   if (in.size() < 3 || kernel.size() != in.size() - 2) return std::nullopt;
   auto axes = window_axes(node, kernel, has_dilations);
   if (!axes) return std::nullopt;
   const std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
   std::vector<Dim> out{in[0], channels};
-  for (size_t i = 0; i < kernel.size(); ++i) out.push_back(windowed(in[i + 2], (*axes)[i], auto_pad));
+  for (size_t i = 0; i < kernel.size(); ++i) out.push_back(windowed(in[i + 2], (*axes)[i], auto_pad, ceil_mode));
   return out;
 }
 
@@ -135,10 +153,8 @@ std::vector<Fact> fold_pool(const FoldInput& node) {
   const bool ceil_mode = attr_int(node, "ceil_mode", 0) != 0;
   // Dilations: MaxPool from opset 10, AveragePool from 19, LpPool from 18.
   const bool dilations = node.op == "MaxPool" ? since(node, 10) : node.op == "AveragePool" ? since(node, 19) : since(node, 18);
-  auto out = window_output(node, *x->shape, (*x->shape)[1], *kernel, dilations);
+  auto out = window_output(node, *x->shape, (*x->shape)[1], *kernel, dilations, ceil_mode);
   if (!out) return {};
-  if (ceil_mode)  // ONNX's own inference sizes constant dims
-    for (size_t i = 2; i < out->size(); ++i) (*out)[i] = Dim::unknown();
   std::vector<Fact> results{Fact::tensor(x->elem_type, *out)};
   if (node.op == "MaxPool" && node.num_outputs > 1) results.push_back(Fact::tensor(TensorProto::INT64, std::move(*out)));
   return results;

@@ -179,8 +179,17 @@ std::optional<double> round_to(int32_t elem_type, double v) {
 }
 
 bool known_nonnegative(const Dim& d) {
-  auto least = d.min_value(0);  // symbols are dims, never negative
+  auto least = d.lower_bound(DimBounds());  // symbols are dims, never negative
   return least && *least >= 0;
+}
+
+bool proven_at_least(const Dim& d, int64_t bound) {
+  const DimBounds& bounds = DimBounds::current();
+  auto least = d.lower_bound(bounds);
+  if (!least || *least < bound) return false;
+  if (!bounds.is_default())
+    if (auto plain = d.lower_bound(DimBounds()); !plain || *plain < bound) DimBounds::note_relied();
+  return true;
 }
 
 Fact int_result(int32_t elem_type, std::vector<Dim> shape, std::vector<Dim> elements) {
@@ -250,7 +259,25 @@ std::optional<Dim> broadcast_dim(const Dim& a, const Dim& b) {
   if (ca && cb) return *ca == *cb ? std::optional<Dim>(a) : std::nullopt;
   if (ca) return a;
   if (cb) return b;
-  return a.equals(b) == true ? a : Dim::unknown();
+  if (a.equals(b) == true) return a;
+  if (covers(a, b)) return a;
+  if (covers(b, a)) return b;
+  return Dim::unknown();
+}
+
+// Whether broadcasting `a` with `b` can only give `a`: b <= a, and b is 1 where a is 1
+// (b >= 1, or b with a's symbol set to 1 is 1: min(S,128) against S). A valid model then
+// has b == a, or b == 1 (giving a), or a == 1 == b.
+bool covers(const Dim& a, const Dim& b) {
+  if (!proven_at_least(a - b, 0)) return false;
+  if (const auto symbol = a.as_symbol()) {
+    const Dim at_one = b.substitute([&symbol](const std::string& s) -> std::optional<Dim> {
+      if (s == *symbol) return Dim::constant(1);
+      return std::nullopt;
+    });
+    if (at_one.as_constant() == 1) return true;
+  }
+  return proven_at_least(b, 1);
 }
 
 std::optional<std::vector<Dim>> broadcast_shapes(const std::vector<const std::vector<Dim>*>& shapes) {

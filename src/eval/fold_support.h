@@ -81,9 +81,14 @@ Dim fit(int32_t elem_type, const Dim& d);
 // `v` rounded to a floating element type (float16 and bfloat16 through float, the way
 // runtimes compute them); nullopt when elem_type is not one we model.
 std::optional<double> round_to(int32_t elem_type, double v);
-// A symbol names a dimension, so it is non-negative; a polynomial whose canonical text has
-// no '-' (non-negative coefficients and constant) is too.
+// Whether d >= 0 whatever sizes its symbols name (under DimBounds(): symbols are at
+// least 0): a symbol, a polynomial with non-negative coefficients, N - floor(N/2).
 bool known_nonnegative(const Dim& d);
+// Whether d >= bound for every value its symbols take within the bounds in force
+// (DimBounds::current(), which fold() sets from the node's); a yes that needed them (no
+// under DimBounds()) is noted (DimBounds::note_relied), and the analysis records the
+// assumption. A rule that may drop what it proved runs it in a Scope of its own.
+bool proven_at_least(const Dim& d, int64_t bound);
 
 // The integral result fact: constants out of range become unknown; elements are kept
 // only if some are known, and for bool only if all are.
@@ -108,7 +113,10 @@ Fact result_of(int32_t elem_type, std::vector<Dim> shape, const std::vector<std:
 // than 1 wins over a symbol or unknown (a valid model has the other be 1 or equal, which
 // is also what ONNX infers); anything else is unknown. nullopt for two different
 // constants other than 1, which do not broadcast.
+// Two symbolic dims broadcast to the one that covers the other (covers): S with
+// min(S,128) is S.
 std::optional<Dim> broadcast_dim(const Dim& a, const Dim& b);
+bool covers(const Dim& a, const Dim& b);
 // The broadcast of several shapes (aligned at the back); nullopt when any is unknown or
 // two do not broadcast.
 std::optional<std::vector<Dim>> broadcast_shapes(const std::vector<const std::vector<Dim>*>& shapes);
@@ -172,6 +180,10 @@ std::vector<Fact> fold_reshape(const FoldInput&);
 std::vector<Fact> fold_expand(const FoldInput&);
 std::vector<Fact> fold_squeeze(const FoldInput&);
 std::vector<Fact> fold_unsqueeze(const FoldInput&);
+std::vector<Fact> fold_flatten(const FoldInput&);
+std::vector<Fact> fold_pad(const FoldInput&);
+std::vector<Fact> fold_tile(const FoldInput&);
+std::vector<Fact> fold_depth_to_space(const FoldInput&);
 
 // fold_index.cc
 std::vector<Fact> fold_concat(const FoldInput&);

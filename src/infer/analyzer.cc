@@ -71,6 +71,9 @@ Analyzer::Impl::Impl(const onnx::ModelProto& m, const CallGraph& c, const InferO
     : model(m), calls(c), options(o), bodies(c), ours(listed_expressions(m)),
       rules(o.op_rules ? o.op_rules : builtin_op_rules()), model_names(names_taken(m)),
       listed_fresh(listed_fresh_symbols(m)) {
+  // --dim-range: each range is a fact of its symbol (a graph input's dim name, which the
+  // driver checked), in place of "at least 1".
+  for (const auto& [symbol, range] : options.dim_ranges) symbol_bounds.set_range(symbol, {range.min, range.max});
   model_opsets = opsets_of(model.opset_import());
   for (const auto& f : model.functions()) {
     function_opsets[&f] = opsets_of(f.opset_import());

@@ -201,6 +201,10 @@ struct Analyzer::Impl {
   ir::BodyIndex bodies;
   OnnxBridge bridge{options.limits.max_elements};
   OpMemo op_memo;  // outcomes of op nodes answered by ONNX's inference functions
+  // What the folding rules may assume of the symbols' values (shapeprop/dim.h), from the
+  // options: every symbol at least 1 with assume_positive_dims. Put in force around each
+  // op's folding (fold_outputs); a result that needed it is recorded as an assumption.
+  DimBounds symbol_bounds{options.assume_positive_dims ? 1 : 0};
 
   // Dim texts the model lists as expressions shapeprop wrote (dim_texts.h); every other
   // dim_param is a name.

@@ -106,7 +106,7 @@ void Analyzer::Impl::fold_outputs(const NodeProto& n, int version, const std::ve
   fi.inputs = inputs;
   fi.attributes = attrs.list;
   fi.num_outputs = static_cast<size_t>(n.output_size());
-  fi.symbol_min = options.assume_positive_dims ? 1 : 0;
+  fi.bounds = &symbol_bounds;
   std::optional<std::string> overflow;
   std::vector<Fact> folded;
   bool relied = false;

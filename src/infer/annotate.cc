@@ -277,12 +277,85 @@ std::unordered_map<std::string_view, Fact> facts_by_name(const BodyFacts& top) {
   return out;
 }
 
+// The dim_params the main graph's scope (the graph and its subgraphs) declares that no
+// written type may keep. A declared name other than a graph input's size is no fact: where
+// the analysis proves a dim, the proof is written; where it proves two dims of one name to
+// differ, the analysis found the name false (`contradicted`, reported there); and where it
+// proves nothing, the name may stand only where it claims nothing, declared for one dim
+// alone. A name declared for several dims (values, or axes of one value) stands only if
+// the analysis proves all of them one size (the same fresh symbol, say); otherwise it
+// would say that sizes are equal which nothing shows (TorchScript names the outputs of two
+// calls of one module after the first, whatever their sizes).
+std::vector<DroppedDimParam> dropped_dim_params(const onnx::GraphProto& main, const BodyFacts& facts,
+                                                const std::set<std::string>& contradicted, const DimTexts& texts) {
+  std::set<std::string> sizes;  // the graph inputs' dim_params
+  for (const auto& vi : main.input()) collect_dim_params(vi.type(), sizes);
+  struct Declared {
+    std::vector<std::string> values;
+    std::set<std::pair<std::string, int>> dims;  // (value, axis)
+    std::optional<Dim> proven;                    // the one size proven for all so far
+    bool one_size = true;
+  };
+  std::map<std::string, Declared> names;
+  std::vector<std::string> order;  // names as first declared
+  // `fact`: what the analysis proves of the value (nullptr in subgraphs: nothing is
+  // compared there, so nothing proves their dims equal to another's).
+  auto declare = [&](const onnx::ValueInfoProto& vi, const Fact* fact) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+    const auto& shape = vi.type().tensor_type().shape();
+    for (int i = 0; i < shape.dim_size(); ++i) {
+      const auto& d = shape.dim(i);
+      if (!d.has_dim_param() || d.dim_param().empty() || sizes.count(d.dim_param()) || texts.listed_fresh(d.dim_param()))
+        continue;
+      auto [it, fresh] = names.try_emplace(d.dim_param());
+      Declared& n = it->second;
+      if (fresh) order.push_back(d.dim_param());
+      if (!n.dims.emplace(vi.name(), i).second) continue;
+      if (std::find(n.values.begin(), n.values.end(), vi.name()) == n.values.end()) n.values.push_back(vi.name());
+      const Dim* p = fact && fact->shape && fact->shape->size() == static_cast<size_t>(shape.dim_size())
+                         ? &(*fact->shape)[static_cast<size_t>(i)] : nullptr;
+      if (!p || p->is_unknown()) n.one_size = false;
+      else if (!n.proven) n.proven = *p;
+      else if (!(*n.proven == *p)) n.one_size = false;
+    }
+  };
+  auto fact_of = [&facts](const std::string& name) -> const Fact* {
+    const ir::ValueId v = facts.body().find(name);
+    return v == ir::kNoValue ? nullptr : facts.fact(v);
+  };
+  for (const auto& vi : main.value_info()) declare(vi, fact_of(vi.name()));
+  for (const auto& vi : main.output()) declare(vi, fact_of(vi.name()));
+  std::vector<const GraphProto*> work;
+  for (const auto& n : main.node()) for_each_subgraph(n, [&work](const GraphProto& g) { work.push_back(&g); });
+  while (!work.empty()) {
+    const GraphProto* g = work.back();
+    work.pop_back();
+    for (const auto& vi : g->input()) declare(vi, nullptr);
+    for (const auto& vi : g->value_info()) declare(vi, nullptr);
+    for (const auto& vi : g->output()) declare(vi, nullptr);
+    for (const auto& n : g->node()) for_each_subgraph(n, [&work](const GraphProto& s) { work.push_back(&s); });
+  }
+  std::vector<DroppedDimParam> dropped;
+  for (const auto& name : order) {
+    const Declared& n = names[name];
+    if (contradicted.count(name))
+      dropped.push_back({name, n.values, "the graph proves it stands for different sizes"});
+    else if (n.dims.size() > 1 && !n.one_size)
+      dropped.push_back({name, n.values, "declared for " + std::to_string(n.dims.size()) +
+                                             " dims that the graph does not prove one size"});
+  }
+  return dropped;
+}
+
 }  // namespace
 
-size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimTexts& texts) {
+size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimTexts& texts,
+                      std::vector<DroppedDimParam>& dropped) {
   size_t written = 0;
-  const std::set<std::string>& false_names = analysis.false_dim_params(nullptr);
   const Summary& root = analysis.graph();
+  std::set<std::string> false_names = analysis.false_dim_params(nullptr);  // an input's size too
+  dropped = dropped_dim_params(model.graph(), root.facts, false_names, texts);
+  for (const auto& d : dropped) false_names.insert(d.name);
   // A graph, its Body, the facts of its walk (nullptr where the analysis did not enter
   // it) and the facts of the graphs around it (for outer values a subgraph returns).
   struct Item {

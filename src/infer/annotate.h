@@ -9,7 +9,9 @@
 namespace shapeprop::infer {
 
 // value_info of the main graph and its subgraphs; returns the number of entries written.
-size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimTexts& texts);
+// `dropped` gets the declared dim_params no written type keeps (see annotate.cc).
+size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimTexts& texts,
+                      std::vector<DroppedDimParam>& dropped);
 
 // FunctionProto.value_info of every reached function; returns the number of entries
 // written. Appends to `debug` (when given) the values left without an entry and why.

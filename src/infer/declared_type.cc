@@ -1,6 +1,8 @@
 #include "declared_type.h"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <vector>
 
 namespace shapeprop::infer {
@@ -131,27 +133,54 @@ std::optional<std::string> sizes_where_they_differ(const Dim& a, const Dim& b) {
   for (auto& s : b.symbols())
     if (std::find(symbols.begin(), symbols.end(), s) == symbols.end()) symbols.push_back(std::move(s));
   std::sort(symbols.begin(), symbols.end());
-  // Every symbol at one size, then each at its own: enough to tell apart the dims of
-  // strided layers (floor((H+1)/2) and floor((H+3)/4) differ at H=3) and of two inputs.
-  static constexpr int64_t kSizes[] = {1, 2, 3, 5, 7, 8, 16, 31, 64, 224};
-  for (int64_t stagger : {0, 1}) {
-    for (int64_t size : kSizes) {
-      std::map<std::string, int64_t> at;
-      int64_t k = 0;
-      for (const auto& s : symbols) at[s] = size + stagger * k++;
-      const Dim::SymbolMap value = [&at](const std::string& s) -> std::optional<Dim> {
-        auto it = at.find(s);
-        return it == at.end() ? std::nullopt : std::optional<Dim>(Dim::constant(it->second));
-      };
-      // Both must be sizes a run can have (a kernel wider than the input is no run).
-      const auto x = a.substitute(value).as_constant(), y = b.substitute(value).as_constant();
-      if (!x || !y || *x == *y || *x < 1 || *y < 1) continue;
-      std::string text;
-      for (const auto& [s, v] : at) text += (text.empty() ? "" : ", ") + s + "=" + std::to_string(v);
-      return text;
-    }
+  // Symbols with a range (--dim-range, in force as DimBounds) take sizes within it only:
+  // each candidate is clamped into the range, and the ranges' ends are candidates too.
+  const DimBounds& bounds = DimBounds::current();
+  std::map<std::string, DimBounds::Range> ranged;
+  for (const auto& s : symbols)
+    if (auto r = bounds.range(s); r.min > bounds.symbol_min() || r.max != std::numeric_limits<int64_t>::max()) ranged[s] = r;
+  const auto clamp = [&ranged](const std::string& s, int64_t v) {
+    auto it = ranged.find(s);
+    return it == ranged.end() ? v : std::clamp(v, it->second.min, *it->second.max);
+  };
+  std::vector<int64_t> sizes = {1, 2, 3, 5, 7, 8, 16, 31, 64, 224};
+  for (const auto& [s, r] : ranged) {
+    sizes.push_back(r.min);
+    sizes.push_back(*r.max);
   }
-  return std::nullopt;
+  // The values of a and b with every symbol at one size (clamped), then each at its own:
+  // enough to tell apart the dims of strided layers (floor((H+1)/2) and floor((H+3)/4)
+  // differ at H=3) and of two inputs. Both must be sizes a run can have (a kernel wider
+  // than the input is no run).
+  struct Point {
+    std::string text;
+    bool differ;
+  };
+  const auto at_point = [&](int64_t size, int64_t stagger) -> std::optional<Point> {
+    std::map<std::string, int64_t> at;
+    int64_t k = 0;
+    for (const auto& s : symbols) at[s] = clamp(s, size + stagger * k++);
+    const Dim::SymbolMap value = [&at](const std::string& s) -> std::optional<Dim> {
+      auto it = at.find(s);
+      return it == at.end() ? std::nullopt : std::optional<Dim>(Dim::constant(it->second));
+    };
+    const auto x = a.substitute(value).as_constant(), y = b.substitute(value).as_constant();
+    if (!x || !y || *x < 1 || *y < 1) return std::nullopt;
+    std::string text;
+    for (const auto& [s, v] : at) text += (text.empty() ? "" : ", ") + s + "=" + std::to_string(v);
+    return Point{std::move(text), *x != *y};
+  };
+  std::optional<std::string> differ, agree;
+  for (int64_t stagger : {0, 1})
+    for (int64_t size : sizes)
+      if (auto p = at_point(size, stagger)) {
+        if (p->differ && !differ) differ = p->text;
+        if (!p->differ && !agree) agree = p->text;
+      }
+  // Within ranges, a declaration may hold for part of them: say where it does.
+  if (differ && agree && !ranged.empty())
+    *differ += "; they agree where " + *agree + ": the declaration holds for part of the --dim-range only";
+  return differ;
 }
 
 namespace {

@@ -61,7 +61,9 @@ bool mentions_fresh(const Dim& d);
 // Sizes of the symbols (each at least 1) for which `a` and `b` differ, both being sizes
 // (at least 1) there, as "S=5, T=6"; nullopt when none is found (they may be equal for
 // every size). Both are evaluated exactly at a few sizes, so a text returned is a
-// witness; "" when they differ by a constant.
+// witness; "" when they differ by a constant. Symbols with a range in force (DimBounds::
+// current(), --dim-range) take sizes within it, and where the two also agree within the
+// ranges the text says so (the declaration holds for part of them).
 std::optional<std::string> sizes_where_they_differ(const Dim& a, const Dim& b);
 
 // What a declared dim_param of a value inside a graph stands for, read the way exporters

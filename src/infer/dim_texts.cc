@@ -167,8 +167,14 @@ onnx::TypeProto DimTexts::type_of(const Fact& f) {
 void DimTexts::record_in(onnx::ModelProto& model) const {
   std::set<std::string> expressions, fresh;
   for_each_dim_param(model, [&](const std::string& text) {
-    if (written_.count(text) || ours_.count(text)) expressions.insert(text);
     if (Dim::is_fresh_symbol(text) && !taken_.count(text)) fresh.insert(text);
+    if (!written_.count(text) && !ours_.count(text)) return;
+    expressions.insert(text);
+    // A fresh symbol inside an expression ("floor(dyn__3/2)") is one of ours too: listed,
+    // a later run reads the expression as unknown and names the size again, as it does
+    // for the symbol alone.
+    for (const auto& s : Dim::parse(text).symbols())
+      if (Dim::is_fresh_symbol(s) && !taken_.count(s)) fresh.insert(s);
   });
   record_list(model, kDimExpressionsKey, expressions);
   record_list(model, kFreshSymbolsKey, fresh);

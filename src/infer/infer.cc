@@ -22,7 +22,7 @@ InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, co
   result.assumptions = analysis.assumptions();
 
   DimTexts texts(model);
-  result.stats.graph_values = annotate_graph(model, analysis, texts);
+  result.stats.graph_values = annotate_graph(model, analysis, texts, result.dropped_dim_params);
   if (options.annotate_functions && !live.empty()) {
     result.stats.function_values = annotate_functions(model, analysis, texts, options.debug ? &result.debug : nullptr);
     if (result.stats.function_values > 0 && model.ir_version() < 10) {

@@ -32,27 +32,32 @@ bool is_identifier(std::string_view s) {
 uint64_t magnitude(int64_t v) { return v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v); }
 
 // The factors of a monomial are kept by key: an identifier as itself; a floor term as
-// kFloorMark and its text; an opaque symbol as its text, or, where that text begins with
-// one of the two marks, kEscapeMark and the text (so that no text can pass for a floor
-// term).
+// kFloorMark and its text; a min or max term as kExtremeMark and its text; an opaque
+// symbol as its text, or, where that text begins with one of the marks, kEscapeMark and
+// the text (so that no text can pass for a function term).
 constexpr char kFloorMark = '\x01';
 constexpr char kEscapeMark = '\x02';
+constexpr char kExtremeMark = '\x03';
 
 bool is_floor_key(std::string_view key) { return !key.empty() && key[0] == kFloorMark; }
+bool is_extreme_key(std::string_view key) { return !key.empty() && key[0] == kExtremeMark; }
+bool is_marked(std::string_view key) {
+  return !key.empty() && (key[0] == kFloorMark || key[0] == kEscapeMark || key[0] == kExtremeMark);
+}
 
 std::string opaque_key(std::string_view text) {
-  if (!text.empty() && (text[0] == kFloorMark || text[0] == kEscapeMark)) return kEscapeMark + std::string(text);
+  if (is_marked(text)) return kEscapeMark + std::string(text);
   return std::string(text);
 }
 
-// What a key prints as: a symbol's text, or a floor term's.
+// What a key prints as: a symbol's text, or a function term's.
 std::string_view display(std::string_view key) {
-  if (!key.empty() && (key[0] == kFloorMark || key[0] == kEscapeMark)) key.remove_prefix(1);
+  if (is_marked(key)) key.remove_prefix(1);
   return key;
 }
 
 // A factor that may stand inside a larger expression: its text parses back there.
-bool composable(std::string_view key) { return is_identifier(key) || is_floor_key(key); }
+bool composable(std::string_view key) { return is_identifier(key) || is_floor_key(key) || is_extreme_key(key); }
 
 // Scanner for the grammar str() prints, building the Dim with Dim's own arithmetic.
 // Returns nullopt when the text is not entirely in it or a number overflows; the caller
@@ -60,6 +65,7 @@ bool composable(std::string_view key) { return is_identifier(key) || is_floor_ke
 //   sum    := ['-'] term (('+' | '-') term)*
 //   term   := number ['*' factor ('*' factor)*] | factor ('*' factor)*
 //   factor := identifier | 'floor(' (identifier | '(' sum ')') '/' number ')'
+//           | ('min(' | 'max(') sum ',' sum ')'
 class DimParser {
  public:
   explicit DimParser(std::string_view text) : text_(text) {}
@@ -103,6 +109,16 @@ class DimParser {
   }
 
   std::optional<Dim> factor() {
+    for (const bool is_max : {false, true}) {
+      const std::string_view open = is_max ? "max(" : "min(";
+      if (text_.substr(pos_, open.size()) != open) continue;
+      pos_ += open.size();
+      const auto a = sum();
+      if (!a || !eat(',')) return std::nullopt;
+      const auto b = sum();
+      if (!b || !eat(')')) return std::nullopt;
+      return is_max ? Dim::max(*a, *b) : Dim::min(*a, *b);
+    }
     constexpr std::string_view floor_open = "floor(";
     if (text_.substr(pos_, floor_open.size()) == floor_open) {
       pos_ += floor_open.size();
@@ -186,8 +202,16 @@ struct FloorTerm {
   int depth = 1;
 };
 
-// Floors nested deeper than this are unknown: each strided layer of a network adds one
-// only where the simplifications below cannot merge it into the one before.
+// A min or max term, by its key: the two arguments in canonical order, the first without
+// a constant (dim.h); `depth` as for floors.
+struct ExtremeTerm {
+  bool is_max = false;
+  Dim first, second;
+  int depth = 1;
+};
+
+// Function terms nested deeper than this are unknown: each strided layer of a network
+// adds a floor only where the simplifications below cannot merge it into the one before.
 constexpr int kMaxFloorDepth = 3;
 
 size_t hash_terms(const Dim::TermMap& terms) {
@@ -256,6 +280,18 @@ class Interner {
     return floors_.at(key);  // every floor key was made by floor_key
   }
 
+  // The key of min(first, second) or max(first, second), recorded once.
+  std::string extreme_key(bool is_max, const Dim& first, const Dim& second, int depth) {
+    std::string key = std::string(1, kExtremeMark) + (is_max ? "max(" : "min(") + first.str() + "," + second.str() + ")";
+    std::lock_guard<std::mutex> lock(mutex_);
+    extremes_.try_emplace(key, ExtremeTerm{is_max, first, second, depth});
+    return key;
+  }
+  const ExtremeTerm& extreme_term(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return extremes_.at(key);  // every such key was made by extreme_key
+  }
+
   std::optional<Dim> parsed(std::string_view text) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = parsed_.find(text);
@@ -278,7 +314,7 @@ class Interner {
   }
   size_t size() {
     std::lock_guard<std::mutex> lock(mutex_);
-    return table_.size() + floors_.size() + parsed_.size() + named_.size();
+    return table_.size() + floors_.size() + extremes_.size() + parsed_.size() + named_.size();
   }
 
  private:
@@ -291,6 +327,7 @@ class Interner {
   std::unordered_multimap<size_t, std::unique_ptr<Dim::Terms>> table_;
   // Node-based: references to entries stay valid as the table grows.
   std::unordered_map<std::string, FloorTerm> floors_;
+  std::unordered_map<std::string, ExtremeTerm> extremes_;
   std::unordered_map<std::string, Dim, StringHash, std::equal_to<>> parsed_;
   std::unordered_map<std::string, Dim, StringHash, std::equal_to<>> named_;
 };
@@ -312,17 +349,21 @@ int64_t gcd(int64_t a, int64_t b) {
   return a < 0 ? -a : a;
 }
 
-// The deepest floor nesting of a monomial map (0 without floors).
+// How deep function terms nest in one factor (0 for a symbol).
+int nesting(const std::string& key) {
+  if (is_floor_key(key)) return interner().floor_term(key).depth;
+  if (is_extreme_key(key)) return interner().extreme_term(key).depth;
+  return 0;
+}
+
+// The deepest nesting of function terms in a monomial map (0 without them).
 int floor_depth(const Dim::TermMap& terms) {
   int depth = 0;
   for (const auto& [monomial, coefficient] : terms)
-    for (const auto& key : monomial)
-      if (is_floor_key(key)) depth = std::max(depth, interner().floor_term(key).depth);
+    for (const auto& key : monomial) depth = std::max(depth, nesting(key));
   return depth;
 }
 
-// ceil(a/b) for b > 0.
-int64_t ceil_quotient(int64_t a, int64_t b) { return -floor_quotient(-a, b); }
 
 }  // namespace
 
@@ -365,6 +406,10 @@ Dim Dim::parse(std::string_view dim_param) {
   bool done = false;
   {
     const MaxTerms widest(kMaxTermsCeiling);  // what any setting may have written
+    // Text reads the same whatever bounds are in force (a min the bounds would decide was
+    // never written).
+    const DimBounds plain;
+    const DimBounds::Scope no_more(plain);
     // Only the text str() writes is read as an expression: a model's own dim_params
     // ("seq-len", "1+N", "3") stay the symbols they are, spelled as they were.
     if (auto d = DimParser(dim_param).parse(); d && !d->is_unknown() && !d->is_constant() && d->str() == dim_param) {
@@ -429,44 +474,246 @@ bool Dim::is_fresh_symbol(std::string_view symbol) {
 
 size_t Dim::interned_entries() { return interner().size(); }
 
-std::optional<int64_t> Dim::min_value(int64_t symbol_min) const {
-  if (is_unknown() || symbol_min < 0) return std::nullopt;
-  // The least value of one factor: a symbol's, or floor(least of p / c) (p's coefficients
-  // are non-negative, so p is at least 0).
-  auto least_factor = [symbol_min](const std::string& key) -> int64_t {
-    if (!is_floor_key(key)) return is_fresh_symbol(display(key)) ? 0 : symbol_min;
-    const FloorTerm& f = interner().floor_term(key);
-    const auto inner = f.inner.min_value(symbol_min);
-    return inner && *inner > 0 ? *inner / f.divisor : 0;
-  };
-  int64_t total = constant_;
-  TermMap rest;  // the terms but the floor terms subtracted
-  std::vector<std::pair<const FloorTerm*, int64_t>> subtracted;
-  for (const auto& [monomial, coefficient] : term_map()) {
-    if (coefficient < 0) {
-      if (monomial.size() != 1 || !is_floor_key(monomial.front())) return std::nullopt;
-      subtracted.emplace_back(&interner().floor_term(monomial.front()), coefficient);
-      continue;
+// ---------------------------------------------------------------- bounds
+
+namespace {
+thread_local DimBounds::Scope* innermost_scope = nullptr;
+}  // namespace
+
+DimBounds& DimBounds::set_range(const std::string& symbol, Range range) {
+  if (range.min < 0) range.min = 0;
+  if (!range.max) range.max = std::numeric_limits<int64_t>::max();
+  ranges_[symbol] = range;
+  return *this;
+}
+
+DimBounds::Range DimBounds::range(std::string_view symbol) const {
+  if (!ranges_.empty())
+    if (auto it = ranges_.find(symbol); it != ranges_.end()) return it->second;
+  return {Dim::is_fresh_symbol(symbol) ? 0 : symbol_min_, std::numeric_limits<int64_t>::max()};
+}
+
+const DimBounds& DimBounds::current() {
+  static const DimBounds none;
+  return innermost_scope ? *innermost_scope->bounds_ : none;
+}
+
+DimBounds::Scope::Scope(const DimBounds& bounds) : bounds_(&bounds), previous_(innermost_scope) { innermost_scope = this; }
+DimBounds::Scope::~Scope() { innermost_scope = previous_; }
+
+void DimBounds::note_relied() {
+  if (innermost_scope) innermost_scope->relied_ = true;
+}
+
+namespace {
+
+// An interval of integers in 128 bits; an end is none where it is unbounded. Ends beyond
+// kFar count as unbounded, so that no product of four ends overflows.
+struct Interval {
+  std::optional<Wide> lo, hi;
+};
+constexpr Wide kFar = Wide{1} << 100;
+
+std::optional<Wide> near(std::optional<Wide> v) {
+  if (v && (*v > kFar || *v < -kFar)) return std::nullopt;
+  return v;
+}
+
+Interval add(const Interval& a, const Interval& b) {
+  return {a.lo && b.lo ? near(*a.lo + *b.lo) : std::nullopt, a.hi && b.hi ? near(*a.hi + *b.hi) : std::nullopt};
+}
+
+// An end of an interval with its infinity: value, or -1/+1 for -inf/+inf.
+struct End {
+  Wide v = 0;
+  int inf = 0;
+};
+
+End times(const End& a, const End& b) {
+  auto sign = [](const End& e) { return e.inf != 0 ? e.inf : (e.v > 0) - (e.v < 0); };
+  if (a.inf == 0 && b.inf == 0) {
+    Wide p;
+    if (!__builtin_mul_overflow(a.v, b.v, &p) && p <= kFar && p >= -kFar) return {p, 0};
+    return {0, sign(a) * sign(b)};
+  }
+  return {0, sign(a) * sign(b)};  // infinity times 0 is 0 here: the limit of x*0
+}
+
+Interval multiply(const Interval& a, const Interval& b) {
+  const End ends_a[2] = {a.lo ? End{*a.lo, 0} : End{0, -1}, a.hi ? End{*a.hi, 0} : End{0, 1}};
+  const End ends_b[2] = {b.lo ? End{*b.lo, 0} : End{0, -1}, b.hi ? End{*b.hi, 0} : End{0, 1}};
+  End lo{0, 1}, hi{0, -1};
+  auto less = [](const End& x, const End& y) { return x.inf != y.inf ? x.inf < y.inf : (x.inf == 0 && x.v < y.v); };
+  for (const End& x : ends_a)
+    for (const End& y : ends_b) {
+      const End p = times(x, y);
+      if (less(p, lo)) lo = p;
+      if (less(hi, p)) hi = p;
     }
-    rest.emplace(monomial, coefficient);
-    int64_t term = coefficient;
-    for (const auto& key : monomial)
-      if (__builtin_mul_overflow(term, least_factor(key), &term)) return std::nullopt;
-    if (__builtin_add_overflow(total, term, &total)) return std::nullopt;
+  return {lo.inf == 0 ? std::optional<Wide>(lo.v) : std::nullopt, hi.inf == 0 ? std::optional<Wide>(hi.v) : std::nullopt};
+}
+
+Wide floor_wide(Wide a, Wide b) {
+  Wide q = a / b;
+  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+std::optional<int64_t> narrow(std::optional<Wide> v) {
+  if (!v || *v > std::numeric_limits<int64_t>::max() || *v < std::numeric_limits<int64_t>::min()) return std::nullopt;
+  return static_cast<int64_t>(*v);
+}
+
+}  // namespace
+
+// The bounds of Dims' values (dim.h: lower_bound), with Dim's representation at hand.
+struct DimBounding {
+  // How many min or max terms one bound may take in turn (each doubles the work).
+  static constexpr int kSplits = 4;
+
+  static Interval interval(const Dim& d, const DimBounds& bounds, int splits = kSplits) {
+    if (d.is_unknown()) return {};
+    if (d.is_constant()) return {Wide{d.constant_}, Wide{d.constant_}};
+    if (splits > 0)
+      if (auto split = split_extreme(d, bounds, splits)) return *split;
+    return {relaxed_end(d, bounds, /*lower=*/true), relaxed_end(d, bounds, /*lower=*/false)};
   }
-  if (subtracted.empty()) return total;
-  // k*floor(p/c) with k < 0 is at least k*p/c: with L the divisors' least common
-  // multiple, L*this >= L*rest + sum of k*(L/c)*p, whose least value bounds this one.
-  int64_t lcm = 1;
-  for (const auto& [f, k] : subtracted) {
-    const int64_t g = gcd(lcm, f->divisor);
-    if (__builtin_mul_overflow(lcm / g, f->divisor, &lcm) || lcm > (int64_t{1} << 20)) return std::nullopt;
+
+  // A min or max term M of d's monomials is one of its two arguments at every point, so d
+  // lies within the hull of d with M replaced by each; where d is k*M plus terms without
+  // M, one side is tighter: k*min(x,y) is at most k*x and k*y for k > 0.
+  static std::optional<Interval> split_extreme(const Dim& d, const DimBounds& bounds, int splits) {
+    const std::string* key = nullptr;
+    size_t uses = 0;
+    int64_t k = 0;
+    for (const auto& [monomial, coefficient] : d.term_map())
+      for (const auto& f : monomial) {
+        if (!is_extreme_key(f) || (key && f != *key)) continue;
+        key = &f;
+        ++uses;
+        k = monomial.size() == 1 ? coefficient : 0;
+      }
+    if (!key) return std::nullopt;
+    const ExtremeTerm& t = interner().extreme_term(*key);
+    const Dim with_first = replace(d, *key, t.first), with_second = replace(d, *key, t.second);
+    if (with_first.is_unknown() || with_second.is_unknown()) return std::nullopt;
+    const Interval x = interval(with_first, bounds, splits - 1), y = interval(with_second, bounds, splits - 1);
+    auto least = [](std::optional<Wide> p, std::optional<Wide> q, bool either) -> std::optional<Wide> {
+      if (p && q) return std::min(*p, *q);
+      return either ? (p ? p : q) : std::nullopt;
+    };
+    auto most = [](std::optional<Wide> p, std::optional<Wide> q, bool either) -> std::optional<Wide> {
+      if (p && q) return std::max(*p, *q);
+      return either ? (p ? p : q) : std::nullopt;
+    };
+    // d = k*M + rest: for a min, d <= both when k > 0 and d >= both when k < 0.
+    const bool alone = uses == 1 && k != 0;
+    const bool below_both = alone && ((!t.is_max && k > 0) || (t.is_max && k < 0));
+    const bool above_both = alone && ((!t.is_max && k < 0) || (t.is_max && k > 0));
+    return Interval{above_both ? most(x.lo, y.lo, true) : least(x.lo, y.lo, false),
+                    below_both ? least(x.hi, y.hi, true) : most(x.hi, y.hi, false)};
   }
-  Dim bound = constant(lcm) * from_terms(std::move(rest), constant_, kMaxTermsCeiling);
-  for (const auto& [f, k] : subtracted) bound = bound + constant(k) * constant(lcm / f->divisor) * f->inner;
-  const auto least = bound.min_value(symbol_min);
-  if (!least) return std::nullopt;
-  return ceil_quotient(*least, lcm);
+
+  // d with the factor `key` replaced by `with` wherever it stands.
+  static Dim replace(const Dim& d, const std::string& key, const Dim& with) {
+    const Dim::MaxTerms widest(Dim::kMaxTermsCeiling);
+    Dim out = Dim::constant(d.constant_);
+    for (const auto& [monomial, coefficient] : d.term_map()) {
+      Dim term = Dim::constant(coefficient);
+      for (const auto& f : monomial) term = term * (f == key ? with : Dim::factor(f));
+      out = out + term;
+    }
+    return out;
+  }
+
+  // One end of d's interval. With L the least common multiple of the divisors of the
+  // floor terms that make up a monomial alone, L*d is bounded by the polynomial where
+  // each k*floor(p/c) is replaced by k*(L/c)*p, less k*(L/c)*(c-1) where that makes the
+  // bound hold (k > 0 for the lower end, k < 0 for the upper): floor(p/c) lies in
+  // [(p-c+1)/c, p/c]. That keeps the floor's correlation with the rest (N - 2*floor(N/2)
+  // is at least N - N); other factors are bounded one by one (monomial_intervals).
+  static std::optional<Wide> relaxed_end(const Dim& d, const DimBounds& bounds, bool lower) {
+    int64_t lcm = 1;
+    bool any = false;
+    for (const auto& [monomial, coefficient] : d.term_map()) {
+      if (monomial.size() != 1 || !is_floor_key(monomial.front())) continue;
+      const int64_t c = interner().floor_term(monomial.front()).divisor;
+      const int64_t g = gcd(lcm, c);
+      if (__builtin_mul_overflow(lcm / g, c, &lcm) || lcm > (int64_t{1} << 20)) {
+        any = false;
+        break;
+      }
+      any = true;
+    }
+    Dim relaxed;
+    if (any) {
+      const Dim::MaxTerms widest(Dim::kMaxTermsCeiling);
+      Dim::TermMap rest;
+      relaxed = Dim::constant(0);
+      for (const auto& [monomial, coefficient] : d.term_map()) {
+        if (monomial.size() != 1 || !is_floor_key(monomial.front())) {
+          rest.emplace(monomial, coefficient);
+          continue;
+        }
+        const FloorTerm& f = interner().floor_term(monomial.front());
+        const Dim k = Dim::constant(coefficient) * Dim::constant(lcm / f.divisor);
+        relaxed = relaxed + k * f.inner;
+        if ((coefficient > 0) == lower) relaxed = relaxed - k * Dim::constant(f.divisor - 1);
+      }
+      relaxed = relaxed + Dim::constant(lcm) * Dim::from_terms(std::move(rest), d.constant_, Dim::kMaxTermsCeiling);
+    }
+    if (!any || relaxed.is_unknown()) {
+      const Interval whole = monomial_intervals(d, bounds);
+      return lower ? whole.lo : whole.hi;
+    }
+    const Interval scaled = interval(relaxed, bounds);
+    if (lower) return scaled.lo ? std::optional<Wide>(-floor_wide(-*scaled.lo, lcm)) : std::nullopt;
+    return scaled.hi ? std::optional<Wide>(floor_wide(*scaled.hi, lcm)) : std::nullopt;
+  }
+
+  // The interval of each monomial, its factors bounded one by one, summed.
+  static Interval monomial_intervals(const Dim& d, const DimBounds& bounds) {
+    Interval total{Wide{d.constant_}, Wide{d.constant_}};
+    for (const auto& [monomial, coefficient] : d.term_map()) {
+      Interval product{Wide{coefficient}, Wide{coefficient}};
+      for (const auto& key : monomial) product = multiply(product, factor_interval(key, bounds));
+      total = add(total, product);
+      if (!total.lo && !total.hi) break;
+    }
+    return total;
+  }
+
+  // The values one factor takes: a symbol's range, floor(p/c) for p in its interval, the
+  // least or the greatest of two intervals' values.
+  static Interval factor_interval(const std::string& key, const DimBounds& bounds) {
+    if (is_floor_key(key)) {
+      const FloorTerm& f = interner().floor_term(key);
+      const Interval inner = interval(f.inner, bounds);
+      return {inner.lo ? std::optional<Wide>(floor_wide(*inner.lo, f.divisor)) : std::nullopt,
+              inner.hi ? std::optional<Wide>(floor_wide(*inner.hi, f.divisor)) : std::nullopt};
+    }
+    if (is_extreme_key(key)) {
+      const ExtremeTerm& t = interner().extreme_term(key);
+      const Interval x = interval(t.first, bounds), y = interval(t.second, bounds);
+      auto pick = [](std::optional<Wide> p, std::optional<Wide> q, bool low, bool unbounded_wins) -> std::optional<Wide> {
+        if (p && q) return low ? std::min(*p, *q) : std::max(*p, *q);
+        return unbounded_wins ? std::nullopt : (p ? p : q);
+      };
+      // min: lo the lesser (unbounded if either is), hi the lesser (either bounds it).
+      if (!t.is_max) return {pick(x.lo, y.lo, true, true), pick(x.hi, y.hi, true, false)};
+      return {pick(x.lo, y.lo, false, false), pick(x.hi, y.hi, false, true)};
+    }
+    const DimBounds::Range r = bounds.range(display(key));
+    return {Wide{r.min}, r.max ? std::optional<Wide>(Wide{*r.max}) : std::nullopt};
+  }
+};
+
+std::optional<int64_t> Dim::lower_bound(const DimBounds& bounds) const { return narrow(DimBounding::interval(*this, bounds).lo); }
+std::optional<int64_t> Dim::upper_bound(const DimBounds& bounds) const { return narrow(DimBounding::interval(*this, bounds).hi); }
+
+std::optional<int64_t> Dim::min_value(int64_t symbol_min) const {
+  if (symbol_min < 0) return std::nullopt;
+  return lower_bound(DimBounds(symbol_min));
 }
 
 std::optional<int64_t> Dim::as_constant() const {
@@ -478,7 +725,7 @@ bool Dim::is_symbol() const {
   if (is_unknown() || is_constant() || constant_ != 0) return false;
   const TermMap& terms = terms_->map;
   return terms.size() == 1 && terms.begin()->first.size() == 1 && terms.begin()->second == 1 &&
-         !is_floor_key(terms.begin()->first.front());
+         !is_floor_key(terms.begin()->first.front()) && !is_extreme_key(terms.begin()->first.front());
 }
 
 std::optional<std::string> Dim::as_symbol() const {
@@ -497,8 +744,16 @@ std::vector<std::string> Dim::symbols() const {
 
 bool Dim::any_symbol(const std::function<bool(std::string_view symbol)>& pred) const {
   for (const auto& [monomial, coefficient] : term_map())
-    for (const auto& key : monomial)
-      if (is_floor_key(key) ? interner().floor_term(key).inner.any_symbol(pred) : pred(display(key))) return true;
+    for (const auto& key : monomial) {
+      if (is_floor_key(key)) {
+        if (interner().floor_term(key).inner.any_symbol(pred)) return true;
+      } else if (is_extreme_key(key)) {
+        const ExtremeTerm& t = interner().extreme_term(key);
+        if (t.first.any_symbol(pred) || t.second.any_symbol(pred)) return true;
+      } else if (pred(display(key))) {
+        return true;
+      }
+    }
   return false;
 }
 
@@ -515,6 +770,11 @@ Dim Dim::substitute(const SymbolMap& to) const {
       if (is_floor_key(key)) {
         const FloorTerm& f = interner().floor_term(key);
         term = term * floor_div(f.inner.substitute(to), constant(f.divisor));
+        continue;
+      }
+      if (is_extreme_key(key)) {
+        const ExtremeTerm& t = interner().extreme_term(key);
+        term = term * extreme(t.is_max, t.first.substitute(to), t.second.substitute(to));
         continue;
       }
       const std::optional<Dim> replaced = to(std::string(display(key)));
@@ -599,7 +859,30 @@ Dim operator*(const Dim& a, const Dim& b) {
 }
 
 Dim Dim::exact_div(const Dim& a, const Dim& b) {
-  if (a.is_unknown() || !b.is_constant() || b.constant_ == 0) return unknown();
+  if (a.is_unknown() || b.is_unknown()) return unknown();
+  if (!b.is_constant()) {
+    // A monomial k*m divides each term of a whose monomial holds m's factors and whose
+    // coefficient k divides: 4*B*S / (4*B) = S.
+    const TermMap& divisor = b.term_map();
+    if (b.constant_ != 0 || divisor.size() != 1 || a.constant_ != 0) return unknown();
+    const auto& [m, k] = *divisor.begin();
+    if (k < 0) return k == std::numeric_limits<int64_t>::min() ? unknown() : exact_div(-a, -b);
+    TermMap terms;
+    for (const auto& [monomial, coefficient] : a.term_map()) {
+      Monomial rest;
+      if (coefficient % k != 0 || !std::includes(monomial.begin(), monomial.end(), m.begin(), m.end())) return unknown();
+      std::set_difference(monomial.begin(), monomial.end(), m.begin(), m.end(), std::back_inserter(rest));
+      terms[std::move(rest)] += coefficient / k;  // distinct monomials stay distinct
+    }
+    const auto constant_term = terms.find(Monomial{});
+    int64_t constant = 0;
+    if (constant_term != terms.end()) {
+      constant = constant_term->second;
+      terms.erase(constant_term);
+    }
+    return from_terms(std::move(terms), constant);
+  }
+  if (b.constant_ == 0) return unknown();
   const int64_t c = b.constant_;
   // Dividing by -1 is negation, which reports INT64_MIN / -1 as overflow; it also keeps
   // INT64_MIN % -1 (undefined behaviour) out of the code below.
@@ -686,16 +969,86 @@ Dim Dim::mod(const Dim& a, const Dim& b) {
   return a - b * floor_div(a, b);
 }
 
-// Both are decided exactly when the terms agree, i.e. when a-b is a constant. Interned
-// terms are equal exactly when their pointers are.
-Dim Dim::min(const Dim& a, const Dim& b) {
-  if (a.is_unknown() || b.is_unknown() || a.terms_ != b.terms_) return unknown();
-  return a.constant_ <= b.constant_ ? a : b;
+Dim Dim::ceil_div(const Dim& a, const Dim& b) {
+  if (a.is_unknown() || !b.is_constant() || b.constant_ == 0) return unknown();
+  // ceil(a/b) = ceil(-a/-b), and for c > 0 ceil(a/c) = floor((a+c-1)/c): the spelling
+  // floor_div gives, so that ceil(N/2) and floor((N+1)/2) are one Dim.
+  if (b.constant_ < 0)
+    return b.constant_ == std::numeric_limits<int64_t>::min() ? unknown() : ceil_div(-a, constant(-b.constant_));
+  if (a.is_constant()) return constant(a.constant_ / b.constant_ + (a.constant_ % b.constant_ > 0 ? 1 : 0));
+  return floor_div(a + constant(b.constant_ - 1), b);
 }
 
-Dim Dim::max(const Dim& a, const Dim& b) {
-  if (a.is_unknown() || b.is_unknown() || a.terms_ != b.terms_) return unknown();
-  return a.constant_ >= b.constant_ ? a : b;
+Dim Dim::min(const Dim& a, const Dim& b) { return extreme(false, a, b); }
+Dim Dim::max(const Dim& a, const Dim& b) { return extreme(true, a, b); }
+
+Dim Dim::extreme(bool is_max, const Dim& a, const Dim& b) {
+  if (a.is_unknown() || b.is_unknown()) return unknown();
+  auto pick = [is_max, &a, &b](bool a_at_least_b) { return a_at_least_b == is_max ? a : b; };
+  // Terms alike (interned terms are equal exactly when their pointers are): the constants decide.
+  if (a.terms_ == b.terms_) return pick(a.constant_ >= b.constant_);
+  // Decided where the bounds in force tell the sign of a - b; noted where DimBounds()
+  // alone would not.
+  // (b - a where a - b cannot be written: an opaque symbol stands alone only.)
+  bool swapped = false;
+  const Dim difference = [&] {
+    const MaxTerms widest(kMaxTermsCeiling);
+    const Dim d = a - b;
+    if (!d.is_unknown()) return d;
+    swapped = true;
+    return b - a;
+  }();
+  if (!difference.is_unknown()) {
+    const DimBounds& bounds = DimBounds::current();
+    // What the sign of a - b is within `in`: 1 (>= 0), -1 (<= 0), 0 (both: equal
+    // everywhere, when the lesser by operator< is taken, whichever order they come in),
+    // or none.
+    auto sign = [&difference, swapped](const DimBounds& in) -> std::optional<int> {
+      const Interval i = DimBounding::interval(difference, in);
+      const bool at_least = i.lo && *i.lo >= 0, at_most = i.hi && *i.hi <= 0;
+      if (at_least && at_most) return 0;
+      if (at_least || at_most) return at_least != swapped ? 1 : -1;
+      return std::nullopt;
+    };
+    auto decide = [&](const DimBounds& in) -> std::optional<bool> {
+      const auto s = sign(in);
+      if (!s) return std::nullopt;
+      return *s == 0 ? (a < b) == is_max : *s > 0;
+    };
+    if (const auto a_at_least_b = decide(bounds)) {
+      if (!bounds.is_default() && decide(DimBounds()) != a_at_least_b) DimBounds::note_relied();
+      return pick(*a_at_least_b);
+    }
+  }
+  if ((!a.is_constant() && !a.terms_->composable) || (!b.is_constant() && !b.terms_->composable)) return unknown();
+  // A min of a min with a constant second argument, and a constant: one min
+  // (min(min(S,128)+k, c) is min(S+k, min(128+k, c))).
+  const Dim& term = a.is_constant() ? b : a;
+  const Dim& other = a.is_constant() ? a : b;
+  if (other.is_constant() && !term.is_constant()) {
+    const TermMap& map = term.terms_->map;
+    if (map.size() == 1 && map.begin()->second == 1 && map.begin()->first.size() == 1 &&
+        is_extreme_key(map.begin()->first.front())) {
+      const ExtremeTerm& inner = interner().extreme_term(map.begin()->first.front());
+      if (inner.is_max == is_max && inner.second.is_constant()) {
+        const Dim shift = constant(term.constant_);
+        const Dim bound = extreme(is_max, inner.second + shift, other);
+        if (!bound.is_unknown()) return extreme(is_max, inner.first + shift, bound);
+      }
+    }
+  }
+  // Canonical order: a constant last, otherwise by the terms' text; then the first one's
+  // constant is taken out.
+  const bool a_first = b.is_constant() || (!a.is_constant() && a.terms_->text < b.terms_->text);
+  const Dim& first = a_first ? a : b;
+  const Dim& second = a_first ? b : a;
+  const int64_t shift = first.constant_;
+  const Dim first_bare = with_constant(first, 0);
+  const Dim second_bare = second - constant(shift);
+  if (first_bare.is_unknown() || second_bare.is_unknown()) return unknown();
+  const int depth = 1 + std::max(floor_depth(first_bare.term_map()), floor_depth(second_bare.term_map()));
+  if (depth > kMaxFloorDepth) return unknown();
+  return factor(interner().extreme_key(is_max, first_bare, second_bare, depth)) + constant(shift);
 }
 
 std::optional<bool> Dim::equals(const Dim& other) const {

@@ -93,6 +93,16 @@ void write_inference(JsonWriter& w, const Report& r) {
                          {"ir_version_raised_from", s.ir_version_raised_from},
                          {"errors", r.inference_errors.value_or(0)},
                          {"warnings", r.inference_warnings.value_or(0)}});
+  w.key("declared_dims_dropped").begin_array();
+  for (const auto& d : r.dropped_dim_params) {
+    w.begin_object();
+    w.key("name").string(d.name);
+    w.key("values");
+    write_strings(w, d.values);
+    w.key("why").string(d.why);
+    w.end();
+  }
+  w.end();
   w.end();
 }
 
@@ -119,6 +129,37 @@ void write_transform(JsonWriter& w, const std::optional<TransformStats>& stats) 
                          {"nodes_after", s.nodes_after},
                          {"functions_before", s.functions_before},
                          {"functions_after", s.functions_after}});
+  w.end();
+}
+
+// The lowering (options.expand): what was asked, and what each op type became.
+void write_lowering(JsonWriter& w, const Report& r) {
+  const ExpandRequest& asked = r.options.expand;
+  if (!asked.any()) {
+    w.null();
+    return;
+  }
+  w.begin_object();
+  w.key("expand_ops").begin_array();
+  for (const auto& op : asked.ops) w.string(op);
+  w.end();
+  w.key("all_functions").boolean(asked.all_functions);
+  w.key("target_opset");
+  asked.target_opset ? w.integer(*asked.target_opset) : w.null();
+  w.key("converted_from_opset");
+  r.converted_from_opset ? w.integer(r.converted_from_opset) : w.null();
+  w.key("expanded").begin_array();
+  for (const auto& e : r.expanded) {
+    w.begin_object();
+    w.key("op").string(e.op);
+    w.key("calls").count(e.calls);
+    w.key("bodies").count(e.functions);
+    w.key("nodes").begin_object();
+    for (const auto& [op, n] : e.nodes) w.key(op).count(n);
+    w.end();
+    w.end();
+  }
+  w.end();
   w.end();
 }
 
@@ -286,6 +327,7 @@ void Report::add_inference(const InferResult& result) {
   const auto [errors, warnings] = errors_and_warnings(result.diagnostics);
   inference_errors = errors;
   inference_warnings = warnings;
+  dropped_dim_params = result.dropped_dim_params;
 }
 
 void Report::add(const InferResult& result) {
@@ -298,6 +340,8 @@ void Report::add(const InferResult& result) {
 void Report::add(const TransformResult& result) {
   add_inference(result.annotation);  // its phases and assumptions are in the result's
   transform = result.stats;
+  expanded = result.expanded;
+  converted_from_opset = result.converted_from_opset;
   functions = result.functions;
   assumptions = result.assumptions;
   add_phases(phases, result.phases);
@@ -346,6 +390,8 @@ std::string to_json(const Report& r) {
   write_inference(w, r);
   w.key("transform");
   write_transform(w, r.transform);
+  w.key("lowering");
+  write_lowering(w, r);
   w.key("functions");
   write_functions(w, r);
   w.key("assumptions");

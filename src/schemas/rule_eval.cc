@@ -38,17 +38,6 @@ bool unify(std::map<std::string, Dim>& dims, const std::string& name, const Dim&
   return fresh || unify(it->second, d);
 }
 
-// max and min of sizes: a - b >= 0 for every size the symbols may take decides it (every
-// symbol is a size, at least 0), which Dim::max alone (constant differences) does not.
-Dim size_max(const Dim& a, const Dim& b, bool want_max) {
-  if (a.is_unknown() || b.is_unknown()) return Dim::unknown();
-  const auto a_minus_b = (a - b).min_value(0);
-  const auto b_minus_a = (b - a).min_value(0);
-  if (a_minus_b && *a_minus_b >= 0) return want_max ? a : b;
-  if (b_minus_a && *b_minus_a >= 0) return want_max ? b : a;
-  return want_max ? Dim::max(a, b) : Dim::min(a, b);
-}
-
 Dim evaluate(const Expr& e, const Bindings& b) {
   auto arg = [&](size_t i) { return evaluate(e.args[i], b); };
   switch (e.kind) {
@@ -77,8 +66,8 @@ Dim evaluate(const Expr& e, const Bindings& b) {
     case Expr::Kind::Neg: return -arg(0);
     case Expr::Kind::Div: return Dim::floor_div(arg(0), arg(1));  // sizes: floor and trunc agree
     case Expr::Kind::Mod: return Dim::mod(arg(0), arg(1));
-    case Expr::Kind::Max: return size_max(arg(0), arg(1), true);
-    case Expr::Kind::Min: return size_max(arg(0), arg(1), false);
+    case Expr::Kind::Max: return Dim::max(arg(0), arg(1));  // decided where sizes decide it
+    case Expr::Kind::Min: return Dim::min(arg(0), arg(1));
   }
   return Dim::unknown();
 }

@@ -1,6 +1,7 @@
 #include "shapeprop/version.h"
 
 #include <string>
+#include <string_view>
 
 #include "onnx/defs/schema.h"
 
@@ -8,6 +9,21 @@ namespace shapeprop {
 
 const char* version() { return SHAPEPROP_VERSION; }
 const char* onnx_version() { return SHAPEPROP_ONNX_VERSION; }
+
+const char* onnx_build() {
+  // ONNX_USE_LITE_PROTO: the ONNX package's definition, or the build's when the package's
+  // headers are lite without it (cmake/onnx_protobuf_lite.cmake).
+#ifdef ONNX_USE_LITE_PROTO
+  constexpr std::string_view protobuf = "protobuf-lite";
+#else
+  constexpr std::string_view protobuf = "protobuf";
+#endif
+  constexpr std::string_view linkage = SHAPEPROP_ONNX_LINKAGE;
+  static const std::string text = std::string(SHAPEPROP_ONNX_VERSION) + (linkage.empty() ? "" : ", ") +
+                                  std::string(linkage) + ", " + std::string(protobuf) +
+                                  ", package " SHAPEPROP_ONNX_PACKAGE_DIR;
+  return text.c_str();
+}
 
 int64_t onnx_ir_version() { return onnx::IR_VERSION; }
 

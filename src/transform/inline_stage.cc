@@ -13,6 +13,7 @@
 #include "ir/body.h"
 #include "ir/mutable_body.h"
 #include "ir/names.h"
+#include "shapeprop/expand_ops.h"
 #include "shapeprop/phases.h"
 #include "support/subgraphs.h"
 #include "transform/fold_body.h"
@@ -160,8 +161,10 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
     // under the small policy all of them must be small.
     auto& choice = selected_by_name[{f.domain(), f.name()}];
     const bool small = transform::count_nodes(f.node()) <= options.small_limit;
+    // The bodies of expanded ONNX ops (shapeprop/expand_ops.h) go whatever the policy.
     choice = (choice.value_or(true) && !kept(options, f.domain(), f.name()) &&
-              (options.inline_policy == InlinePolicy::All || small));
+              (options.inline_policy == InlinePolicy::All || (options.inline_policy == InlinePolicy::Small && small) ||
+               f.domain() == kExpandedDomain));
     *m.add_functions() = std::move(f);
   }
   for (const auto& [id, chosen] : selected_by_name)

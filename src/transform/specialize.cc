@@ -13,6 +13,7 @@
 #include "infer/annotate.h"
 #include "ir/depth.h"
 #include "support/proto_hash.h"
+#include "shapeprop/expand_ops.h"
 #include "shapeprop/passes.h"
 #include "transform/function_dce.h"
 #include "transform/inline_stage.h"
@@ -62,7 +63,9 @@ std::vector<Pass> default_pipeline(InlinePolicy policy) {
   return passes;
 }
 
-Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options) {
+namespace {
+
+Result<TransformResult> run_rounds(ModelProto& model, const TransformOptions& options) {
   const Dim::MaxTerms terms(options.infer.limits.max_dim_terms);
   // As infer_shapes does: within the limits only, whether the caller validated or not.
   if (Diagnostics deep = check_depths(model, "", options.infer.limits); !deep.empty()) return deep.front();
@@ -78,8 +81,11 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     m = ModelProto();
   };
   const bool explicit_passes = !options.passes.empty();
-  const std::vector<Stage> stages =
-      stages_of(explicit_passes ? options.passes : default_pipeline(options.inline_policy));
+  // Expanded ONNX ops (shapeprop/expand_ops.h) are inlined under every policy.
+  const bool expanded = std::any_of(model.functions().begin(), model.functions().end(),
+                                    [](const FunctionProto& f) { return f.domain() == kExpandedDomain; });
+  const std::vector<Stage> stages = stages_of(
+      explicit_passes ? options.passes : default_pipeline(expanded ? InlinePolicy::All : options.inline_policy));
   const auto print_after = [&options](const Stage& stage, const ModelProto& m) {
     if (options.print_after && options.after_pass && stage.contains(*options.print_after))
       options.after_pass(*options.print_after, m);
@@ -220,6 +226,51 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
     model.set_ir_version(10);
   }
   return result;
+}
+
+}  // namespace
+
+Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options) {
+  if (!options.expand.any()) return run_rounds(model, options);
+  if (!options.passes.empty() && std::find(options.passes.begin(), options.passes.end(), Pass::Inline) == options.passes.end())
+    return Diagnostic::error("the expanded ops are inlined: --passes must run inline with --expand-ops or --target-opset");
+  const size_t nodes_before = count_all_nodes(model);
+  const size_t functions_before = static_cast<size_t>(model.functions_size());
+  // The caller's model stays as it was on errors unless it is given up.
+  ModelProto work = options.consume_input ? std::move(model) : model;
+  auto expanded = expand_ops(work, options.expand, options.infer);
+  if (!expanded) return expanded.error();
+  TransformOptions rest = options;
+  rest.expand = ExpandRequest();
+  rest.consume_input = true;
+  auto done = run_rounds(work, rest);
+  if (!done) return done.error();
+  if (has_errors(done->diagnostics)) return done;
+  if (const auto target = options.expand.target_opset) {
+    int64_t from = 0;
+    for (const auto& o : work.opset_import())
+      if (FunctionId::is_default_domain(o.domain())) from = o.version();
+    auto converted = convert_opset(work, *target);
+    if (!converted) return converted.error();
+    if (*converted) {
+      // What the converter wrote is folded at the new opset, so that a second run changes nothing.
+      rest.after_pass = nullptr;
+      auto again = run_rounds(work, rest);
+      if (!again) return again.error();
+      for (const CounterInfo& c : all_counters()) again->stats.counters[c.id] += done->stats.counters[c.id];
+      again->functions = std::move(done->functions);
+      again->diagnostics.insert(again->diagnostics.begin(), done->diagnostics.begin(), done->diagnostics.end());
+      again->converted_from_opset = from;
+      done = std::move(again);
+      if (has_errors(done->diagnostics)) return done;
+    }
+  }
+  done->stats.nodes_before = nodes_before;
+  done->stats.functions_before = functions_before;
+  count_expanded_nodes(work, *expanded);
+  done->expanded = std::move(*expanded);
+  model = std::move(work);
+  return done;
 }
 
 }  // namespace shapeprop

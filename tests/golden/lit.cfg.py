@@ -17,6 +17,8 @@
 #
 #   %ort-types M  every type M declares is the one ONNX Runtime computes, at the same two
 #              bindings, and every value of its main graph is fully typed (ort_types.js)
+#   %ort-types-at M --bind NAME=v1,v2,...  the same at the bindings the test gives (the
+#              edges of a clamp or a rounding: seq=127,128,129 for a 128-long table)
 #   %onnx-ir, %onnx-opset  the highest IR version and ai.onnx opset the linked ONNX reads
 #
 # Features: "gnu-time" where /usr/bin/time is; "root" when the tests run as root (mknod
@@ -48,6 +50,7 @@ config.substitutions.append(("%corpus", config.shapeprop_corpus_dir))
 equiv = os.path.join(config.shapeprop_source_dir, "tools", "equiv", "equiv.js")
 config.substitutions.append(("%equiv", "node " + equiv + " --quiet --seeds 1,2,3 --bind N=2,3 --bind batch=1,3 --bind seq=2,5"))
 ort_types = os.path.join(config.shapeprop_source_dir, "tools", "equiv", "ort_types.js")
+config.substitutions.append(("%ort-types-at", "node " + ort_types + " --quiet --require-full"))
 config.substitutions.append(("%ort-types", "node " + ort_types + " --quiet --require-full --bind N=2,3 --bind batch=1,3 --bind seq=2,5"))
 config.substitutions.append(("%bad-input", os.path.join(config.test_source_root, "bad_input.sh")))
 config.substitutions.append(("%exit", os.path.join(config.test_source_root, "expect_exit.sh")))

@@ -192,10 +192,23 @@ TEST(Dim, DivisionOfPolynomials) {
     EXPECT_EQ(div(N + M, C(1)), N + M);
     EXPECT_EQ(div(N + M, C(-1)), -N - M);
     EXPECT_TRUE(div(N, C(0)).is_unknown());
-    EXPECT_TRUE(div(N, N).is_unknown());
-    EXPECT_TRUE(div(C(2) * N, N).is_unknown());
-    EXPECT_TRUE(div(C(0), N).is_unknown());
     EXPECT_TRUE(div(C(kMin) * N, C(-1)).is_unknown());
+  }
+  // A monomial divides term by term (exact and truncating division; floor division takes
+  // constant divisors only). Where the divisor is 0 no value is promised.
+  EXPECT_TRUE(Dim::floor_div(N, N).is_unknown());
+  for (auto div : {&Dim::trunc_div, &Dim::exact_div}) {
+    EXPECT_EQ(div(N, N), C(1));
+    EXPECT_EQ(div(C(2) * N, N), C(2));
+    EXPECT_EQ(div(C(0), N), C(0));
+    EXPECT_EQ(div(C(4) * M * N * N, C(4) * M * N), N);
+    EXPECT_EQ(div(M * N + N, N), M + C(1));
+    EXPECT_EQ(div(C(6) * M * N, C(-3) * N), C(-2) * M);
+    EXPECT_TRUE(div(N, M * N).is_unknown());
+    EXPECT_TRUE(div(N + C(1), N).is_unknown());
+    EXPECT_TRUE(div(C(3) * N, C(2) * N).is_unknown());
+    EXPECT_TRUE(div(N * M, N + M).is_unknown());
+    EXPECT_TRUE(div(N, N + C(1)).is_unknown());
   }
   // Division that does not come out even: unknown but for floor division.
   for (auto div : {&Dim::trunc_div, &Dim::exact_div}) {
@@ -304,9 +317,100 @@ TEST(Dim, MinMax) {
   EXPECT_EQ(Dim::max(N, N + C(1)), N + C(1));
   EXPECT_EQ(Dim::min(N, N + C(1)), N);
   EXPECT_EQ(Dim::min(C(2) * N - C(5), C(2) * N + C(kMax)), C(2) * N - C(5));
-  EXPECT_TRUE(Dim::min(N, M).is_unknown());
-  EXPECT_TRUE(Dim::max(N, C(3)).is_unknown());
-  EXPECT_TRUE(Dim::max(N, C(2) * N).is_unknown());
+  // Symbols are sizes (at least 0), which decides some: 2*N >= N, N >= 0.
+  EXPECT_EQ(Dim::max(N, C(2) * N), C(2) * N);
+  EXPECT_EQ(Dim::max(N, C(0)), N);
+  EXPECT_EQ(Dim::min(N * M + N, N), N);
+  // Others stay, in canonical form: arguments ordered (a constant last, else by text),
+  // the first one's constant taken out.
+  const Dim table = Dim::min(S("S"), C(128));
+  EXPECT_EQ(table.str(), "min(S,128)");
+  EXPECT_EQ(Dim::min(C(128), S("S")), table);
+  EXPECT_EQ(Dim::min(S("S") + C(1), C(129)), table + C(1));
+  EXPECT_EQ((table + C(1)).str(), "min(S,128)+1");
+  EXPECT_EQ(Dim::min(N, M).str(), "min(M,N)");
+  EXPECT_EQ(Dim::min(N, M), Dim::min(M, N));
+  EXPECT_EQ(Dim::max(N, M).str(), "max(M,N)");
+  EXPECT_NE(Dim::max(N, M), Dim::min(N, M));
+  EXPECT_EQ(Dim::max(N, C(3)).str(), "max(N,3)");
+  EXPECT_EQ(Dim::max(N - C(1), C(0)).str(), "max(N,1)-1");
+  EXPECT_EQ((C(2) * table).str(), "2*min(S,128)");
+  // A min of a min and a constant is one min; a min of a min and one of its arguments is
+  // the min; a max of a min and its argument the argument.
+  EXPECT_EQ(Dim::min(table, C(64)), Dim::min(S("S"), C(64)));
+  EXPECT_EQ(Dim::min(table, C(200)), table);
+  EXPECT_EQ(Dim::min(table, S("S")), table);
+  EXPECT_EQ(Dim::max(table, S("S")), S("S"));
+  EXPECT_EQ(Dim::max(Dim::max(N, M), N), Dim::max(N, M));
+  // Beyond the bounds, and around opaque symbols: unknown.
+  EXPECT_TRUE(Dim::min(Dim::named("batch size"), C(3)).is_unknown());
+  EXPECT_TRUE(Dim::min(N, Dim()).is_unknown());
+  // Function terms take part in arithmetic like symbols.
+  EXPECT_EQ(table - table, C(0));
+  EXPECT_EQ((table * N).str(), "min(S,128)*N");
+}
+
+// What the issue asks of exact division (issue 39): equal values, one spelling.
+TEST(Dim, ExactDivisionIdentities) {
+  const Dim s = S("S");
+  EXPECT_EQ(Dim::floor_div(C(2) * s, C(2)), s);
+  EXPECT_EQ(Dim::ceil_div(s, C(1)), s);
+  EXPECT_EQ(Dim::floor_div(s, C(2)) * C(2) + Dim::mod(s, C(2)), s);
+  EXPECT_EQ(Dim::ceil_div(s, C(2)), Dim::floor_div(s + C(1), C(2)));
+  EXPECT_EQ(Dim::ceil_div(s, C(2)).str(), "floor((S+1)/2)");
+  EXPECT_EQ(Dim::ceil_div(s - C(3), C(2)) + C(1), Dim::floor_div(s, C(2)));
+  EXPECT_EQ(Dim::mod(s, C(2)).str(), "-2*floor(S/2)+S");  // function terms sort first
+  EXPECT_EQ(Dim::ceil_div(C(7), C(2)), C(4));
+  EXPECT_EQ(Dim::ceil_div(C(-7), C(2)), C(-3));
+  EXPECT_EQ(Dim::ceil_div(C(7), C(-2)), C(-3));
+  EXPECT_TRUE(Dim::ceil_div(s, C(0)).is_unknown());
+  EXPECT_TRUE(Dim::ceil_div(s, s).is_unknown());
+}
+
+// min and max take the bounds in force, and only those: max(0, S-1) is S-1 once S >= 1
+// is known, and noted as needing it; never earlier.
+TEST(Dim, MinMaxUnderBounds) {
+  const Dim s = S("S");
+  const Dim before = Dim::max(C(0), s - C(1));
+  EXPECT_EQ(before.str(), "max(S,1)-1");
+  const DimBounds positive(1);
+  {
+    DimBounds::Scope scope(positive);
+    EXPECT_EQ(Dim::max(C(0), s - C(1)), s - C(1));
+    EXPECT_TRUE(scope.relied());
+    scope.reset_relied();
+    EXPECT_EQ(Dim::min(s, C(128)).str(), "min(S,128)");
+    EXPECT_EQ(Dim::max(s, C(0)), s);  // decided without the bounds: nothing noted
+    EXPECT_FALSE(scope.relied());
+    // A fresh symbol may be 0 whatever is assumed of the others.
+    EXPECT_EQ(Dim::max(C(0), S("dyn__0") - C(1)).str(), "max(dyn__0,1)-1");
+    // Text reads the same whatever is in force.
+    EXPECT_EQ(Dim::parse("max(S,1)-1"), before);
+    EXPECT_FALSE(scope.relied());
+    // Substitution decides again under what is in force.
+    EXPECT_EQ(before.substitute([](const std::string& name) -> std::optional<Dim> {
+      if (name == "S") return Dim::symbol("T");
+      return std::nullopt;
+    }), S("T") - C(1));
+  }
+  DimBounds ranged(1);
+  ranged.set_range("S", {1, 128});
+  {
+    DimBounds::Scope scope(ranged);
+    EXPECT_EQ(Dim::min(s, C(128)), s);
+    EXPECT_EQ(Dim::min(s, C(64)).str(), "min(S,64)");
+    EXPECT_TRUE(scope.relied());
+  }
+  // Bounds of min and max terms: each argument in turn.
+  EXPECT_EQ(Dim::min(s, C(128)).upper_bound(DimBounds()), 128);
+  EXPECT_EQ(Dim::min(s, C(128)).lower_bound(DimBounds()), 0);
+  EXPECT_EQ(Dim::min(s, C(128)).lower_bound(positive), 1);
+  EXPECT_EQ((s - Dim::min(s, C(128))).lower_bound(DimBounds()), 0);
+  EXPECT_EQ((Dim::max(s, C(4)) - s).lower_bound(DimBounds()), 0);
+  EXPECT_EQ((Dim::max(s, C(4)) - s).upper_bound(DimBounds()), 4);
+  EXPECT_EQ(Dim::max(N, M).upper_bound(DimBounds()), kMax);
+  EXPECT_EQ((C(2) * Dim::max(N, M)).upper_bound(DimBounds()), std::nullopt);
+  EXPECT_EQ((Dim::min(N, M) - N).upper_bound(DimBounds()), 0);
 }
 
 TEST(Dim, EqualsIsThreeValued) {
@@ -335,6 +439,16 @@ TEST(Dim, ParseCanonicalText) {
   EXPECT_EQ(Dim::parse("-9223372036854775808*N+P"), C(kMin) * N + S("P"));
   EXPECT_EQ(Dim::parse("M-9223372036854775808*N"), C(kMin) * N + M);
   EXPECT_EQ(Dim::parse("batch_size2"), S("batch_size2"));
+  EXPECT_EQ(Dim::parse("min(S,128)"), Dim::min(S("S"), C(128)));
+  EXPECT_EQ(Dim::parse("max(N,3)+2*min(M,N)-1"), C(2) * Dim::min(M, N) + Dim::max(N, C(3)) - C(1));
+  EXPECT_EQ(Dim::parse("floor((min(S,128)+1)/2)"), Dim::floor_div(Dim::min(S("S"), C(128)) + C(1), C(2)));
+  EXPECT_EQ(Dim::parse("min(M,floor(N/2))"), Dim::min(Dim::floor_div(N, C(2)), M));
+  // Not canonical: kept as the names they are.
+  EXPECT_EQ(Dim::parse("min(128,S)").as_symbol(), "min(128,S)");
+  EXPECT_EQ(Dim::parse("min(S,S)").as_symbol(), "min(S,S)");
+  EXPECT_EQ(Dim::parse("max(S,0)").as_symbol(), "max(S,0)");
+  EXPECT_EQ(Dim::parse("min(S+1,129)").as_symbol(), "min(S+1,129)");
+  EXPECT_EQ(Dim::parse("min(S, 128)").as_symbol(), "min(S, 128)");
   EXPECT_TRUE(Dim::parse("").is_unknown());
   EXPECT_TRUE(Dim::parse("?").is_unknown());
 }
@@ -345,7 +459,8 @@ TEST(Dim, MinValue) {
   EXPECT_EQ((C(8) * N).min_value(1), 8);
   EXPECT_EQ((N * M + C(2)).min_value(1), 3);
   EXPECT_EQ((N - C(1)).min_value(1), 0);
-  EXPECT_EQ((N - M).min_value(1), std::nullopt);  // a negative coefficient: not monotone
+  EXPECT_EQ((N - M).min_value(1), 1 - kMax);  // no better: M may be as large as an int64
+  EXPECT_EQ((N * N - M * M).min_value(1), std::nullopt);
   EXPECT_EQ(Dim().min_value(1), std::nullopt);
   // Floor terms: floor(p/c) is at least floor(least p / c), and one subtracted counts as
   // at most p/c (N - floor(N/2) >= ceil(N/2)).
@@ -355,7 +470,7 @@ TEST(Dim, MinValue) {
   EXPECT_EQ((N - half).min_value(1), 1);
   EXPECT_EQ((N - half).min_value(0), 0);
   EXPECT_EQ((N - C(2) * half).min_value(0), 0);
-  EXPECT_EQ((M - half).min_value(1), std::nullopt);  // M may be less than N/2
+  EXPECT_LT(*(M - half).min_value(1), 0);  // M may be less than N/2
   // Fresh symbols of data-dependent sizes may be 0 whatever the others are assumed to be.
   EXPECT_TRUE(Dim::is_fresh_symbol("dyn__0"));
   EXPECT_TRUE(Dim::is_fresh_symbol("dyn__12"));
@@ -365,6 +480,73 @@ TEST(Dim, MinValue) {
   EXPECT_EQ(S("dyn__0").min_value(1), 0);
   EXPECT_EQ((S("dyn__3") * N + N).min_value(1), 1);
   EXPECT_EQ((S("dyn_0") * N).min_value(1), 1);
+}
+
+// The bounds of a Dim's values within what is known of its symbols (DimBounds): every
+// symbol at least 0, at least 1 with DimBounds(1) (fresh symbols excepted), a range per
+// symbol where one is set.
+TEST(Dim, LowerAndUpperBounds) {
+  const DimBounds none, positive(1);
+  EXPECT_EQ(N.lower_bound(none), 0);
+  EXPECT_EQ(N.upper_bound(none), kMax);  // a size is an int64
+  EXPECT_EQ((C(2) * N).upper_bound(none), std::nullopt);
+  EXPECT_EQ((C(3) - N).upper_bound(positive), 2);
+  EXPECT_EQ((C(3) - N).lower_bound(positive), 3 - kMax);
+  EXPECT_EQ((C(-3) - N).lower_bound(positive), std::nullopt);
+  EXPECT_EQ((N * M - C(2)).lower_bound(positive), -1);
+  DimBounds ranged(1);
+  ranged.set_range("N", {1, 128});
+  EXPECT_EQ(ranged.range("N"), (DimBounds::Range{1, 128}));
+  EXPECT_EQ(ranged.range("M"), (DimBounds::Range{1, kMax}));
+  EXPECT_EQ(ranged.range("dyn__2"), (DimBounds::Range{0, kMax}));
+  EXPECT_EQ((C(128) - N).lower_bound(ranged), 0);
+  EXPECT_EQ((C(2) * N + C(1)).upper_bound(ranged), 257);
+  EXPECT_EQ((N * M).upper_bound(ranged), std::nullopt);
+  EXPECT_EQ((N - M).upper_bound(ranged), 127);
+  EXPECT_EQ((M - N).lower_bound(ranged), -127);
+  // Floor terms: floor(p/c) in [(p-c+1)/c, p/c], kept beside the rest of the polynomial.
+  const Dim half = Dim::floor_div(N, C(2));
+  EXPECT_EQ(half.upper_bound(ranged), 64);
+  EXPECT_EQ((N - C(2) * half).lower_bound(none), 0);
+  EXPECT_EQ((N - C(2) * half).upper_bound(none), 1);
+  EXPECT_EQ((half + Dim::floor_div(N + C(1), C(2)) - N).upper_bound(none), 0);
+  EXPECT_EQ((half + Dim::floor_div(N + C(1), C(2)) - N).lower_bound(none), 0);
+  // A negative range start is taken as 0 (sizes).
+  DimBounds odd;
+  odd.set_range("K", {-5, 3});
+  EXPECT_EQ(S("K").lower_bound(odd), 0);
+  EXPECT_TRUE(odd == odd);
+  EXPECT_FALSE(odd.is_default());
+  EXPECT_TRUE(none.is_default());
+  EXPECT_EQ(Dim().lower_bound(none), std::nullopt);
+  EXPECT_EQ(C(kMax).upper_bound(none), kMax);
+}
+
+// The bounds in force: the innermost Scope's, DimBounds() outside any; a Scope notes
+// whether a result needed its bounds.
+TEST(Dim, BoundsScopes) {
+  EXPECT_TRUE(DimBounds::current().is_default());
+  DimBounds::note_relied();  // outside any scope: nothing to tell
+  const DimBounds positive(1);
+  {
+    DimBounds::Scope outer(positive);
+    EXPECT_EQ(DimBounds::current().symbol_min(), 1);
+    EXPECT_EQ((N - C(1)).lower_bound(), 0);
+    EXPECT_FALSE(outer.relied());
+    {
+      const DimBounds none;
+      DimBounds::Scope inner(none);
+      EXPECT_TRUE(DimBounds::current().is_default());
+      DimBounds::note_relied();
+      EXPECT_TRUE(inner.relied());
+    }
+    EXPECT_FALSE(outer.relied());  // the inner scope's note stays there
+    DimBounds::note_relied();
+    EXPECT_TRUE(outer.relied());
+    outer.reset_relied();
+    EXPECT_FALSE(outer.relied());
+  }
+  EXPECT_TRUE(DimBounds::current().is_default());
 }
 
 TEST(Dim, OtherTextIsKeptAsOneSymbol) {
@@ -495,7 +677,7 @@ TEST(Dim, StreamsItsText) {
 
 // The value of canonical text at `env`, read independently of Dim::parse: terms with an
 // optional '-' joined by '+'/'-', each a product of integers and names.
-// A factor "floor(p/c)" is floor(value of p / c).
+// A factor "floor(p/c)" is floor(value of p / c), "min(a,b)" and "max(a,b)" what they say.
 int64_t evaluate(const std::string& text, const std::map<std::string, int64_t>& env);
 
 int64_t floor_of(int64_t a, int64_t b) {
@@ -517,6 +699,16 @@ size_t term_end(const std::string& text, size_t pos) {
 
 int64_t evaluate_factor(const std::string& factor, const std::map<std::string, int64_t>& env) {
   if (std::isdigit(static_cast<unsigned char>(factor[0]))) return std::stoll(factor);
+  if (factor.rfind("min(", 0) == 0 || factor.rfind("max(", 0) == 0) {
+    size_t comma = 4;
+    for (int depth = 0; depth > 0 || factor[comma] != ','; ++comma) {
+      if (factor[comma] == '(') ++depth;
+      if (factor[comma] == ')') --depth;
+    }
+    const int64_t a = evaluate(factor.substr(4, comma - 4), env);
+    const int64_t b = evaluate(factor.substr(comma + 1, factor.size() - comma - 2), env);
+    return factor[1] == 'i' ? std::min(a, b) : std::max(a, b);
+  }
   if (factor.rfind("floor(", 0) == 0) {
     const size_t slash = factor.rfind('/');
     std::string inner = factor.substr(6, slash - 6);
@@ -557,14 +749,15 @@ int64_t evaluate(const std::string& text, const std::map<std::string, int64_t>& 
 Dim random_expression(std::mt19937& rng, int depth, const std::function<Dim(int)>& leaf) {
   auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
   if (depth == 0 || pick(4) == 0) return leaf(pick(11));
-  int op = pick(10);
+  int op = pick(11);
   Dim a = random_expression(rng, depth - 1, leaf);
   if (op == 0) return -a;
-  if (op >= 5) {  // division by a small nonzero constant
+  if ((op >= 5 && op <= 7) || op == 10) {  // division by a small nonzero constant
     Dim c = C(pick(2) ? 1 + pick(3) : -1 - pick(3));
     if (op == 5) return Dim::floor_div(a, c);
     if (op == 6) return Dim::trunc_div(a, c);
     if (op == 7) return Dim::mod(a, c);
+    return Dim::ceil_div(a, c);
   }
   Dim b = random_expression(rng, depth - 1, leaf);
   switch (op) {
@@ -610,7 +803,8 @@ TEST(DimProperty, ArithmeticAgreesWithValuesAndTextRoundTrips) {
     // built from constants gives.
     for (int trial = 0; trial < 3; ++trial) {
       std::map<std::string, int64_t> env;
-      for (const auto& name : kNames) env[name] = static_cast<int64_t>(rng() % 11) - 5;
+      // Symbols are sizes: at least 0 (which min and max take for known).
+      for (const auto& name : kNames) env[name] = static_cast<int64_t>(rng() % 11);
       std::mt19937 replay = start;
       Dim value = random_expression(replay, 4, [&](int i) {
         return i < 5 ? C(env.at(kNames[static_cast<size_t>(i)])) : symbolic_leaf(i);

@@ -27,6 +27,8 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 Dim C(int64_t v) { return Dim::constant(v); }
 const Dim N = Dim::symbol("N");
 const Dim M = Dim::symbol("M");
+const Dim B = Dim::symbol("B");
+Dim S(const std::string& name) { return Dim::symbol(name); }
 
 // ---- facts -----------------------------------------------------------------------------
 
@@ -448,9 +450,16 @@ TEST(FoldArithmetic, SymbolicShapeArithmetic) {
   EXPECT_EQ(Node("Div", {i64(C(2) * M), i64(C(2))}).str(), "int64 {M}");
   // A size divided by a positive constant: truncation is floor division.
   EXPECT_EQ(Node("Div", {i64(M), i64(C(2))}).str(), "int64 {floor(M/2)}");
-  // A dividend that may be negative (M - N) or a negative divisor: exact division only.
+  // A dividend that may be negative (M - N): exact division only; one above -c: a max
+  // (truncation gives 0 where floor division gives -1). A negative divisor negates.
   EXPECT_EQ(Node("Div", {i64(M - N), i64(C(2))}).str(), "int64");
-  EXPECT_EQ(Node("Div", {i64(M), i64(C(-2))}).str(), "int64");
+  EXPECT_EQ(Node("Div", {i64(M - C(1)), i64(C(8))}).str(), "int64 {max(floor((M+7)/8),1)-1}");
+  Node assumed("Div", {i64(M - C(1)), i64(C(8))});
+  assumed.positive_dims();
+  EXPECT_EQ(assumed.str(), "int64 {floor((M+7)/8)-1}");
+  EXPECT_TRUE(assumed.relied());
+  EXPECT_EQ(Node("Div", {i64(M - C(8)), i64(C(8))}).str(), "int64");
+  EXPECT_EQ(Node("Div", {i64(M), i64(C(-2))}).str(), "int64 {-floor(M/2)}");
 }
 
 TEST(FoldArithmetic, DivTruncatesTowardZero) {
@@ -494,7 +503,7 @@ TEST(FoldArithmetic, MinMaxVariadic) {
   EXPECT_EQ(Node("Min", {i64s({C(1), C(5)}), i64(C(3)), i64s({C(0), C(4)})}).str(), "int64[2] {0,3}");
   EXPECT_EQ(Node("Max", {i64s({C(1), C(5)}), i64(C(3))}).str(), "int64[2] {3,5}");
   EXPECT_EQ(Node("Max", {i64s({N, N}), i64s({N + C(1), C(0)})}).str(), "int64[2] {N+1,N}");
-  EXPECT_EQ(Node("Min", {i64(N), i64(M)}).str(), "int64");
+  EXPECT_EQ(Node("Min", {i64(N), i64(M)}).str(), "int64 {min(M,N)}");  // undecided: a min term
   EXPECT_EQ(Node("Min", {f32({1, 5}), f32(2)}).str(), "float[2] {1,2}");
   EXPECT_EQ(Node("Max", {i64(C(7))}).str(), "int64 {7}");
 }
@@ -511,6 +520,45 @@ TEST(FoldBroadcast, SymbolicShapes) {
   // Elements broadcast too.
   EXPECT_EQ(Node("Add", {i64s({C(10), C(20)}), ints_of(TensorProto::INT64, {C(2), C(1)}, {C(1), C(2)})}).str(),
             "int64[2,2] {11,21,12,22}");
+  // A dim that covers the other: S with min(S,128) can only be S (equal, or min(S,128)
+  // is 1, which needs S = 1), whatever the assumptions; S with S-1 needs S-1 >= 1.
+  const Dim s = S("S"), table = Dim::min(s, C(128));
+  EXPECT_EQ(Node("Add", {floats({B, s, C(4)}), floats({C(1), table, C(4)})}).str(), "float[B,S,4]");
+  EXPECT_EQ(Node("Add", {floats({C(1), table, C(4)}), floats({B, s, C(4)})}).str(), "float[B,S,4]");
+  EXPECT_FALSE(Node("Add", {floats({s}), floats({table})}).positive_dims().relied());
+  EXPECT_EQ(Node("Add", {floats({s}), floats({s - C(1)})}).str(), "float[?]");
+  EXPECT_EQ(Node("Add", {floats({s}), floats({Dim::floor_div(s, C(2))})}).str(), "float[?]");
+}
+
+// ---- Flatten, Pad, Tile, DepthToSpace ----------------------------------------------------
+
+TEST(FoldLayout, FlattenPadTileDepthToSpace) {
+  const Dim s = S("S");
+  EXPECT_EQ(Node("Flatten", {floats({B, s, C(4)})}).str(), "float[B,4*S]");
+  EXPECT_EQ(Node("Flatten", {floats({B, s, C(4)})}).attr(attr_i("axis", 2)).str(), "float[B*S,4]");
+  EXPECT_EQ(Node("Flatten", {floats({B, s, C(4)})}).attr(attr_i("axis", -1)).str(), "float[B*S,4]");
+  EXPECT_EQ(Node("Flatten", {floats({B, s})}).attr(attr_i("axis", 0)).str(), "float[1,B*S]");
+  EXPECT_EQ(Node("Flatten", {floats({B, s})}).attr(attr_i("axis", 3)).str(), "float[]");  // invalid: rank unknown
+  EXPECT_EQ(Node("Flatten", {i64s({C(3), C(4)})}).str(), "int64[2,1] {3,4}");
+  // Pad: begin and end pads per axis (symbolic ones too), the axes input from opset 18.
+  EXPECT_EQ(Node("Pad", {floats({B, s, C(8)}), i64s({C(0), C(1), C(0), C(0), C(2), C(0)})}).str(), "float[B,S+3,8]");
+  EXPECT_EQ(Node("Pad", {floats({B, s}), i64s({C(0), C(-1), C(0), s})}).str(), "float[B,2*S-1]");
+  EXPECT_EQ(Node("Pad", {floats({B, s, C(8)}), i64s({C(1), C(2)}), f32(0), i64s({C(-1)})}).str(), "float[B,S,11]");
+  EXPECT_EQ(Node("Pad", {floats({B, s, C(8)}), i64s({C(1), C(2)}), f32(0), tensor(TensorProto::INT64, {C(1)})}).str(),
+            "float[?,?,?]");
+  EXPECT_EQ(Node("Pad", {floats({B, s}), tensor(TensorProto::INT64, {C(4)})}).str(), "float[?,?]");
+  EXPECT_EQ(Node("Pad", {floats({B, C(2)})}).opset(2).attr(attr_is("pads", {1, 0, 1, -1})).str(), "float[B+2,1]");
+  // Tile: dims times repeats; elements repeated.
+  EXPECT_EQ(Node("Tile", {floats({B, s, C(8)}), i64s({C(1), C(2), C(1)})}).str(), "float[B,2*S,8]");
+  EXPECT_EQ(Node("Tile", {floats({C(4) * B, C(32)}), i64s({B, C(1)})}).str(), "float[4*B*B,32]");
+  EXPECT_EQ(Node("Tile", {i64s({C(1), C(2)}), i64s({C(2)})}).str(), "int64[4] {1,2,1,2}");
+  EXPECT_EQ(Node("Tile", {floats({B}), tensor(TensorProto::INT64, {C(1)})}).str(), "float[?]");
+  // DepthToSpace and SpaceToDepth: the runtimes refuse a dim the block does not divide.
+  EXPECT_EQ(Node("DepthToSpace", {floats({B, C(16), s, M})}).attr(attr_i("blocksize", 2)).str(), "float[B,4,2*S,2*M]");
+  EXPECT_EQ(Node("DepthToSpace", {floats({B, N, s, M})}).attr(attr_i("blocksize", 2)).str(),
+            "float[B,floor(N/4),2*S,2*M]");
+  EXPECT_EQ(Node("SpaceToDepth", {floats({B, C(3), s, M})}).attr(attr_i("blocksize", 2)).str(),
+            "float[B,12,floor(S/2),floor(M/2)]");
 }
 
 // ---- Concat, Gather, Slice, Split ------------------------------------------------------
@@ -602,11 +650,11 @@ TEST(FoldSlice, Tensors) {
   Fact x = floats({N, C(10), C(4)});
   auto starts = i64s({C(2), C(1)}), ends = i64s({C(kMax), C(-1)}), axes = i64s({C(1), C(-1)});
   EXPECT_EQ(Node("Slice", {x, starts, ends, axes}).str(), "float[N,8,2]");
-  // A whole symbolic axis, as torch exports x[:]; other bounds on a symbol are unknown.
+  // A whole symbolic axis, as torch exports x[:]; other bounds clamp by min and max.
   EXPECT_EQ(Node("Slice", {x, i64s({C(0)}), i64s({C(kMax)})}).str(), "float[N,10,4]");
   EXPECT_EQ(Node("Slice", {x, i64s({C(0)}), i64s({N})}).str(), "float[N,10,4]");
   EXPECT_EQ(Node("Slice", {x, i64s({C(-1)}), i64s({C(kMin)}), i64s({C(0)}), i64s({C(-1)})}).str(), "float[N,10,4]");
-  EXPECT_EQ(Node("Slice", {x, i64s({C(1)}), i64s({C(kMax)})}).str(), "float[?,10,4]");
+  EXPECT_EQ(Node("Slice", {x, i64s({C(1)}), i64s({C(kMax)})}).str(), "float[max(N,1)-1,10,4]");
   // Bounds not known: the rank, with the sliced axes unknown.
   EXPECT_EQ(Node("Slice", {x, tensor(TensorProto::INT64, {C(1)}), i64s({C(1)}), i64s({C(2)})}).str(), "float[N,10,?]");
   EXPECT_EQ(Node("Slice", {x, i64s({C(0)}), i64s({C(1)}), tensor(TensorProto::INT64, {C(1)})}).str(), "float[?,?,?]");
@@ -628,8 +676,10 @@ TEST(FoldSlice, SymbolicBounds) {
   EXPECT_EQ((*second.shape)[0] + half, N);
   // A step: ceil of the span.
   EXPECT_EQ(Node("Slice", {x, i64s({C(0)}), i64s({C(kMax)}), i64s({C(0)}), i64s({C(2)})}).str(), "float[floor((N+1)/2),4]");
-  // x[1:] and x[:-1] are N-1 long only when N is at least 1 (else empty), x[-1:] is 1 long.
-  EXPECT_EQ(Node("Slice", {x, i64s({C(1)}), i64s({C(kMax)})}).str(), "float[?,4]");
+  // x[1:] and x[:-1] are N-1 long only when N is at least 1 (else empty: max(N,1)-1),
+  // x[-1:] is 1 long.
+  EXPECT_EQ(Node("Slice", {x, i64s({C(1)}), i64s({C(kMax)})}).str(), "float[max(N,1)-1,4]");
+  EXPECT_FALSE(Node("Slice", {x, i64s({C(1)}), i64s({C(kMax)})}).relied());
   Node tail("Slice", {x, i64s({C(1)}), i64s({C(kMax)})});
   tail.positive_dims();
   EXPECT_EQ(tail.str(), "float[N-1,4]");
@@ -640,8 +690,28 @@ TEST(FoldSlice, SymbolicBounds) {
   Node front("Slice", {x, i64s({C(0)}), i64s({C(-1)})});
   front.positive_dims();
   EXPECT_EQ(front.str(), "float[N-1,4]");
-  // A bound whose place is not decided: unknown (N - M may be either sign).
-  EXPECT_EQ(Node("Slice", {x, i64s({C(0)}), i64s({M})}).str(), "float[?,4]");
+  // A bound whose place is not decided: a min (N - M may be either sign), x[:S] of a
+  // 128-long table min(S,128); a start of unknown sign: unknown.
+  EXPECT_EQ(Node("Slice", {x, i64s({C(0)}), i64s({M})}).str(), "float[min(M,N),4]");
+  EXPECT_EQ(Node("Slice", {floats({C(1), C(128)}), i64s({C(0)}), i64s({S("S")}), i64s({C(1)})}).str(), "float[1,min(S,128)]");
+  EXPECT_EQ(Node("Slice", {x, i64s({M - N}), i64s({C(kMax)})}).str(), "float[?,4]");
+  // From a symbol to the end, and from the back by a symbol (S >= 1 needed: -S < 0).
+  EXPECT_EQ(Node("Slice", {x, i64s({M}), i64s({C(kMax)})}).str(), "float[max(-M+N,0),4]");
+  EXPECT_EQ(Node("Slice", {x, i64s({-M}), i64s({C(kMax)})}).str(), "float[?,4]");
+  Node back("Slice", {x, i64s({-M}), i64s({C(kMax)})});
+  back.positive_dims();
+  EXPECT_EQ(back.str(), "float[min(M,N),4]");
+  EXPECT_TRUE(back.relied());
+  // Backward steps: from the end down with step -2, and a reversed middle part.
+  Node down("Slice", {x, i64s({C(-1)}), i64s({C(kMin)}), i64s({C(0)}), i64s({C(-2)})});
+  down.positive_dims();
+  EXPECT_EQ(down.str(), "float[floor((N+1)/2),4]");
+  EXPECT_EQ(Node("Slice", {x, i64s({C(-1)}), i64s({C(kMin)}), i64s({C(0)}), i64s({C(-2)})}).str(),
+            "float[floor((N+1)/2),4]");  // for N = 0 too
+  EXPECT_EQ(Node("Slice", {x, i64s({C(2)}), i64s({C(kMin)}), i64s({C(0)}), i64s({C(-1)})}).str(),
+            "float[min(N,3),4]");
+  Node middle("Slice", {floats({C(10)}), i64s({N}), i64s({C(2)}), i64s({C(0)}), i64s({C(-1)})});
+  EXPECT_EQ(middle.str(), "float[max(min(N,9),2)-2]");
   // Past the end: clamped.
   EXPECT_EQ(Node("Slice", {x, i64s({C(0)}), i64s({N + C(3)})}).str(), "float[N,4]");
 }
@@ -688,8 +758,10 @@ TEST(FoldSplit, PartsAndOpsets) {
   EXPECT_EQ((*out[0].shape)[0] + (*out[1].shape)[0], N);
   out = Node("Split", {floats({N})}).attr(attr_i("num_outputs", 3)).outputs(3).all();
   EXPECT_EQ(out[2].str(), "float[?]");
+  // Equal parts without num_outputs: a runtime refuses an N that 2 does not divide, so
+  // floor(N/2) is exact wherever it runs.
   out = Node("Split", {floats({N})}).opset(13).outputs(2).all();
-  EXPECT_EQ(out[0].str(), "float[?]");
+  EXPECT_EQ(out[0].str(), "float[floor(N/2)]");
 }
 
 // ---- Conv, pools, Resize ------------------------------------------------------------------
@@ -728,8 +800,42 @@ TEST(FoldSpatial, ConvolutionsOverSymbolicDims) {
   // Constant dims agree with ONNX's own arithmetic.
   EXPECT_EQ(Node("AveragePool", {floats({C(1), C(2), C(7)})}).attr(attr_is("kernel_shape", {2})).attr(attr_is("strides", {2})).str(),
             "float[1,2,3]");
-  // ceil_mode: not over symbols (nor over constants, which ONNX's inference sizes).
+  // ceil_mode: windows rounded up, less one that would start in the right padding.
   EXPECT_EQ(Node("MaxPool", {floats({N, C(2), H})}).attr(attr_is("kernel_shape", {2})).attr(attr_i("ceil_mode", 1)).str(),
+            "float[N,2,H-1]");
+  EXPECT_EQ(Node("MaxPool", {floats({N, C(2), H})})
+                .attr(attr_is("kernel_shape", {3}))
+                .attr(attr_is("strides", {2}))
+                .attr(attr_i("ceil_mode", 1))
+                .str(),
+            "float[N,2,floor(H/2)]");
+  EXPECT_EQ(Node("AveragePool", {floats({N, C(2), H})})
+                .attr(attr_is("kernel_shape", {3}))
+                .attr(attr_is("strides", {2}))
+                .attr(attr_is("pads", {1, 1}))
+                .attr(attr_i("ceil_mode", 1))
+                .str(),
+            "float[N,2,floor(H/2)+1]");
+  // The same arithmetic as ONNX's on constants (7: ceil(4/2)+1 = 3; 6 with pads 1: the
+  // last window would start in the padding).
+  EXPECT_EQ(Node("MaxPool", {floats({C(1), C(2), C(7)})})
+                .attr(attr_is("kernel_shape", {3}))
+                .attr(attr_is("strides", {2}))
+                .attr(attr_i("ceil_mode", 1))
+                .str(),
+            "float[1,2,3]");
+  EXPECT_EQ(Node("MaxPool", {floats({C(1), C(2), C(6)})})
+                .attr(attr_is("kernel_shape", {2}))
+                .attr(attr_is("strides", {2}))
+                .attr(attr_is("pads", {1, 1}))
+                .attr(attr_i("ceil_mode", 1))
+                .str(),
+            "float[1,2,4]");
+  EXPECT_EQ(Node("MaxPool", {floats({N, C(2), H})})
+                .attr(attr_is("kernel_shape", {2}))
+                .attr(attr_s("auto_pad", "SAME_UPPER"))
+                .attr(attr_i("ceil_mode", 1))
+                .str(),
             "float[N,2,?]");
   // A kernel that is not known: nothing.
   EXPECT_EQ(Node("Conv", {x, floats({C(16), C(3), N, C(3)})}).str(), "?");
@@ -791,7 +897,13 @@ TEST(FoldReshape, ZeroAndMinusOne) {
   EXPECT_EQ(Node("Reshape", {floats({N, C(3), C(4)}), i64s({C(0), C(-1)})}).str(), "float[N,12]");
   EXPECT_EQ(Node("Reshape", {floats({N, M, C(2)}), i64s({N, C(-1)})}).str(), "float[N,2*M]");
   EXPECT_EQ(Node("Reshape", {floats({C(2), C(3), C(4)}), i64s({C(0), C(0), C(-1), C(1)})}).str(), "float[2,3,4,1]");
-  EXPECT_EQ(Node("Reshape", {floats({N, C(6)}), i64s({C(-1), C(4)})}).str(), "float[?,4]");  // 6N/4 not exact
+  // 6N/4 is exact wherever the node runs (N even): floor(3N/2).
+  EXPECT_EQ(Node("Reshape", {floats({N, C(6)}), i64s({C(-1), C(4)})}).str(), "float[floor(N/2)+N,4]");
+  // A monomial divides what is left: [4*B,S,S] to [B,4,S,-1] is S, [B*K,8] to [B,-1,8] K.
+  EXPECT_EQ(Node("Reshape", {floats({C(4) * B, S("S"), S("S")}), i64s({B, C(4), S("S"), C(-1)})}).str(),
+            "float[B,4,S,S]");
+  EXPECT_EQ(Node("Reshape", {floats({B * S("K"), C(8)}), i64s({B, C(-1), C(8)})}).str(), "float[B,K,8]");
+  EXPECT_EQ(Node("Reshape", {floats({B + C(1), C(8)}), i64s({B, C(-1)})}).str(), "float[B,?]");
   // allowzero=1: 0 is a dim of 0.
   EXPECT_EQ(Node("Reshape", {floats({C(0), C(3)}), i64s({C(0), C(3)})}).attr(attr_i("allowzero", 1)).str(),
             "float[0,3]");
@@ -852,8 +964,13 @@ TEST(FoldRange, ConstantAndSymbolic) {
   EXPECT_EQ(Node("Range", {i64(N), i64(N + M), i64(C(1))}).str(), "int64[M]");
   EXPECT_EQ(Node("Range", {i64(C(0)), i64(C(2) * N), i64(C(2))}).str(), "int64[N]");
   EXPECT_EQ(Node("Range", {i64(N), i64(N + C(3)), i64(C(1))}).str(), "int64[3] {N,N+1,N+2}");
-  // N-1 may be negative (N = 0): unknown.
-  EXPECT_EQ(Node("Range", {i64(C(1)), i64(N), i64(C(1))}).str(), "int64[?]");
+  // N-1 may be negative (N = 0): a max, N-1 where N >= 1 is assumed.
+  EXPECT_EQ(Node("Range", {i64(C(1)), i64(N), i64(C(1))}).str(), "int64[max(N,1)-1]");
+  Node from_one("Range", {i64(C(1)), i64(N), i64(C(1))});
+  from_one.positive_dims();
+  EXPECT_EQ(from_one.str(), "int64[N-1]");
+  EXPECT_TRUE(from_one.relied());
+  EXPECT_EQ(Node("Range", {i64(M), i64(N), i64(C(2))}).str(), "int64[max(floor((M+N+1)/2)-M,0)]");
   EXPECT_EQ(Node("Range", {i64(C(0)), i64(N), i64(C(2))}).str(), "int64[floor((N+1)/2)]");  // ceil(N/2)
   EXPECT_EQ(Node("Range", {i64(C(0)), i64(C(3)), i64(C(0))}).str(), "int64[?]");
   // Floating: the length only, as ONNX computes it.

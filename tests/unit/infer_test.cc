@@ -110,5 +110,34 @@ f (x) => (y) {
   EXPECT_EQ(type_of(&m.graph().output(1)), "float[M,3] yb");
 }
 
+// A declared dim_param other than an input's size stands where nothing is proven only if it
+// names one dim, or several the analysis proves one size (issue 44): K names a's and b's
+// count, the same NonZero's, and stays; L names two NonZeros' counts, which may differ, and
+// goes (listed, with the values declaring it); J names one dim and stays.
+TEST(Infer, DeclaredNamesStayWhereTheyClaimNothing) {
+  auto m = testing::parse_or_fail(R"(<ir_version: 10, opset_import: ["" : 18]>
+main (float[N] x, float[M] y) => (int64[1,K] a, int64[1,K] b, int64[1,L] c, int64[2,L] d, int64[2,J] e) {
+   a = NonZero (x)
+   b = Identity (a)
+   c = NonZero (y)
+   e = NonZero (c)
+   d = Identity (e)
+}
+)");
+  auto r = infer_shapes(m);
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  const auto& out = m.graph().output();
+  EXPECT_EQ(type_of(&out[0]), "int64[1,K] a");
+  EXPECT_EQ(type_of(&out[1]), "int64[1,K] b");
+  EXPECT_THAT(type_of(&out[2]), ::testing::MatchesRegex(R"(int64\[1,dyn__[0-9]+\] c)"));
+  EXPECT_THAT(type_of(&out[3]), ::testing::MatchesRegex(R"(int64\[2,dyn__[0-9]+\] d)"));
+  EXPECT_EQ(type_of(&out[4]), "int64[2,J] e");
+  EXPECT_TRUE(r->diagnostics.empty()) << r->diagnostics.front().str();
+  ASSERT_EQ(r->dropped_dim_params.size(), 1u);
+  EXPECT_EQ(r->dropped_dim_params[0].name, "L");
+  EXPECT_THAT(r->dropped_dim_params[0].values, ::testing::ElementsAre("c", "d"));
+  EXPECT_THAT(r->dropped_dim_params[0].why, HasSubstr("not prove one size"));
+}
+
 }  // namespace
 }  // namespace shapeprop

@@ -124,7 +124,7 @@ TEST(Inline, SameAsOnnxOnTheCorpus) {
 
 TEST(Inline, SameAsOnnxOnEveryGoldenInput) {
   size_t compared = 0;
-  for (const auto& path : testing::files_under(std::filesystem::path(SHAPEPROP_SOURCE_DIR) / "tests" / "golden", ".onnxtxt")) {
+  for (const auto& path : testing::files_under(std::filesystem::path(testing::kSourceDir) / "tests" / "golden", ".onnxtxt")) {
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();

@@ -158,8 +158,8 @@ TEST(RuleEval, ValuesBindAndMaxOfSizesIsDecidedByDifferences) {
   EXPECT_EQ(apply(r, 1, {&past, &total}).outputs[0].str(), "float[P+S,P]");
   Fact unknown_total = tensor(kInt64, {c(1)});
   EXPECT_EQ(apply(r, 1, {&past, &unknown_total}).outputs[0].str(), "float[?,?]");
-  Fact other = Fact::int_tensor(kInt64, {c(1)}, {s("T")});  // unrelated symbols: undecided
-  EXPECT_EQ(apply(r, 1, {&past, &other}).outputs[0].str(), "float[?,?]");
+  Fact other = Fact::int_tensor(kInt64, {c(1)}, {s("T")});  // unrelated symbols: min and max terms
+  EXPECT_EQ(apply(r, 1, {&past, &other}).outputs[0].str(), "float[max(P,T),min(P,T)]");
 }
 
 TEST(RuleEval, ShapeFunctionOutputsBecomeShapes) {

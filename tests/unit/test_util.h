@@ -16,12 +16,17 @@
 
 namespace shapeprop::testing {
 
-// The test corpus, tests/data/corpus (set by CMake; overridable by SHAPEPROP_CORPUS_DIR).
+// The test corpus (tests/data/corpus) and the source tree, as CMake found them
+// (test_paths.cc).
+extern const char* const kCorpusDirDefault;
+extern const char* const kSourceDir;
+
+// The test corpus, tests/data/corpus (overridable by SHAPEPROP_CORPUS_DIR).
 // It comes with the repository: when it is missing, the tests stop with a message saying
 // so instead of finding no files.
 inline std::filesystem::path corpus_dir() {
   const char* env = std::getenv("SHAPEPROP_CORPUS_DIR");
-  std::filesystem::path dir = env ? env : SHAPEPROP_CORPUS_DIR;
+  std::filesystem::path dir = env ? env : kCorpusDirDefault;
   if (!std::filesystem::is_directory(dir / "torchlib-2024-03")) {
     std::cerr << "the test corpus is missing at " << dir
               << ": it comes with the repository (tests/data/corpus); restore it with git checkout, or point "

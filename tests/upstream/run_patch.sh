@@ -5,7 +5,9 @@
 # cmake/onnx/CMakeLists.txt). proposals/check-patch.sh does the work, with
 # CHECK_PATCH_CLEAN=1: the patch must apply without offset or fuzz. Both patches' tests
 # share WORK_DIR, so the stock build is made once and the second patch costs an
-# incremental build.
+# incremental build; each build is kept in the machine-level cache (upstream-builds,
+# CHECK_PATCH_CACHE), so that a later run, from any clone, only tests the builds whose
+# tree, patch and tools it has seen.
 set -euo pipefail
 if [ $# -ne 3 ]; then
   echo "usage: $0 SOURCE_DIR WORK_DIR PATCH" >&2
@@ -19,4 +21,5 @@ if [ -z "$checker" ]; then
   exit 2
 fi
 tree=$(dirname "$(dirname "$checker")")
-CHECK_PATCH_CLEAN=1 exec bash "$1/proposals/check-patch.sh" "$3" "$tree" "$2"
+CHECK_PATCH_CLEAN=1 CHECK_PATCH_CACHE=${CHECK_PATCH_CACHE:-$cache/upstream-builds} \
+  exec bash "$1/proposals/check-patch.sh" "$3" "$tree" "$2"

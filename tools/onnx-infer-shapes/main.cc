@@ -157,6 +157,7 @@ shapeprop::JobOptions job_options(const Options& o) {
   t.small_limit = o.small_limit;
   t.naming = o.naming.value_or(shapeprop::Naming::Copies);
   t.keep = o.keep;
+  t.expand = o.expand;
   t.passes = o.passes;
   t.retire = keep_until_exit;
   if (o.print_after) {

@@ -47,6 +47,18 @@ options:
                          NAME (specialize and the body passes after it run as one
                          stage: the model is printed after the stage)
   --list-passes          print each pass's name and description, one a line, and exit
+  --expand-ops OP[,...]  replace each call of these ai.onnx ops (Attention,
+                         RMSNormalization, LayerNormalization, ...) by the function
+                         body the linked ONNX defines for it, built for the call's
+                         types and attributes, specialized, folded and inlined at each
+                         call site whatever --inline says; all-functions: every op
+                         that has one; an op without one is an error (repeatable;
+                         implies --mode specialize at least)
+  --target-opset N       convert the result to ai.onnx opset N: ops that do not exist
+                         at N are expanded (as --expand-ops), the others converted by
+                         ONNX's version converter (the main graph only: functions must
+                         be inlined); what cannot be is an error naming the op and why
+                         (implies --mode specialize at least)
   --naming copies|overload
                          specializations of one function as renamed copies (f__0,
                          f__1; the default) or as IR-10 overloads of f, for tools
@@ -202,6 +214,7 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
       std::cout << "onnx-infer-shapes (shapeprop) " << shapeprop::version() << ", ONNX " << shapeprop::onnx_version()
                 << " (IR " << shapeprop::onnx_ir_version() << ", ai.onnx opsets up to " << shapeprop::onnx_max_opset("")
                 << ")\n";
+      std::cout << "linked ONNX: " << shapeprop::onnx_build() << '\n';
       const auto schemas = shapeprop::builtin_schemas_dir();
       std::cout << "shipped rules: " << (schemas ? schemas->string() : std::string("not found")) << '\n';
       return kOk;
@@ -324,6 +337,36 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         }
         o.keep.insert({shapeprop::FunctionId::canonical_domain(id.substr(0, sep)), id.substr(sep + 2)});
       }
+    } else if (is("--expand-ops")) {
+      auto v = value("--expand-ops");
+      if (!v) return kBadInput;
+      std::stringstream list(*v);
+      for (std::string op; std::getline(list, op, ',');) {
+        if (op == "all-functions") {
+          o.expand.all_functions = true;
+        } else if (op.empty() || op.find_first_of(" :./") != std::string::npos) {
+          error("--expand-ops takes ai.onnx op types (Attention,RMSNormalization) or all-functions, not " +
+                in_quotes(op));
+          return kBadInput;
+        } else {
+          o.expand.ops.insert(op);
+        }
+      }
+      if (v->empty()) {
+        error("--expand-ops takes ai.onnx op types (Attention,RMSNormalization) or all-functions");
+        return kBadInput;
+      }
+    } else if (is("--target-opset")) {
+      auto v = value("--target-opset");
+      if (!v) return kBadInput;
+      int64_t n = 0;
+      const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+      if (ec != std::errc() || end != v->data() + v->size() || n < 1 || n > shapeprop::onnx_max_opset("")) {
+        error("--target-opset takes an ai.onnx opset from 1 to " + std::to_string(shapeprop::onnx_max_opset("")) +
+              ", not " + in_quotes(*v));
+        return kBadInput;
+      }
+      o.expand.target_opset = n;
     } else if (is("--naming")) {
       auto v = value("--naming");
       if (!v) return kBadInput;
@@ -412,6 +455,7 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         {!o.overrides.empty(), "--override"},
         {o.inline_policy.has_value(), "--inline"},
         {!o.keep.empty(), "--keep"},
+        {o.expand.any(), o.expand.target_opset ? "--target-opset" : "--expand-ops"},
         {o.naming.has_value(), "--naming"},
         {!o.passes.empty(), "--passes"},
         {o.print_after.has_value(), "--print-after"},

@@ -30,6 +30,7 @@ struct Options {
   size_t small_limit = 8;
   std::set<std::pair<std::string, std::string>> keep;  // --keep: (domain, name)
   std::optional<shapeprop::Naming> naming;
+  shapeprop::ExpandRequest expand;  // --expand-ops, --target-opset
   std::optional<std::string> output;  // nullopt: stdout
   bool output_dash = false;           // -o - (stdout, said outright)
   std::optional<shapeprop::Format> emit;
@@ -49,7 +50,7 @@ struct Options {
   const shapeprop::Limits& limits() const { return infer_options.limits; }
   // Whether the run rewrites the model (specialize, inline) rather than annotating it, and
   // how it inlines.
-  bool transforms() const { return mode != Mode::Annotate || inline_policy || !passes.empty(); }
+  bool transforms() const { return mode != Mode::Annotate || inline_policy || !passes.empty() || expand.any(); }
   // --inline=all unless given, in --mode inline and for --passes that name inline.
   shapeprop::InlinePolicy inlining() const {
     const bool inlines =

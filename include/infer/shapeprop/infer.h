@@ -79,12 +79,22 @@ inline constexpr const char* kPositiveDimsAssumption = "symbolic dims >= 1";
 // A range the analysis took (AnalysisOptions::dim_ranges), as the entry lists it: "1 <= seq <= 128".
 std::string range_assumption(const std::string& symbol, const DimRange& range);
 
+// A dim_param the main graph declares (not a graph input's size) that annotation wrote
+// nowhere: a declaration is no fact (DESIGN.md, guarantee 3), and this one either was proven
+// to stand for different sizes, or names several dims that nothing proves equal.
+struct DroppedDimParam {
+  std::string name;
+  std::vector<std::string> values;  // the values declaring it, in the order they are declared
+  std::string why;
+};
+
 struct InferResult {
   InferStats stats;
   Diagnostics diagnostics;  // warnings (or errors in strict mode) found on the way
   std::string debug;        // with InferOptions::debug
   std::vector<FunctionContexts> functions;   // per reached function, bottom-up (InferOptions::describe_contexts)
   std::vector<AssumptionUse> assumptions;    // what relied on symbolic dims >= 1
+  std::vector<DroppedDimParam> dropped_dim_params;  // declared dim_params the annotation did not keep
   std::vector<PhaseTime> phases;             // time per phase
 };
 

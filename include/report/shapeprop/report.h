@@ -45,7 +45,10 @@ struct Report {
   std::optional<ModelCounts> before, after;
   std::optional<InferStats> inference;          // the annotation's (in a transform, of the result)
   std::optional<size_t> inference_errors, inference_warnings;  // as the annotate summary line counts them
+  std::vector<DroppedDimParam> dropped_dim_params;  // the annotation's: declared dim_params it kept nowhere
   std::optional<TransformStats> transform;      // specialize and inline modes
+  std::vector<ExpandedOp> expanded;             // the ONNX ops expanded (options.expand), by op type
+  int64_t converted_from_opset = 0;             // the opset --target-opset converted from, else 0
   std::vector<FunctionContexts> functions;      // the input's reached functions
   std::vector<AssumptionUse> assumptions;       // what relied on symbolic dims >= 1
   bool assumption_recorded = false;             // the result's metadata_props records it

@@ -11,6 +11,11 @@ const char* version();
 // The version of the ONNX library it was built against.
 const char* onnx_version();
 
+// That ONNX as --version names it: its version, whether it is linked statically or shared,
+// whether it is built with protobuf-lite, and the folder of its CMake package, e.g.
+// "1.20.0, shared, protobuf-lite, package /usr/lib/x86_64-linux-gnu/cmake/ONNX".
+const char* onnx_build();
+
 // What that ONNX reads: the highest IR version, and the highest opset version of one of
 // its own domains ("" or "ai.onnx", "ai.onnx.ml", ...; 0 for a domain it does not know).
 int64_t onnx_ir_version();

@@ -27,12 +27,18 @@ struct TransformResult {
   // The rewrites that hold only because symbolic dims are at least 1, one line each
   // ("graph 'main': Reshape 'view': ..."), in the order they were made.
   std::vector<std::string> rewrites_assuming_positive_dims;
+  // The ONNX ops expanded (TransformOptions::expand), by op type, in first-met order.
+  std::vector<ExpandedOp> expanded;
+  int64_t converted_from_opset = 0;  // the ai.onnx opset --target-opset converted from, else 0
 };
 
 // Specializes every reached function per distinct context, folds what the facts decide
 // in the main graph and every body, removes dead code (nodes, initializers, functions,
 // opset imports), inlines by policy, and annotates the result. Deterministic: the same
-// input gives the same output, and a second run changes nothing.
+// input gives the same output, and a second run changes nothing. With options.expand,
+// the ONNX ops it names are first made calls of their bodies (expand_ops), which are
+// inlined whatever the policy, and the result is then converted to its target opset
+// (convert_opset) and, when that changed it, transformed once more at that opset.
 Result<TransformResult> specialize(onnx::ModelProto& model, const TransformOptions& options);
 
 // The passes --mode specialize (InlinePolicy::None) and --mode inline run, in order: one

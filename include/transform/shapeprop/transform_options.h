@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "onnx/onnx_pb.h"
+#include "shapeprop/expand_ops.h"
 #include "shapeprop/infer.h"
 #include "shapeprop/passes.h"
 
@@ -59,6 +60,9 @@ struct TransformOptions {
   // copying them (the weights were the largest copy of a run), and a transform that fails
   // after that leaves the model without them. Unset, a failure leaves it as it was.
   bool consume_input = false;
+  // ONNX ops to expand into their function bodies before the rounds, and the opset to
+  // convert the result to after them (shapeprop/expand_ops.h).
+  ExpandRequest expand;
 };
 
 struct TransformStats {

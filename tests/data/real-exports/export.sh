@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# export.sh PYDEPS [--baselines-only | MODEL...]: re-exports the models of this folder in a Debian sid root
+# export.sh PYDEPS [--baselines-only | --opset23 | MODEL...]: re-exports the models of this folder in a Debian sid root
 # (scripts/sid-root.sh export ...: python3-torch, python3-transformers, python3-torchvision,
 # python3-onnx, python3-onnxruntime) and remakes their coverage baselines.
 #
@@ -10,6 +10,8 @@
 # importlib.metadata finds their versions. It is put on PYTHONPATH inside the root; none
 # of it belongs in this repository. ONNXSCRIPT_COMMIT and ONNX_IR_COMMIT, when set, are
 # recorded in origin.json as the commits PYDEPS came from.
+#
+# --opset23 exports the opset-23 models of opset23/ instead (opset23/export_opset23.py), alone.
 #
 # Runs export_models.py (the models; MODEL... picks some by name; --baselines-only none)
 # and baselines.py (what
@@ -40,6 +42,12 @@ mount -t tmpfs tmpfs "$root/tmp"
 mkdir -p "$root/tmp/out" "$root/tmp/pydeps"
 mount --bind "$here" "$root/tmp/out"
 mount --bind -o ro "$pydeps" "$root/tmp/pydeps"
+if [ "${1:-}" = --opset23 ]; then
+  exec chroot "$root" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 PYTHONPATH=/tmp/pydeps \
+    PYTHONHASHSEED=0 OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
+    ONNXSCRIPT_COMMIT="$onnxscript_commit" ONNX_IR_COMMIT="$onnx_ir_commit" \
+    python3 /tmp/out/opset23/export_opset23.py /tmp/out/opset23
+fi
 [ "${1:-}" = --baselines-only ] ||
 chroot "$root" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 PYTHONPATH=/tmp/pydeps \
   PYTHONHASHSEED=0 OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \

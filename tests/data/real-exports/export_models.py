@@ -5,7 +5,8 @@ python3-torchvision, onnxscript and onnx_ir on PYTHONPATH):
 
     python3 export_models.py OUT_DIR [MODEL...]
 
-For every model NAME it writes, in OUT_DIR:
+For every model NAME it writes, in OUT_DIR (the ways its Spec lists; all three but for
+two_blocks, which is here for TorchScript's declarations):
   NAME.dynamo.onnx       torch.onnx.export(dynamo=True, optimize=False), dynamic dims
   NAME.dynamo-opt.onnx   the same with optimize=True (onnxscript's optimizer)
   NAME.ts-functions.onnx the TorchScript exporter (dynamo=False) with
@@ -94,6 +95,29 @@ class GatherScatter(nn.Module):
         s = torch.zeros_like(x).scatter_add(1, idx, g)
         t = x.index_select(1, idx[0, :, 0].clamp(0, x.shape[1] - 1))
         return g, s, t.sum(-1)
+
+
+class Block(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+        self.pool = nn.MaxPool2d(2)
+
+    def forward(self, x):
+        return self.pool(F.relu(self.conv(x)))
+
+
+class TwoBlocks(nn.Module):
+    """One block class called on two heights (issue 44): TorchScript's exporter declares one
+    dim_param for both calls' outputs, which ONNX Runtime sizes 6 and 3 at height 37."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = Block(3)
+        self.second = Block(3)
+
+    def forward(self, x):
+        return self.first(x[:, :, :12]), self.second(x[:, :, :6])
 
 
 # ------------------------------------------------------------------ transformers
@@ -210,6 +234,7 @@ class Spec:
     inputs: object  # () -> tuple of example tensors
     dims: dict  # input name -> {axis: dim name}
     origin: str
+    ways: tuple = ("dynamo", "dynamo-opt", "ts-functions")  # WAYS it is exported
 
 
 def ids(*shape):
@@ -252,6 +277,9 @@ SPECS = [
     Spec("gather_scatter", lambda: (GatherScatter(), ("x", "idx")),
          lambda: (torch.randn(BATCH, SEQ, 5), torch.randint(0, SEQ, (BATCH, 3, 5))),
          {"x": BS, "idx": {0: "batch", 1: "k"}}, "module"),
+    # TorchScript's declarations are what it is here for (issue 44).
+    Spec("two_blocks", lambda: (TwoBlocks(), ("x",)), lambda: (torch.randn(BATCH, 3, 16, 16),),
+         {"x": {0: "batch", 2: "height", 3: "width"}}, "module", ways=("ts-functions",)),
 ]
 
 
@@ -295,7 +323,7 @@ def output_names(spec):
     return [f"out{i}" for i in range(n)]
 
 
-def export_dynamo(spec, path, optimize):
+def export_dynamo(spec, path, optimize, opset_version=None):
     from torch.export import Dim
 
     wrapper, names, example = fresh(spec)
@@ -304,12 +332,13 @@ def export_dynamo(spec, path, optimize):
     for name in names:
         axes = spec.dims.get(name, {})
         shapes.append({a: dim_objects.setdefault(d, Dim(d)) for a, d in axes.items()} or None)
+    opset = {"opset_version": opset_version} if opset_version else {}  # else torch's default
     torch.onnx.export(wrapper, example, path, dynamo=True, optimize=optimize, external_data=False,
                       input_names=list(names), output_names=output_names(spec),
-                      dynamic_shapes=(tuple(shapes),))
+                      dynamic_shapes=(tuple(shapes),), **opset)
     strip_node_metadata(path)
     return {"exporter": "dynamo", "optimize": optimize, "external_data": False,
-            "node_metadata_props": "dropped"}
+            "node_metadata_props": "dropped", **opset}
 
 
 def strip_node_metadata(path):
@@ -427,6 +456,8 @@ def main(argv):
         if chosen and spec.name not in chosen:
             continue
         for way, export in WAYS.items():
+            if way not in spec.ways:
+                continue
             file = f"{spec.name}.{way}.onnx"
             path = os.path.join(out, file)
             tmp = path + ".tmp"
