@@ -6,31 +6,17 @@
 # how to regenerate it (the ctest repo.cli_doc runs it so).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-check=
-if [ "${1:-}" = --check ]; then
-  check=1
-  shift
-fi
-tool=${1:-build/release/tools/onnx-infer-shapes}
+source scripts/doc-block.sh
+doc_options gen-cli-doc build/release/tools/onnx-infer-shapes "$@"
 doc=docs/cli.md
 begin='<!-- BEGIN onnx-infer-shapes --help (written by scripts/gen-cli-doc.sh: do not edit) -->'
 end='<!-- END onnx-infer-shapes --help -->'
 
-[ -x "$tool" ] || { echo "gen-cli-doc: $tool is missing: build onnx-infer-shapes first" >&2; exit 2; }
-for marker in "$begin" "$end"; do
-  n=$(grep -c -x -F -e "$marker" "$doc" || true)
-  [ "$n" -eq 1 ] || { echo "gen-cli-doc: $doc must hold the line '$marker' once, not $n times" >&2; exit 2; }
-done
-
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$tool" --help >"$work/help"
-# Everything up to BEGIN, the help as a text block, then END and what follows it.
-awk -v begin="$begin" -v end="$end" -v help="$work/help" '
-  $0 == begin { print; print "```text"; while ((getline line < help) > 0) print line; print "```"; skip = 1; next }
-  $0 == end { skip = 0 }
-  !skip { print }
-' "$doc" >"$work/cli.md"
+# The help as a text block between BEGIN and END.
+{ echo '```text'; "$tool" --help; echo '```'; } >"$work/help"
+replace_block gen-cli-doc "$doc" "$begin" "$end" "$work/help" "$work/cli.md"
 
 if [ -z "$check" ]; then
   if cmp -s "$work/cli.md" "$doc"; then

@@ -103,8 +103,8 @@ onnx::TypeProto with_declared(onnx::TypeProto written, const Fact& proven, const
 
 // Rebuilds a value_info list: entries for `names` (in that order) with facts, then the
 // existing entries for names not written, as they were but for `kept(entry)`. An existing
-// entry of a name written is emptied and reused for it (exporters declare most values:
-// building every entry anew and destroying the old ones was a tenth of annotating).
+// entry of a name written is emptied and reused for it (exporters declare most values,
+// so most entries are reused rather than destroyed and built anew).
 size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* list, const std::vector<std::string>& names,
                           const std::function<std::optional<onnx::TypeProto>(const std::string&)>& type_of,
                           const std::function<void(ValueInfoProto&)>& kept) {

@@ -193,10 +193,10 @@ Result<onnx::ModelProto> parse_coded(google::protobuf::io::CodedInputStream& in,
   return model;
 }
 
-// A binary model in a regular file, read twice through small buffers instead of held
-// whole beside the model it becomes (its bytes were a tenth of a run's memory, and
-// zeroing and filling them a tenth of loading): the depth scan reads the fields' tags and
-// lengths only, protobuf's parser then reads the file from the start. Were the file to
+// A binary model in a regular file, read twice through small buffers rather than held
+// whole beside the model it becomes (the file's bytes would be a copy of the weights, and
+// zeroing and filling a buffer of them a cost of its own): the depth scan reads the
+// fields' tags and lengths only, protobuf's parser then reads the file from the start. Were the file to
 // change in between, protobuf's own limits (recursion, size) still hold.
 Result<onnx::ModelProto> parse_model_file(const InputFile& input, std::string_view origin, const Limits& limits) {
   const std::string file(origin);

@@ -191,7 +191,7 @@ Status write_atomically(const fs::path& path, const Contents& contents) {
 // The file descriptor under write_model's buffer. Every MiB it asks the kernel to
 // start writing what came so far back to the disk (sync_file_range, a hint that does not
 // wait), so that the fsync before the rename waits for the last chunk rather than for the
-// whole file: on the bench's 1024-layer model that wait was most of the write.
+// whole file, which for a large model would be most of the write.
 class WritebackOutput : public google::protobuf::io::CopyingOutputStream {
  public:
   explicit WritebackOutput(int fd) : fd_(fd) {}

@@ -19,8 +19,8 @@ namespace shapeprop {
 enum class VarintRead { Ok, Short, Overlong };
 VarintRead read_long_varint(std::string_view bytes, uint64_t& pos, uint64_t end, uint64_t& value);
 inline VarintRead read_varint(std::string_view bytes, uint64_t& pos, uint64_t end, uint64_t& value) {
-  // One byte, as most tags and lengths are, without a call (the calls were a third of the
-  // nesting scan's instructions).
+  // One byte, as most tags and lengths are, without a call: the nesting scan reads little
+  // else, so the call would be much of its work.
   if (pos < end && static_cast<uint8_t>(bytes[pos]) < 0x80) {
     value = static_cast<uint8_t>(bytes[pos++]);
     return VarintRead::Ok;

@@ -171,8 +171,8 @@ class MutableBody {
   // erased, or whose place reads another value since, is stale and skipped.
   static constexpr uint32_t kNested = 1u << 31;
   // Most values have one or two readers and most nodes at most three inputs and one
-  // output: kept inline, building the body allocates nothing for them (their heap vectors
-  // were about a third of building it).
+  // output: kept inline, building the body allocates nothing for them (a heap vector per
+  // node and value would be much of the cost of building it).
   template <class T, size_t N>
   using SmallVector = boost::container::small_vector<T, N>;
   struct Use {

@@ -14,9 +14,8 @@ std::string_view NameArena::store(std::string_view name) {
   if (name.empty()) return {};
   if (name.size() > left_) {
     // Blocks double from 256 bytes to 64 KiB: most arenas (an inlined call's renaming, a
-    // scope's) hold a few names, and a block is not zeroed (it was a tenth of --mode
-    // inline's instructions on the bench's L=128 model when each arena began with 16 KiB
-    // of zeroes).
+    // scope's) hold a few names, and there are many of them, so a first block is small;
+    // and a block is not zeroed, since every byte of it is written before it is read.
     const size_t size = std::max(name.size(), next_block_);
     next_block_ = std::min<size_t>(next_block_ * 2, 64 * 1024);
     blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));

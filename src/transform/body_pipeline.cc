@@ -13,31 +13,29 @@ void PassContext::note_assumption(const std::string& what) {
     options_.notes->push_back(std::move(line));
 }
 
-BodyPassFn body_pass(Pass pass) {
-  switch (pass) {
-    case Pass::ShareInitializers: return share_equal_initializers;
-    case Pass::CastElim: return remove_redundant_casts;
-    case Pass::MatMulBroadcast: return unflatten_matmuls;
-    case Pass::Gemm: return form_gemms;
-    case Pass::ConvBn: return fuse_conv_batchnorm;
-    case Pass::ConstFold: return fold_small_constants;
-    case Pass::SplitPatterns: return rewrite_sequences_and_splits;
-    case Pass::ShapeGlue: return simplify_shape_inputs;
-    case Pass::Peepholes: return apply_peepholes;
-    case Pass::DropoutElim: return eliminate_dropouts;
-    case Pass::ConcatEmpties: return drop_empty_concat_inputs;
-    case Pass::MinMaxToClip: return min_max_to_clip;
-    case Pass::ClipFusion: return fuse_clips;
-    case Pass::NeutralOps: return remove_neutral_ops;
-    case Pass::ScatterElim: return remove_overwriting_scatters;
-    case Pass::RnnStates: return omit_zero_rnn_states;
-    case Pass::UnusedOutputs: return drop_unused_outputs;
-    case Pass::ExpandElim: return remove_broadcast_expands;
-    case Pass::HardActivations: return fuse_hard_activations;
-    case Pass::Cse: return merge_common_subexpressions;
-    default: return nullptr;
-  }
-}
+namespace {
+
+// Every pass of passes.def by its id: its function where it is a SHAPEPROP_BODY_PASS.
+constexpr BodyPassFn kBodyPasses[] = {
+#define SHAPEPROP_PASS(ID, NAME, KIND, FILE, DESCRIPTION) nullptr,
+#define SHAPEPROP_BODY_PASS(ID, NAME, KIND, FUNCTION, FILE, DESCRIPTION) FUNCTION,
+#include "shapeprop/passes.def"
+};
+
+// Only the transform's own passes may lack a function: the module passes, and fold and dce,
+// which work on node lists (fold_body.h). A rewrite listed with SHAPEPROP_PASS would be
+// found by --passes and then do nothing.
+#define SHAPEPROP_PASS(ID, NAME, KIND, FILE, DESCRIPTION)                                       \
+  static_assert(PassKind::KIND == PassKind::Module || Pass::ID == Pass::Fold || Pass::ID == Pass::Dce, \
+                "passes.def: the body pass '" NAME "' names no function: list it with SHAPEPROP_BODY_PASS");
+#define SHAPEPROP_BODY_PASS(ID, NAME, KIND, FUNCTION, FILE, DESCRIPTION)               \
+  static_assert(PassKind::KIND != PassKind::Module,                                      \
+                "passes.def: '" NAME "' is a module pass: the transform runs those itself");
+#include "shapeprop/passes.def"
+
+}  // namespace
+
+BodyPassFn body_pass(Pass pass) { return kBodyPasses[static_cast<size_t>(pass)]; }
 
 BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget& target,
                      const ir::ValueNames& interface, const std::vector<Pass>& passes,

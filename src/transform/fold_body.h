@@ -9,7 +9,7 @@
 
 #include "infer/analyzer.h"
 #include "ir/mutable_body.h"
-#include "shapeprop/specialize.h"
+#include "shapeprop/transform_options.h"
 
 namespace shapeprop::transform {
 

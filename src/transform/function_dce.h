@@ -11,7 +11,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/function_id.h"
-#include "shapeprop/specialize.h"
+#include "shapeprop/transform_options.h"
 #include "support/subgraphs.h"
 #include "transform/fold_body.h"
 

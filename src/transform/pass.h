@@ -97,26 +97,8 @@ bool rewrite_matches(PassContext& ctx, Counter counter, Match&& match, Rewrite&&
 
 using BodyPassFn = bool (*)(PassContext&);
 
-// The rewrite passes, each in its own file.
-bool remove_redundant_casts(PassContext& ctx);       // cast_elim.cc
-bool merge_common_subexpressions(PassContext& ctx);  // cse.cc
-bool share_equal_initializers(PassContext& ctx);     // cse.cc (once per body)
-bool simplify_shape_inputs(PassContext& ctx);        // shape_glue.cc
-bool rewrite_sequences_and_splits(PassContext& ctx); // split_patterns.cc
-bool unflatten_matmuls(PassContext& ctx);            // matmul_broadcast.cc
-bool form_gemms(PassContext& ctx);                   // gemm.cc
-bool apply_peepholes(PassContext& ctx);              // peepholes.cc
-bool eliminate_dropouts(PassContext& ctx);           // dropout_elim.cc
-bool drop_empty_concat_inputs(PassContext& ctx);     // concat_empties.cc
-bool min_max_to_clip(PassContext& ctx);              // minmax_to_clip.cc
-bool fuse_clips(PassContext& ctx);                   // clip_fusion.cc
-bool remove_neutral_ops(PassContext& ctx);           // neutral_ops.cc
-bool remove_overwriting_scatters(PassContext& ctx);  // scatter_elim.cc
-bool omit_zero_rnn_states(PassContext& ctx);         // rnn_states.cc
-bool drop_unused_outputs(PassContext& ctx);          // unused_outputs.cc
-bool fold_small_constants(PassContext& ctx);         // const_fold.cc
-bool remove_broadcast_expands(PassContext& ctx);     // expand_elim.cc (opt-in)
-bool fuse_hard_activations(PassContext& ctx);        // hard_activations.cc (opt-in)
-bool fuse_conv_batchnorm(PassContext& ctx);          // conv_bn.cc
+// The rewrite passes, each in the file its passes.def line names.
+#define SHAPEPROP_BODY_PASS(ID, NAME, KIND, FUNCTION, FILE, DESCRIPTION) bool FUNCTION(PassContext& ctx);
+#include "shapeprop/passes.def"
 
 }  // namespace shapeprop::transform

@@ -8,7 +8,7 @@ namespace shapeprop {
 namespace {
 
 constexpr PassInfo kPasses[] = {
-#define SHAPEPROP_PASS(ID, NAME, KIND, DESCRIPTION) {Pass::ID, NAME, PassKind::KIND, DESCRIPTION},
+#define SHAPEPROP_PASS(ID, NAME, KIND, FILE, DESCRIPTION) {Pass::ID, NAME, PassKind::KIND, FILE, DESCRIPTION},
 #include "shapeprop/passes.def"
 };
 

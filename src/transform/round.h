@@ -10,6 +10,7 @@
 #include "infer/analyzer.h"
 #include "shapeprop/call_graph.h"
 #include "shapeprop/passes.h"
+#include "shapeprop/specialize.h"
 #include "transform/body_pipeline.h"
 #include "transform/function_dce.h"  // and the onnx names used here
 

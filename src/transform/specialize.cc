@@ -211,7 +211,7 @@ Result<TransformResult> run_rounds(ModelProto& model, const TransformOptions& op
     infer::merge_assumptions(result.assumptions, result.annotation.assumptions);
   }
   infer::record_assumptions(*input, result.assumptions, options.infer.dim_ranges);
-  if (options.infer.debug) result.annotation.debug += counter_lines(result.stats) + assumption_report(result);
+  if (options.infer.debug) result.annotation.debug += counter_lines(result.stats) + assumption_report(result.rewrites_assuming_positive_dims);
   result.stats.calls_kept = count_calls(*input);
   result.stats.nodes_after = count_all_nodes(*input);
   result.stats.functions_after = static_cast<size_t>(input->functions_size());

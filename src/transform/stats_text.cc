@@ -1,6 +1,8 @@
 // The transform's texts (stats_text.h) and the public summary_line and counter_lines.
 #include "transform/stats_text.h"
 
+#include "shapeprop/specialize.h"  // summary_line, counter_lines
+
 #include <algorithm>
 #include <vector>
 
@@ -17,10 +19,10 @@ bool counts_a_rewrite(const CounterInfo& c) {
 
 }  // namespace
 
-std::string assumption_report(const TransformResult& result) {
-  if (result.rewrites_assuming_positive_dims.empty()) return "";
+std::string assumption_report(const std::vector<std::string>& rewrites_assuming_positive_dims) {
+  if (rewrites_assuming_positive_dims.empty()) return "";
   std::string text = "rewrites that assume symbolic dims are at least 1:\n";
-  for (const auto& line : result.rewrites_assuming_positive_dims) text += "  " + line + "\n";
+  for (const auto& line : rewrites_assuming_positive_dims) text += "  " + line + "\n";
   return text;
 }
 

@@ -3,15 +3,15 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "shapeprop/passes.h"
-#include "shapeprop/specialize.h"
 
 namespace shapeprop::transform {
 
-// What --debug-analysis says of the rewrites: the counts of the rewrites that hold only
-// because symbolic dims are at least 1 (empty when none).
-std::string assumption_report(const TransformResult& result);
+// What --debug-analysis says of the rewrites that hold only because symbolic dims are at
+// least 1 (TransformResult::rewrites_assuming_positive_dims): a line each, empty when none.
+std::string assumption_report(const std::vector<std::string>& rewrites_assuming_positive_dims);
 
 // The passes whose counters differ between `before` and `after`, in registry order.
 std::string passes_that_counted(const Counters& before, const Counters& after);

@@ -1,13 +1,12 @@
 // The CLI's heap on transparent huge pages, where the kernel has them free.
 //
-// A run touches its memory once, as it builds the model and its analysis: 60 MiB for the
-// bench's 128-layer transformer. Backed by 4 KiB pages, each first touch is a page fault,
-// and on the virtual machines this project is measured on those faults were a third of a
-// run (perf: clear_page and the fault path). jemalloc with thp:always advises its chunks
-// for 2 MiB pages, which takes a fault per 2 MiB instead: the 128-layer run went from 0.27
-// s to 0.11 s, for 5% more peak memory. The risk is the other way round: where no free 2
-// MiB block is left, the kernel compacts memory inside the fault (defrag "madvise"), and
-// a run once took 6.5 s that way. So huge pages are kept only while the kernel's free
+// A run touches its memory once, as it builds the model and its analysis. Backed by 4 KiB
+// pages, each first touch is a page fault, and on virtual machines the faults (clear_page
+// and the fault path, in perf) are a large part of a run. jemalloc with thp:always advises
+// its chunks for 2 MiB pages, which takes a fault per 2 MiB instead, for a little more
+// peak memory (docs/performance.md). The risk is the other way round: where no free 2 MiB
+// block is left, the kernel compacts memory inside the fault (defrag "madvise"), which
+// can make a run many times slower. So huge pages are kept only while the kernel's free
 // lists hold blocks of 2 MiB or more for everything the run may need; otherwise the
 // process turns them off (prctl PR_SET_THP_DISABLE) before it reads the model.
 #pragma once

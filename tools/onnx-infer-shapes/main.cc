@@ -7,8 +7,8 @@
 // its chunks advised for huge pages, which the run keeps only where the kernel has them
 // free (heap/huge_pages.h); and freed pages kept for the process's own reuse, never
 // handed back while it runs (no dirty or muzzy decay): purging splits huge pages and the
-// next allocation faults them in again. --mode inline on the bench's 1024-layer model:
-// system time 0.52 -> 0.07 s, wall 2.8 -> 2.3 s (medians of 5), peak RSS 420 -> 436 MiB.
+// next allocation faults them in again. A run is short and its heap only grows until the
+// end, so the pages kept cost little memory and save the kernel's time (docs/performance.md).
 // tests/tools/allocator_options.sh checks them.
 extern "C" {
 const char* malloc_conf = "thp:always,metadata_thp:auto,dirty_decay_ms:-1,muzzy_decay_ms:-1";

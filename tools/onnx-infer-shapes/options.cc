@@ -296,11 +296,15 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         return kBadInput;
       }
     } else if (a == "--list-passes") {
-      for (const auto& p : shapeprop::all_passes())
+      for (const auto& p : shapeprop::all_passes()) {
         std::cout << p.name << std::string(p.name.size() < 20 ? 20 - p.name.size() : 1, ' ')
                   << (p.kind == shapeprop::PassKind::Module  ? "[module] "
                       : p.kind == shapeprop::PassKind::OptIn ? "[opt-in] "
-                                                             : "") << p.description << '\n';
+                                                             : "");
+        for (char c : p.description)  // Markdown's code spans as plain text
+          if (c != '`') std::cout << c;
+        std::cout << '\n';
+      }
       return kOk;
     } else if (is("--passes") || is("--print-after")) {
       const bool list = is("--passes");

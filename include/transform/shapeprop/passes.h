@@ -19,7 +19,7 @@ enum class PassKind : uint8_t {
 };
 
 enum class Pass : uint8_t {
-#define SHAPEPROP_PASS(ID, NAME, KIND, DESCRIPTION) ID,
+#define SHAPEPROP_PASS(ID, NAME, KIND, FILE, DESCRIPTION) ID,
 #include "shapeprop/passes.def"
 };
 
@@ -27,7 +27,8 @@ struct PassInfo {
   Pass id;
   std::string_view name;         // as --passes spells it: "cse"
   PassKind kind;
-  std::string_view description;  // one line
+  std::string_view file;         // its source, under src/transform: "cse.cc"
+  std::string_view description;  // what it does, in Markdown (`Cast` ...)
 };
 
 // Every pass, in the order the default pipelines run them.
