@@ -55,7 +55,7 @@ site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["pla
 # The tests compare with the CLI of the build above, and check that the package they
 # import is the installed one (SHAPEPROP_PACKAGE_DIR); none may skip.
 out=$(cd build && SHAPEPROP_PACKAGE_DIR="$site/shapeprop" SHAPEPROP_CLI="$PWD/lite-$1/tools/onnx-infer-shapes" \
-      PYTHONDONTWRITEBYTECODE=1 ${SHAPEPROP_ONNX_IR_PATH:+PYTHONPATH="$SHAPEPROP_ONNX_IR_PATH"} \
+      PYTHONDONTWRITEBYTECODE=1 env ${SHAPEPROP_ONNX_IR_PATH:+"PYTHONPATH=$SHAPEPROP_ONNX_IR_PATH"} \
       "../$venv/bin/python" -m pytest -q -p no:cacheprovider ../tests/python 2>&1) \
   || { echo "$out"; exit 1; }
 echo "pip install .: $(echo "$out" | tail -n 1)"
