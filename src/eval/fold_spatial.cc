@@ -115,7 +115,7 @@ std::vector<Fact> fold_conv(const FoldInput& node) {
 }
 
 // ConvTranspose: stride*(D-1) + output_padding + dilation*(k-1) + 1 - pads, or D*stride
-// for SAME; an output_shape attribute (constants) is ONNX's own inference's to apply.
+// for SAME (where the padding that needs is not negative); an output_shape attribute (constants) is ONNX's own inference's to apply.
 std::vector<Fact> fold_conv_transpose(const FoldInput& node) {
   const Fact *x = node.input(0), *w = node.input(1);
   if (!x || !x->shape || x->other || x->shape->size() < 3 || node.attribute("output_shape")) return {};
@@ -133,7 +133,12 @@ std::vector<Fact> fold_conv_transpose(const FoldInput& node) {
     const Axis& a = (*axes)[i];
     const Dim& d = (*x->shape)[i + 2];
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out.push_back(d * Dim::constant(a.stride));
+      // ONNX defines D*stride, which needs a total padding of output_padding + reach -
+      // stride >= 0; where it would be negative, ONNX Runtime pads nothing and gives
+      // stride*(D-1) + output_padding + reach instead (stride 3, kernel 1: 3*D-2), so
+      // the runtimes may differ: unknown.
+      const int64_t reach = a.dilation * (a.kernel - 1) + 1;
+      out.push_back((*output_padding)[i] + reach >= a.stride ? d * Dim::constant(a.stride) : Dim::unknown());
     } else if (auto_pad == "NOTSET" || auto_pad == "VALID") {
       const int64_t pads = auto_pad == "VALID" ? 0 : a.pad_begin + a.pad_end;
       out.push_back(Dim::constant(a.stride) * (d - Dim::constant(1)) + Dim::constant((*output_padding)[i]) +
