@@ -3,8 +3,10 @@
 //  - Min(Max(x, lo), hi) and Max(Min(x, hi), lo) are Clip(x, lo, hi) when lo <= hi (when
 //    lo > hi the pair gives hi, resp. lo, everywhere: left as it is).
 // Either operand of each may be the constant. Only two-input Min/Max whose constant is a
-// scalar (so it broadcasts nothing) and a number (a NaN bound is left alone), and an inner
-// node read by the outer one only. NaN: ONNX's reference implementations of Min, Max
+// number of one element (a NaN bound is left alone) of a rank no greater than x's (so it
+// broadcasts nothing: the result has x's shape), and an inner node read by the outer one
+// only. Clip's bounds must be scalars: a bound of shape [1] (or [1,1], ...) goes in as a
+// new scalar constant of its value (float, double, int32, int64; other types stay). NaN: ONNX's reference implementations of Min, Max
 // (np.minimum, np.maximum) and Clip (np.clip) all give NaN for a NaN x, so the rewrite
 // keeps it. Clip where the opset takes x's type: float, double, float16 from 11, the
 // integers from 12, bfloat16 from 13.
@@ -34,7 +36,22 @@ struct Bound {
   ValueId x;
   ValueId c;
   long double value;
+  bool scalar;  // c has rank 0
 };
+
+// A scalar tensor of type `t` holding `v` (a value read from a constant of type t).
+std::optional<TensorProto> scalar_tensor(int32_t t, long double v) {
+  TensorProto p;
+  p.set_data_type(t);
+  switch (t) {
+    case TensorProto::FLOAT: p.add_float_data(static_cast<float>(v)); break;
+    case TensorProto::DOUBLE: p.add_double_data(static_cast<double>(v)); break;
+    case TensorProto::INT32: p.add_int32_data(static_cast<int32_t>(v)); break;
+    case TensorProto::INT64: p.add_int64_data(static_cast<int64_t>(v)); break;
+    default: return std::nullopt;
+  }
+  return p;
+}
 
 class MinMaxToClip {
  public:
@@ -49,7 +66,11 @@ class MinMaxToClip {
       const ValueId c = body_.input(id, k);
       const ValueId x = body_.input(id, 1 - k);
       if (c == ir::kNoValue || x == ir::kNoValue) return std::nullopt;
-      if (auto v = scalar_value(body_.fact(c))) return Bound{n.op_type() == "Max", x, c, *v};
+      const Fact* cf = body_.fact(c);
+      const auto v = one_element_value(cf);
+      const auto cr = rank_of(cf);
+      const auto xr = rank_of(body_.fact(x));
+      if (v && cr && xr && *cr <= *xr) return Bound{n.op_type() == "Max", x, c, *v, *cr == 0};
     }
     return std::nullopt;
   }
@@ -59,6 +80,8 @@ class MinMaxToClip {
     std::string op;
     std::vector<ValueId> inputs;
     NodeId inner;
+    // Clip's bounds to make as scalar constants (inputs 1, 2), where not scalars already.
+    std::optional<TensorProto> lo, hi;
   };
 
   std::optional<Rewrite> match(NodeId outer) const {
@@ -73,13 +96,16 @@ class MinMaxToClip {
     if (!xf || !of || xf->elem_type == 0 || xf->elem_type != of->elem_type) return std::nullopt;
     if (in->is_max == out->is_max) {  // the tighter bound of the two
       const bool first = in->is_max ? in->value >= out->value : in->value <= out->value;
-      return Rewrite{in->is_max ? "Max" : "Min", {in->x, first ? in->c : out->c}, inner};
+      return Rewrite{in->is_max ? "Max" : "Min", {in->x, first ? in->c : out->c}, inner, std::nullopt, std::nullopt};
     }
     const Bound& lo = in->is_max ? *in : *out;
     const Bound& hi = in->is_max ? *out : *in;
     const int64_t since = clip_opset_for(xf->elem_type);
     if (lo.value > hi.value || since == 0 || options_.onnx_opset < since) return std::nullopt;
-    return Rewrite{"Clip", {in->x, lo.c, hi.c}, inner};
+    Rewrite r{"Clip", {in->x, lo.c, hi.c}, inner, std::nullopt, std::nullopt};
+    if (!lo.scalar && !(r.lo = scalar_tensor(xf->elem_type, lo.value))) return std::nullopt;
+    if (!hi.scalar && !(r.hi = scalar_tensor(xf->elem_type, hi.value))) return std::nullopt;
+    return r;
   }
 
  private:
@@ -97,7 +123,10 @@ bool min_max_to_clip(PassContext& ctx) {
       [&](NodeId id, const auto& r) {
         NodeProto node;
         node.set_op_type(r->op);
-        body.replace_node(id, std::move(node), r->inputs);
+        std::vector<ValueId> inputs = r->inputs;
+        if (r->lo) inputs[1] = body.add_constant(*r->lo, "clip_min");
+        if (r->hi) inputs[2] = body.add_constant(*r->hi, "clip_max");
+        body.replace_node(id, std::move(node), inputs);
         body.erase(r->inner);
         return true;
       });
