@@ -1,7 +1,9 @@
 // Min and Max of a constant, twice in a row, as one node (issue 25, family 1):
 //  - Max(Max(x, a), b) is Max(x, max(a, b)); Min(Min(x, a), b) is Min(x, min(a, b));
-//  - Min(Max(x, lo), hi) and Max(Min(x, hi), lo) are Clip(x, lo, hi) when lo <= hi (when
-//    lo > hi the pair gives hi, resp. lo, everywhere: left as it is).
+//  - Min(Max(x, lo), hi) and Max(Min(x, hi), lo) are Clip(x, lo, hi) when lo <= hi; when
+//    lo > hi, Min(Max(x, lo), hi) is still Clip(x, lo, hi) from opset 13, whose definition
+//    makes Clip with min > max exactly Min(max, Max(input, min)); Max(Min(x, hi), lo) is
+//    then lo everywhere but NaN, which no Clip is: left as it is.
 // Either operand of each may be the constant. Only two-input Min/Max whose constant is a
 // number of one element (a NaN bound is left alone) of a rank no greater than x's (so it
 // broadcasts nothing: the result has x's shape), and an inner node read by the outer one
@@ -101,7 +103,10 @@ class MinMaxToClip {
     const Bound& lo = in->is_max ? *in : *out;
     const Bound& hi = in->is_max ? *out : *in;
     const int64_t since = clip_opset_for(xf->elem_type);
-    if (lo.value > hi.value || since == 0 || options_.onnx_opset < since) return std::nullopt;
+    // lo > hi: Min(Max(x, lo), hi) is what Clip-13 defines then (all hi, NaN kept);
+    // Max(Min(x, hi), lo) is all lo, which no Clip is.
+    if (lo.value > hi.value && (!in->is_max || options_.onnx_opset < 13)) return std::nullopt;
+    if (since == 0 || options_.onnx_opset < since) return std::nullopt;
     Rewrite r{"Clip", {in->x, lo.c, hi.c}, inner, std::nullopt, std::nullopt};
     if (!lo.scalar && !(r.lo = scalar_tensor(xf->elem_type, lo.value))) return std::nullopt;
     if (!hi.scalar && !(r.hi = scalar_tensor(xf->elem_type, hi.value))) return std::nullopt;
