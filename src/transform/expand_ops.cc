@@ -16,6 +16,7 @@
 #include "shapeprop/function_id.h"
 #include "shapeprop/version.h"
 #include "support/subgraphs.h"
+#include "transform/function_dce.h"
 
 namespace shapeprop {
 
@@ -29,13 +30,6 @@ using onnx::OpSchema;
 using onnx::TypeProto;
 using Nodes = google::protobuf::RepeatedPtrField<NodeProto>;
 using Opsets = google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>;
-
-// The version a scope imports ai.onnx at, or 0.
-int64_t default_opset(const Opsets& opsets) {
-  for (const auto& o : opsets)
-    if (FunctionId::is_default_domain(o.domain())) return o.version();
-  return 0;
-}
 
 // The declarations of one scope as the analysis of a copy of the model wrote them: a
 // graph's inputs, outputs and value_info after those of the graphs around it, or a
@@ -106,11 +100,11 @@ class Expander {
         sites.push_back(std::move(s));
       }
     };
-    const int64_t model_opset = default_opset(m_.opset_import());
+    const int64_t model_opset = transform::onnx_opset(m_.opset_import());
     visit(*m_.mutable_graph()->mutable_node(), model_opset, m_.mutable_opset_import(),
           "graph '" + m_.graph().name() + "'", visit);
     for (auto& f : *m_.mutable_functions())
-      visit(*f.mutable_node(), default_opset(f.opset_import()), f.mutable_opset_import(), "function '" + f.name() + "'",
+      visit(*f.mutable_node(), transform::onnx_opset(f.opset_import()), f.mutable_opset_import(), "function '" + f.name() + "'",
             visit);
     if (!without.empty() || !absent.empty()) {
       std::string message;
@@ -347,7 +341,7 @@ void count_expanded_nodes(const ModelProto& model, std::vector<ExpandedOp>& expa
 }
 
 Result<bool> convert_opset(ModelProto& model, int64_t target) {
-  const int64_t from = default_opset(model.opset_import());
+  const int64_t from = transform::onnx_opset(model.opset_import());
   if (from == target) return false;
   if (model.functions_size() > 0) {
     std::string names;

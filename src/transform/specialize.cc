@@ -247,9 +247,7 @@ Result<TransformResult> specialize(ModelProto& model, const TransformOptions& op
   if (!done) return done.error();
   if (has_errors(done->diagnostics)) return done;
   if (const auto target = options.expand.target_opset) {
-    int64_t from = 0;
-    for (const auto& o : work.opset_import())
-      if (FunctionId::is_default_domain(o.domain())) from = o.version();
+    const int64_t from = transform::onnx_opset(work.opset_import());
     auto converted = convert_opset(work, *target);
     if (!converted) return converted.error();
     if (*converted) {
