@@ -12,7 +12,7 @@
 #   %bad-input OUT -- CMD   CMD must exit 2 with one line on stderr and leave no OUT
 #   %gen-deep KIND N   writes a model that nests deep or grows fast (gen_deep.py)
 #   %within S MB [--baseline 'BASE'] -- CMD   CMD must end within S seconds and MB
-#              megabytes of peak memory (/usr/bin/time), beyond BASE's peak when given;
+#              megabytes of peak memory (within.py, through wait4), beyond BASE's peak when given;
 #              passes CMD's exit status on
 #
 #   %ort-types M  every type M declares is the one ONNX Runtime computes, at the same two
@@ -21,7 +21,7 @@
 #              edges of a clamp or a rounding: seq=127,128,129 for a 128-long table)
 #   %onnx-ir, %onnx-opset  the highest IR version and ai.onnx opset the linked ONNX reads
 #
-# Features: "gnu-time" where /usr/bin/time is; "root" when the tests run as root (mknod
+# Features: "root" when the tests run as root (mknod
 # needs it; tests that make device files say REQUIRES: root and are reported UNSUPPORTED
 # otherwise); "onnx-irN" and
 # "onnx-opsetN" for every IR version and ai.onnx opset the linked ONNX reads (models of
@@ -54,14 +54,10 @@ config.substitutions.append(("%ort-types-at", "node " + ort_types + " --quiet --
 config.substitutions.append(("%ort-types", "node " + ort_types + " --quiet --require-full --bind N=2,3 --bind batch=1,3 --bind seq=2,5"))
 config.substitutions.append(("%bad-input", os.path.join(config.test_source_root, "bad_input.sh")))
 config.substitutions.append(("%exit", os.path.join(config.test_source_root, "expect_exit.sh")))
-config.substitutions.append(("%within", os.path.join(config.test_source_root, "within.sh")))
+config.substitutions.append(("%within", "python3 " + os.path.join(config.test_source_root, "within.py")))
 config.substitutions.append(("%gen-deep", "python3 " + os.path.join(config.test_source_root, "gen_deep.py")))
 if os.geteuid() == 0:
     config.available_features.add("root")
-# %within measures with GNU time (Debian's `time` package; the lite configuration's sid
-# root has none): tests that use it say REQUIRES: gnu-time.
-if os.access("/usr/bin/time", os.X_OK):
-    config.available_features.add("gnu-time")
 config.available_features.add("onnx-" + ".".join(config.shapeprop_onnx_version.split(".")[:2]))
 config.environment["LC_ALL"] = "C"
 
