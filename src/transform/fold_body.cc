@@ -207,6 +207,7 @@ class Folder {
   Counters& stats_;
   PlacedFacts* facts_out_;  // the facts of the top level's nodes and initializers, by place
   int subgraph_depth_ = 0;
+  std::vector<const GraphProto*> subgraphs_;  // the subgraphs being folded, the innermost last
   // For each If whose taken branch is being inlined, the outermost first: how many times
   // its subgraphs define each name.
   std::vector<ir::NameCounts> inlining_;
@@ -255,11 +256,19 @@ class Folder {
     const NodeProto& n = node.proto;
     if (!target_.decide) return Rewrite::Copy;
     if (is_op(n, "If") && branch_of(node) >= 0 && taken_branch(n, branch_of(node))) return Rewrite::TakenBranch;
-    if (all_outputs_constant(node) && !is_random(n) && (!is_op(n, "Constant") || (top && target_.main_graph)))
+    if (all_outputs_constant(node) && !is_random(n) && (!is_op(n, "Constant") || lifts_constant(node, top)))
       return Rewrite::Constants;
     if (is_op(n, "CastLike") && castlike_foldable(node)) return Rewrite::CastLike;
     if (returns_its_input(n) && keeps_shape(node)) return Rewrite::Identity;
     return Rewrite::Copy;
+  }
+
+  // Whether a Constant node becomes an initializer (emit_value): in the main graph, but
+  // for the outputs of a subgraph, which its nodes must define.
+  bool lifts_constant(const Node& node, bool top) const {
+    if (!target_.main_graph) return false;
+    if (top) return true;
+    return !subgraphs_.empty() && !is_output(*subgraphs_.back(), node.proto.output(0));
   }
 
   static int branch_of(const Node& node) {
@@ -402,15 +411,26 @@ class Folder {
   }
 
   // Emits the constant `value` (known as `fact`) under `name`, the name define() gave the
-  // value `v` of `scope`: an initializer at the top of the main graph, a Constant node
-  // elsewhere. An initializer's name is in scope in every subgraph (and ONNX Runtime makes
+  // value `v` of `scope`: in the main graph an initializer, elsewhere (a function body) a
+  // Constant node. An initializer's name is in scope in every subgraph (and ONNX Runtime makes
   // a Constant node at the top one), so where a subgraph that stays defines the name too,
   // the initializer takes a fresh name: the value's, or, for a name the graph keeps (an
-  // output), an Identity's input.
+  // output), an Identity's input. A constant a subgraph computes goes to the main graph
+  // under a fresh name too (a branch that runs no node for it, as onnxscript's folding
+  // leaves it), but for the subgraph's own outputs, which its nodes must define.
   void emit_value(const std::string& name, ir::ValueId v, Scope& scope, onnx::TensorProto value, const Fact* fact,
                   NodeList* out, bool top) {
-    if (!top || !target_.main_graph) {
+    if (!target_.main_graph || (!top && (subgraphs_.empty() || is_output(*subgraphs_.back(), name)))) {
+      // (A Constant node that stays; lifts_constant() said so beforehand.)
       emit(out, constant_node(name, std::move(value)));
+      return;
+    }
+    if (!top) {
+      const std::string stored = fresh(name);
+      if (facts_out_) facts_out_->add_initializer(fact);
+      value.set_name(stored);
+      *target_.main_graph->add_initializer() = std::move(value);
+      scope.rename(v, stored);
       return;
     }
     const bool clashes = kept_subgraph_defines(name);
@@ -430,6 +450,10 @@ class Folder {
     id.add_output(name);
     if (recording()) facts_out_->add_output(fact);
     emit(out, std::move(id));
+  }
+
+  static bool is_output(const GraphProto& g, const std::string& name) {
+    return std::any_of(g.output().begin(), g.output().end(), [&name](const auto& o) { return o.name() == name; });
   }
 
   // The branch graph an If node holds itself (not through an attribute reference).
@@ -527,7 +551,9 @@ class Folder {
     }, original.node());
     NodeList folded;
     ++subgraph_depth_;
+    subgraphs_.push_back(&original);
     fold(original.node(), scope, &folded, level, /*inlined=*/false, /*top=*/false);
+    subgraphs_.pop_back();
     --subgraph_depth_;
     const auto results = scope.body->outputs();
     for (int i = 0; i < g->output_size(); ++i) {

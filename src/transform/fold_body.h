@@ -58,6 +58,8 @@ class PlacedFacts {
   void end_node(int outputs);
   // The output recorded last is an initializer added to the main graph, not a node's.
   void last_output_is_initializer();
+  // A constant of a subgraph added to the main graph as an initializer (known as `f`).
+  void add_initializer(const Fact* f) { added_.push_back(f); }
 
  private:
   const Fact* by_name(std::string_view name) const;
