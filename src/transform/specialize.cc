@@ -89,9 +89,9 @@ class Pipeline {
           if (!inlined) return inlined.error();
           if (!stage.has_round()) continue;
         }
-        if (pending_) {  // a round stage reads its own copy of the model
-          if (resolve()) unchanged = std::move(last_unchanged_);
-        }
+        // A Round reads a settled model in place: a result still waiting for its
+        // comparison is compared first.
+        if (pending_ && resolve()) unchanged = std::move(last_unchanged_);
         auto ran = round_stage(stage);
         if (!ran) return ran.error();
         if (!*ran) return false;
