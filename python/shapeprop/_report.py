@@ -144,6 +144,13 @@ class Report:
         """Seconds per phase (load, validation, analysis, specialization, ...), in order."""
         return {p["phase"]: p["seconds"] for p in self.data["phases"]}
 
+    @property
+    def pass_times(self) -> Dict[str, float]:
+        """Seconds per pass of a transform (specialize, fold, dce, cse, ...), for the passes
+        that ran, in the order of ``--list-passes``: every run added up. Empty outside the
+        specialize and inline modes."""
+        return {p["pass"]: p["seconds"] for p in self.data["pass_times"]}
+
     def __repr__(self) -> str:
         return "<shapeprop.Report %s ok=%s: %s>" % (self.mode, self.ok, "; ".join(self.summary) or "no summary")
 

@@ -328,16 +328,16 @@ const char* mode_name(const JobOptions& options) {
 Result<JobOutcome> run(const JobOptions& options) {
   const TransformOptions& t = options.transform;
   const bool transforms = options.kind == JobKind::Transform;
-  if (!transforms && (!t.keep.empty() || !t.passes.empty() || t.print_after || t.expand.any()))
+  if (!transforms && (!t.keep.empty() || !t.passes.empty() || !t.print_after.empty() || t.expand.any()))
     return Diagnostic::error(std::string(!t.keep.empty()     ? "keep"
                                          : !t.passes.empty() ? "passes"
-                                         : t.print_after     ? "print_after"
+                                         : !t.print_after.empty() ? "print_after"
                                          : t.expand.target_opset ? "target_opset"
                                                                  : "expand_ops") +
                              " applies to a transform only");
-  if (t.print_after && !t.passes.empty() && std::find(t.passes.begin(), t.passes.end(), *t.print_after) == t.passes.end())
-    return Diagnostic::error("print_after names " + std::string(pass_info(*t.print_after).name) +
-                             ", which passes does not run");
+  for (Pass p : t.print_after)
+    if (!t.passes.empty() && std::find(t.passes.begin(), t.passes.end(), p) == t.passes.end())
+      return Diagnostic::error("print_after names " + std::string(pass_info(p).name) + ", which passes does not run");
   if (options.kind == JobKind::Check && (options.output || !options.overrides.empty() || options.verify_roundtrip ||
                                          options.verify_idempotent || options.verify_full_check || !options.infer))
     return Diagnostic::error("a check writes nothing, and takes no output, override, verification or infer = false");

@@ -576,6 +576,18 @@ size_t MutableBody::remove_unread_initializers() {
   return before - static_cast<size_t>(inits.size());
 }
 
+NodeList MutableBody::copy_nodes() const {
+  NodeList out;
+  const auto original = static_cast<size_t>(list_.size());
+  for (NodeId id = first(); id != kNone; id = next(id)) {
+    NodeProto& n = *out.Add();
+    n = *nodes_[id].proto;
+    if (id >= original || nodes_[id].inputs_set)
+      while (!n.input().empty() && n.input().rbegin()->empty()) n.mutable_input()->RemoveLast();
+  }
+  return out;
+}
+
 bool MutableBody::commit() {
   if (!changed_) return false;
   // The list's own nodes (ids below its size) move by pointer into their new order, none

@@ -161,6 +161,9 @@ class MutableBody {
   size_t remove_unread_initializers();
 
   bool changed() const { return changed_; }
+  // The nodes as commit() would write them, copied, the body unchanged (to print it
+  // between passes).
+  NodeList copy_nodes() const;
   // Writes the nodes back in order, without the erased ones and, where an edit set the
   // node's inputs, without omitted inputs at the end of them; true when anything changed.
   bool commit();

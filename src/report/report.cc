@@ -346,6 +346,7 @@ void Report::add(const TransformResult& result) {
   functions = result.functions;
   assumptions = result.assumptions;
   add_phases(phases, result.phases);
+  pass_times += result.pass_times;
 }
 
 void Report::add_check(const Diagnostics& found) {
@@ -420,6 +421,15 @@ std::string to_json(const Report& r) {
     w.begin_object();
     w.key("phase").string(p.phase);
     w.key("seconds").real(p.seconds);
+    w.end();
+  }
+  w.end();
+  w.key("pass_times").begin_array();
+  for (const PassInfo& p : all_passes()) {
+    if (!r.pass_times.ran(p.id)) continue;
+    w.begin_object();
+    w.key("pass").string(p.name);
+    w.key("seconds").real(r.pass_times.seconds(p.id));
     w.end();
   }
   w.end();

@@ -39,18 +39,30 @@ BodyPassFn body_pass(Pass pass) { return kBodyPasses[static_cast<size_t>(pass)];
 
 BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget& target,
                      const ir::ValueNames& interface, const std::vector<Pass>& passes,
-                     const RewriteOptions& options, bool dry, Counters& counters, bool tidy, int max_rounds) {
+                     const RewriteOptions& options, bool dry, Counters& counters, bool tidy, const PassWatch& watch) {
   MutableBody body(nodes, facts.source(), target.main_graph, interface);
   BodyRun run;
   tidy = tidy && !dry;
-  auto clean = [&body] {
+  PassTimes* const times = dry ? nullptr : watch.times;
+  const bool watch_after = !dry && watch.after_first;
+  auto clean = [&body, times] {
+    PassClock clock(times, Pass::Dce);
     body.collapse_identities();
     body.remove_dead_nodes();
   };
-  if (tidy) clean();
-  auto step = [&](Pass p) {
-    PassContext ctx(body, options, counters, dry);
-    return body_pass(p)(ctx);
+  if (tidy) {
+    clean();
+    if (watch_after) watch.after_first(Pass::Dce, body);
+  }
+  auto step = [&](Pass p, bool first) {
+    bool changed;
+    {
+      PassClock clock(times, p);
+      PassContext ctx(body, options, counters, dry);
+      changed = body_pass(p)(ctx);
+    }
+    if (first && watch_after) watch.after_first(p, body);
+    return changed;
   };
   std::vector<Pass> rounds;
   for (Pass p : passes) {
@@ -58,13 +70,13 @@ BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget
       rounds.push_back(p);
       continue;
     }
-    run.changed = step(p) || run.changed;  // once: what it shares stays shared
+    run.changed = step(p, true) || run.changed;  // once: what it shares stays shared
     if (run.changed && dry) return run;
   }
-  for (int round = 0; round < max_rounds; ++round) {
+  for (int round = 0; round < kMaxBodyRounds; ++round) {
     std::optional<Pass> changed_by;
     for (Pass p : rounds) {
-      if (!step(p)) continue;
+      if (!step(p, round == 0)) continue;
       changed_by = p;
       if (dry) {
         run.changed = true;
@@ -73,11 +85,12 @@ BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget
     }
     if (!changed_by) break;
     run.changed = true;
-    if (round + 1 == max_rounds) run.still_changing = changed_by;
+    if (round + 1 == kMaxBodyRounds) run.still_changing = changed_by;
   }
   if (tidy && run.changed) clean();
   if (!dry) body.commit();
   if (tidy && target.main_graph) {
+    PassClock clock(times, Pass::Dce);
     body.remove_unread_initializers();
     run.initializers_tidied = true;
   }

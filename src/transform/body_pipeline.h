@@ -2,6 +2,7 @@
 // none changes anything, or, in a dry run, until one would.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -25,16 +26,23 @@ struct BodyRun {
   bool initializers_tidied = false;
 };
 
+// What a pipeline watches of the passes over a body: the time each takes, and the body
+// right after a pass first ran over it (--print-after).
+struct PassWatch {
+  PassTimes* times = nullptr;
+  std::function<void(Pass, const ir::MutableBody&)> after_first;
+};
+
 // Runs `passes` over the top level of `nodes` (whose facts `facts` gives by place; `target`
 // says where constants go; `interface` names stay): share-initializers once, the others in
-// rounds until none changes anything (at most `max_rounds`), or, with `dry`, until one
-// would. Counts what it does in `counters`. With `tidy` (the dce pass; not in a dry run),
+// rounds until none changes anything (at most kMaxBodyRounds), or, with `dry`, until one
+// would. Counts what it does in `counters`, and tells `watch` (not in a dry run). With `tidy` (the dce pass; not in a dry run),
 // Identity chains at the top level collapse and dead nodes go before the passes, and
 // again after them when they changed something: the same body edits, by value id; and,
 // in the main graph (target.main_graph), the initializers that nothing reads then go.
 BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget& target,
                      const ir::ValueNames& interface, const std::vector<Pass>& passes,
                      const RewriteOptions& options, bool dry, Counters& counters, bool tidy = false,
-                     int max_rounds = 6);
+                     const PassWatch& watch = {});
 
 }  // namespace shapeprop::transform

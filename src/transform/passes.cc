@@ -18,10 +18,24 @@ constexpr CounterInfo kCounters[] = {
 };
 
 static_assert(std::size(kCounters) == Counters::kSize);
+static_assert(std::size(kPasses) == kPassCount);
+
+constexpr size_t kDefaultCount = static_cast<size_t>(
+    std::count_if(std::begin(kPasses), std::end(kPasses), [](const PassInfo& p) { return p.kind != PassKind::OptIn; }));
+
+constexpr std::array<Pass, kDefaultCount> kDefaultPasses = [] {
+  std::array<Pass, kDefaultCount> passes{};
+  size_t n = 0;
+  for (const PassInfo& p : kPasses)
+    if (p.kind != PassKind::OptIn) passes[n++] = p.id;
+  return passes;
+}();
 
 }  // namespace
 
 std::span<const PassInfo> all_passes() { return kPasses; }
+
+std::span<const Pass> default_passes() { return kDefaultPasses; }
 
 const PassInfo& pass_info(Pass pass) { return kPasses[static_cast<size_t>(pass)]; }
 

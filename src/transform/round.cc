@@ -3,6 +3,7 @@
 #include "transform/round.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 #include <tuple>
@@ -34,10 +35,15 @@ Result<bool> Round::run(ModelProto& out) {
   if (has_errors(result_.diagnostics)) return false;
   if (try_unchanged_ && changes_nothing(analysis)) {
     unchanged_ = true;
+    for (Pass p : watched_) options_.after_pass(p, model_);
     return true;
   }
 
   PhaseClock specializing(result_.phases, "specialization", options_.infer.on_phase);
+  // The stage's time outside its body passes (copying bodies, naming and sharing
+  // specializations) is its module pass's.
+  const auto writing = std::chrono::steady_clock::now();
+  const double body_passes_before = result_.pass_times.total();
   start_from(out);
   std::set<std::pair<std::string, std::string>> taken;  // (domain, name) of the original functions
   for (const auto& f : model_.functions()) taken.insert({FunctionId::canonical_domain(f.domain()), f.name()});
@@ -65,6 +71,7 @@ Result<bool> Round::run(ModelProto& out) {
     const TransformStats stats_before = result_.stats;
     const size_t notes_before = result_.rewrites_assuming_positive_dims.size();
     std::vector<FunctionProto> bodies;
+    std::vector<std::vector<BodyAfter>> bodies_after;  // with watched passes
     std::vector<std::vector<const infer::CallContext*>> users;
     std::unordered_map<uint64_t, std::vector<size_t>> bodies_by_hash;
     for (const infer::CallContext* c : contexts) {
@@ -80,6 +87,7 @@ Result<bool> Round::run(ModelProto& out) {
         index = bodies.size();
         same_hash.push_back(index);
         bodies.push_back(std::move(body));
+        if (!watched_.empty()) bodies_after.push_back(std::move(body_after_));
         users.emplace_back();
       }
       users[index].push_back(c);
@@ -126,13 +134,23 @@ Result<bool> Round::run(ModelProto& out) {
       }
       if (bodies.size() > 1 || contexts.size() > 1)
         made[FunctionId::of(bodies[k])] = users[k].size() - 1;
+      if (!watched_.empty()) functions_after_.emplace_back(out.functions_size(), std::move(bodies_after[k]));
       *out.add_functions() = std::move(bodies[k]);
     }
   }
 
   fold_main_graph(analysis, out);
   restore_missing_functions(out);
-  if (stage_.specializes() || stage_.dce) remove_unused(out);
+  if (!watched_.empty()) print_watched(out);
+  if (stage_.specializes() || stage_.dce) {
+    PassClock clock(stage_.dce ? &result_.pass_times : nullptr, Pass::Dce);
+    remove_unused(out);
+  }
+  if (stage_.module) {
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - writing).count() -
+                         (result_.pass_times.total() - body_passes_before);
+    result_.pass_times.add(*stage_.module, std::max(spent, 0.0));
+  }
   // Specializations that survive (a function whose calls all folded away does not).
   if (count_specializations_) {
     for (const auto& f : out.functions()) {
@@ -228,7 +246,7 @@ transform::BodyRun Round::rewrite(NodeList& nodes, const transform::PlacedFacts&
                                   const transform::RewriteOptions& options) {
   if (stage_.rewrites.empty() && !stage_.dce) return {};
   const auto run = transform::rewrite_body(nodes, facts, target, interface, stage_.rewrites, options,
-                                           /*dry=*/false, result_.stats.counters, /*tidy=*/stage_.dce);
+                                           /*dry=*/false, result_.stats.counters, /*tidy=*/stage_.dce, watch());
   if (run.still_changing)
     result_.diagnostics.push_back(Diagnostic::make(
         Severity::Warning, "the rewrites of " + options.where + " did not settle: pass " +
@@ -258,7 +276,16 @@ FunctionProto Round::fold_function(const FunctionProto& f, const infer::Summary&
   transform::BodyTarget target = body_target();
   target.attributes = &context.attributes;
   transform::PlacedFacts placed(&facts.facts);
-  NodeList nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats.counters, &placed);
+  NodeList nodes;
+  {
+    PassClock clock(stage_.fold ? &result_.pass_times : nullptr, Pass::Fold);
+    nodes = transform::fold_body(f.node(), facts.facts, target, io, result_.stats.counters, &placed);
+  }
+  if (!watched_.empty()) {
+    body_after_.assign(watched_.size(), BodyAfter());
+    take(Pass::Specialize, nodes);
+    take(Pass::Fold, nodes);
+  }
   const std::string where = "function " + FunctionId::of(f).str() + " " + context.str();
   int64_t opset = onnx_opset(f.opset_import());
   if (opset == 0) opset = onnx_opset(model_.opset_import());
@@ -275,13 +302,63 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
   transform::BodyTarget target = body_target();
   if (constants_may_be_initializers(model_)) target.main_graph = &target_graph;
   transform::PlacedFacts placed(&analysis.graph().facts, static_cast<size_t>(target_graph.initializer_size()));
-  NodeList nodes =
-      transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats.counters, &placed);
+  NodeList nodes;
+  {
+    PassClock clock(stage_.fold ? &result_.pass_times : nullptr, Pass::Fold);
+    nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats.counters, &placed);
+  }
+  if (!watched_.empty()) {
+    body_after_.assign(watched_.size(), BodyAfter());
+    main_being_written_ = &target_graph;
+    take(Pass::Specialize, nodes);
+    take(Pass::Fold, nodes);
+  }
   const transform::BodyRun run = rewrite(nodes, placed, target, interface_names(g),
                                          rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'"));
   target_graph.mutable_node()->Swap(&nodes);
+  if (!watched_.empty()) {
+    main_after_ = std::move(body_after_);
+    main_being_written_ = nullptr;
+  }
   // (A model whose constants stay nodes has the rewrites tidy no initializer.)
-  if (stage_.dce && !run.initializers_tidied) remove_unused_initializers(target_graph);
+  if (stage_.dce && !run.initializers_tidied) {
+    PassClock clock(&result_.pass_times, Pass::Dce);
+    remove_unused_initializers(target_graph);
+  }
+}
+
+void Round::take(Pass pass, const NodeList& nodes) {
+  auto it = std::find(watched_.begin(), watched_.end(), pass);
+  if (it == watched_.end()) return;
+  BodyAfter& after = body_after_[static_cast<size_t>(it - watched_.begin())];
+  after.nodes = nodes;
+  if (main_being_written_) after.initializers = main_being_written_->initializer();
+  after.taken = true;
+}
+
+transform::PassWatch Round::watch() {
+  transform::PassWatch w;
+  w.times = &result_.pass_times;
+  if (!watched_.empty()) w.after_first = [this](Pass p, const ir::MutableBody& body) { take(p, body.copy_nodes()); };
+  return w;
+}
+
+void Round::print_watched(ModelProto& out) {
+  // Each body as it was after the pass swapped into `out` for the print, then back.
+  GraphProto& g = *out.mutable_graph();
+  for (size_t i = 0; i < watched_.size(); ++i) {
+    const auto swap_bodies = [&] {
+      if (i < main_after_.size() && main_after_[i].taken) {
+        g.mutable_node()->Swap(&main_after_[i].nodes);
+        g.mutable_initializer()->Swap(&main_after_[i].initializers);
+      }
+      for (auto& [index, after] : functions_after_)
+        if (after[i].taken) out.mutable_functions(index)->mutable_node()->Swap(&after[i].nodes);
+    };
+    swap_bodies();
+    options_.after_pass(watched_[i], out);
+    swap_bodies();
+  }
 }
 
 void Round::restore_missing_functions(ModelProto& out) {

@@ -1,6 +1,7 @@
 // One round of a transform stage (see specialize.cc for the stages and the pipeline).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -52,7 +53,12 @@ class Round {
         result_(result),
         count_specializations_(count_specializations),
         take_initializers_(take_initializers),
-        try_unchanged_(try_unchanged) {}
+        try_unchanged_(try_unchanged) {
+    if (options.after_pass)
+      for (Pass p : stage.passes)
+        if (p != Pass::Inline && std::find(options.print_after.begin(), options.print_after.end(), p) != options.print_after.end())
+          watched_.push_back(p);
+  }
 
   // One round of specialize + fold + remove dead code into `out`. False (and `out`
   // untouched) when the analysis found errors; an error when it could not run at all.
@@ -81,6 +87,29 @@ class Round {
   std::unordered_map<const infer::CallContext*, std::string> name_of_;
   std::unordered_map<const infer::CallContext*, std::string> overload_of_;
   bool unchanged_ = false;
+
+  // --print-after: the passes of the stage to print the model after, in stage order (inline
+  // aside: the pipeline prints it after inline_stage), and what each body was right after
+  // each of them: the main graph's with its initializers then, each function's by its place
+  // in the result.
+  struct BodyAfter {
+    NodeList nodes;
+    google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;  // the main graph's
+    bool taken = false;
+  };
+  std::vector<Pass> watched_;
+  std::vector<BodyAfter> body_after_;  // of the body being written, one per watched pass
+  const onnx::GraphProto* main_being_written_ = nullptr;
+  std::vector<std::pair<int, std::vector<BodyAfter>>> functions_after_;
+  std::vector<BodyAfter> main_after_;
+
+  // Records the body being written as it is right after `pass`, if watched.
+  void take(Pass pass, const NodeList& nodes);
+  // Prints the model after each watched pass: the result `out` (before dead functions
+  // and opset imports go), each body as it was after the pass.
+  void print_watched(ModelProto& out);
+  // What the passes watch of each body: their times, and the body after each watched pass.
+  transform::PassWatch watch();
 
   // The common last round of --mode inline: a graph without functions (and so without
   // specializations), nothing left to fold, no dead code, no unused initializer or opset

@@ -30,13 +30,10 @@ using transform::assumption_report;
 using transform::count_all_nodes;
 using transform::count_calls;
 using transform::inline_stage;
-using transform::passes_that_counted;
 using transform::Round;
 using transform::Stage;
 
-constexpr int kMaxRounds = 4;
-
-std::vector<Stage> stages_of(const std::vector<Pass>& passes) {
+std::vector<Stage> stages_of(std::span<const Pass> passes) {
   std::vector<Stage> stages;
   for (Pass p : passes) {
     if (pass_info(p).kind == PassKind::Module || stages.empty()) stages.emplace_back();
@@ -58,12 +55,197 @@ std::vector<Stage> stages_of(const std::vector<Pass>& passes) {
 
 std::vector<Pass> default_pipeline(InlinePolicy policy) {
   std::vector<Pass> passes;
-  for (const PassInfo& p : all_passes())
-    if (p.kind != PassKind::OptIn && (p.id != Pass::Inline || policy != InlinePolicy::None)) passes.push_back(p.id);
+  for (Pass p : default_passes())
+    if (p != Pass::Inline || policy != InlinePolicy::None) passes.push_back(p);
   return passes;
 }
 
 namespace {
+
+// The one pipeline driver: stages (stages_of) run in order, the model each writes read by
+// the next; the first reads the caller's model, which stays as it was until the end (or
+// on errors), and from the first stage's result on they work on the transform's own copy,
+// each input discarded as soon as its stage's result is settled.
+class Pipeline {
+ public:
+  Pipeline(ModelProto& model, const TransformOptions& options, TransformResult& result)
+      : model_(model), options_(options), result_(result) {}
+
+  // Runs the stages in order, a round of them at most `max_rounds` times. One round (--passes)
+  // runs each stage once. More (the default pipelines) repeat the round until one changes
+  // nothing, the result then a fixed point (a second run of the tool on it changes nothing),
+  // or warn naming the pass that still changed the model in the last. False when an
+  // analysis found errors (in the result's diagnostics); the caller's model is then as it was.
+  Result<bool> run_pipeline(const std::vector<Stage>& stages, int max_rounds) {
+    looping_ = max_rounds > 1;
+    Counters before_last_round;
+    for (int round = 0; round < max_rounds; ++round) {
+      before_last_round = result_.stats.counters;
+      round_changed_ = false;
+      std::unique_ptr<Round> unchanged;  // the last round stage that gave its input back
+      for (const Stage& stage : stages) {
+        if (stage.inlines()) {
+          auto inlined = inline_stage_of();
+          if (!inlined) return inlined.error();
+          if (!stage.has_round()) continue;
+        }
+        // A Round reads a settled model in place: a result still waiting for its
+        // comparison is compared first.
+        if (pending_ && resolve()) unchanged = std::move(last_unchanged_);
+        auto ran = round_stage(stage);
+        if (!ran) return ran.error();
+        if (!*ran) return false;
+        if (last_unchanged_) unchanged = std::move(last_unchanged_);
+      }
+      if (pending_ && resolve()) unchanged = std::move(last_unchanged_);
+      if (!looping_) return true;
+      if (!round_changed_ && unchanged) {
+        fixed_point_ = std::move(unchanged);
+        return true;
+      }
+    }
+    // Each round's changes let the next find more. What the last one did stays (it keeps
+    // every output), and the result is analysed once more for its annotation.
+    std::string passes = transform::passes_that_counted(before_last_round, result_.stats.counters);
+    if (passes.empty()) passes = "dce";  // nothing counted: dead code or functions went
+    result_.diagnostics.push_back(Diagnostic::make(
+        Severity::Warning, "the transform did not reach a fixed point in " + std::to_string(max_rounds) +
+                               " rounds: " + passes + " still changed the model in the last round"));
+    return true;
+  }
+
+  // The result: the caller's model itself when no stage wrote a new one.
+  ModelProto& result_model() { return *input_; }
+  bool wrote() const { return input_ != &model_; }
+  ModelProto take_result() { return std::move(current_); }
+  // The round whose input is the result and that changed nothing: its analysis is the
+  // result's. Null after --passes, or without a fixed point.
+  const Round* fixed_point() const { return fixed_point_.get(); }
+
+ private:
+  ModelProto& model_;
+  const TransformOptions& options_;
+  TransformResult& result_;
+  bool looping_ = false;
+  // The model the next stage reads: the caller's, or `current_`.
+  ModelProto current_;
+  ModelProto* input_ = &model_;
+  // In a pipeline that loops, a round stage's result waits in `next_`, its Round (and so
+  // the input) kept, until it is compared with that input (resolve).
+  ModelProto next_;
+  std::unique_ptr<Round> pending_;
+  std::unique_ptr<Round> last_unchanged_;
+  std::unique_ptr<Round> fixed_point_;
+  // The hash of `input_`, when a comparison computed it.
+  std::optional<uint64_t> input_hash_;
+  // The last stage inlined calls: the bodies it brought together carry facts across the
+  // old call boundaries, and the next round nearly always finds work, so it goes without
+  // the dry run. Should it find none, its result hashes equal to its input: the same end.
+  bool input_just_inlined_ = false;
+  bool specialized_ = false;    // the first specialize counts the specializations
+  bool round_changed_ = false;  // a stage of this round changed the model for certain
+
+  // A model the transform is done with: retired (options.retire) or destroyed now.
+  void discard(ModelProto& m) {
+    if (options_.retire) options_.retire(std::move(m));
+    m = ModelProto();
+  }
+
+  // `next_` becomes the model the next stage reads; the input goes.
+  void settle(std::optional<uint64_t> next_hash) {
+    if (input_ == &current_) discard(current_);
+    current_ = std::move(next_);
+    input_ = &current_;
+    input_hash_ = next_hash;
+    pending_.reset();
+  }
+
+  // Compares the pending result with its input: equal, the input stays (with its
+  // initializers back) and the stage's Round goes to last_unchanged_ (true); otherwise the
+  // result is settled. Compared by hash unless changed for certain (as many nodes and
+  // functions, or not: the input's initializers may have moved into the result).
+  bool resolve() {
+    std::optional<uint64_t> next_hash;
+    if (next_.graph().node_size() == input_->graph().node_size() &&
+        next_.functions_size() == input_->functions_size()) {
+      if (!input_hash_) input_hash_ = hash_message(*input_);
+      next_hash = hash_message(next_);
+      if (*next_hash == *input_hash_) {
+        pending_->give_back(next_);
+        last_unchanged_ = std::move(pending_);
+        next_ = ModelProto();
+        return true;
+      }
+    }
+    round_changed_ = true;
+    settle(next_hash);
+    return false;
+  }
+
+  void print_after(Pass pass, const ModelProto& m) const {
+    if (options_.after_pass &&
+        std::find(options_.print_after.begin(), options_.print_after.end(), pass) != options_.print_after.end())
+      options_.after_pass(pass, m);
+  }
+
+  // The inline pass, over the latest model when it has calls to inline (nothing to do
+  // otherwise).
+  Result<bool> inline_stage_of() {
+    ModelProto* m = pending_ ? &next_ : input_;
+    if (m->functions_size() == 0) return true;
+    if (m == &model_) {  // the caller's model stays as it was
+      current_ = model_;
+      m = input_ = &current_;
+    }
+    auto inlined = [&] {
+      PassClock clock(&result_.pass_times, Pass::Inline);
+      return inline_stage(*m, options_, result_);
+    }();
+    if (!inlined) return inlined.error();
+    if (*inlined) {
+      input_just_inlined_ = true;
+      if (pending_) {
+        // Changed: the Round's input (and the analysis of it) can go now, rather than
+        // after the next round stage, which keeps one graph fewer in memory.
+        pending_.reset();
+        settle(std::nullopt);
+      }
+    }
+    // Not pending: the inlined graph was folded in place, and may have changed without a
+    // call inlined.
+    if (*inlined || !pending_) {
+      round_changed_ = true;
+      input_hash_.reset();
+    }
+    print_after(Pass::Inline, pending_ ? next_ : *input_);
+    return true;
+  }
+
+  // A stage's Round over the latest model (not pending). False when its analysis found errors.
+  Result<bool> round_stage(const Stage& stage) {
+    auto step = std::make_unique<Round>(*input_, options_, stage, result_,
+                                        /*count_specializations=*/stage.specializes() && !specialized_,
+                                        /*take_initializers=*/input_ != &model_ || options_.consume_input,
+                                        /*try_unchanged=*/looping_ && !input_just_inlined_);
+    specialized_ = specialized_ || stage.specializes();
+    input_just_inlined_ = false;
+    ModelProto next;
+    auto ran = step->run(next);
+    if (!ran) return ran.error();
+    if (!*ran) return false;
+    if (step->unchanged()) {
+      last_unchanged_ = std::move(step);
+      return true;
+    }
+    next_ = std::move(next);
+    pending_ = std::move(step);
+    if (!looping_) {
+      round_changed_ = true;
+      settle(std::nullopt);
+    }
+    return true;
+  }
+};
 
 Result<TransformResult> run_rounds(ModelProto& model, const TransformOptions& options) {
   const Dim::MaxTerms terms(options.infer.limits.max_dim_terms);
@@ -75,124 +257,20 @@ Result<TransformResult> run_rounds(ModelProto& model, const TransformOptions& op
         }))
       return Diagnostic::error("--keep names " + id.first + "::" + id.second + ", which the model does not define");
   TransformResult result;
-  // A model the transform is done with: retired (options.retire) or destroyed now.
-  const auto discard = [&options](ModelProto& m) {
-    if (options.retire) options.retire(std::move(m));
-    m = ModelProto();
-  };
   const bool explicit_passes = !options.passes.empty();
   // Expanded ONNX ops (shapeprop/expand_ops.h) are inlined under every policy.
   const bool expanded = std::any_of(model.functions().begin(), model.functions().end(),
                                     [](const FunctionProto& f) { return f.domain() == kExpandedDomain; });
   const std::vector<Stage> stages = stages_of(
       explicit_passes ? options.passes : default_pipeline(expanded ? InlinePolicy::All : options.inline_policy));
-  const auto print_after = [&options](const Stage& stage, const ModelProto& m) {
-    if (options.print_after && options.after_pass && stage.contains(*options.print_after))
-      options.after_pass(*options.print_after, m);
-  };
   result.stats.nodes_before = count_all_nodes(model);
   result.stats.functions_before = static_cast<size_t>(model.functions_size());
-  // The first round reads the caller's model, which stays as it was until the end (or on
-  // errors); from the first round's result on the rounds work on their own copy.
-  ModelProto current;
-  ModelProto* input = &model;
-  // The round that found its input unchanged: its analysis is the analysis of the result.
-  std::unique_ptr<Round> fixed_point;
-  if (explicit_passes) {
-    // --passes: each stage once, in order, each round analysing its input anew.
-    bool specialized = false;
-    for (const Stage& stage : stages) {
-      if (stage.inlines()) {
-        if (input == &model) current = model;
-        input = &current;
-        auto inlined = inline_stage(current, options, result);
-        if (!inlined) return inlined.error();
-        if (!stage.has_round()) {
-          print_after(stage, current);
-          continue;
-        }
-      }
-      ModelProto next;
-      Round step(*input, options, stage, result, /*count_specializations=*/stage.specializes() && !specialized,
-                 /*take_initializers=*/input != &model || options.consume_input, /*try_unchanged=*/false);
-      specialized = specialized || stage.specializes();
-      auto ran = step.run(next);
-      if (!ran) return ran.error();
-      if (!*ran) return result;  // errors in result.diagnostics; the model is left as it was
-      if (input == &current) discard(current);
-      current = std::move(next);
-      input = &current;
-      print_after(stage, current);
-    }
-  } else {
-    const Stage& round_stage = stages.front();  // specialize, fold, dce and the rewrites
-    const bool inlines = stages.size() > 1;     // then inline
-    // The hash of the round's input, computed when a round has to compare its result with
-    // it (not when it inlined calls or its node or function counts changed: changed for certain).
-    std::optional<uint64_t> input_hash;
-    // The last round inlined calls: the bodies it brought together carry facts across the
-    // old call boundaries, and the next round nearly always finds work, so it goes without
-    // the dry run. Should it find none, its result hashes equal to its input below: the same end.
-    bool input_just_inlined = false;
-    Counters before_last_round;
-    for (int round = 0; round < kMaxRounds; ++round) {
-      before_last_round = result.stats.counters;
-      ModelProto next;
-      auto step = std::make_unique<Round>(*input, options, round_stage, result, /*count_specializations=*/round == 0,
-                                          /*take_initializers=*/input != &model || options.consume_input,
-                                          /*try_unchanged=*/!input_just_inlined);
-      input_just_inlined = false;
-      auto ran = step->run(next);
-      if (!ran) return ran.error();
-      if (!*ran) return result;  // errors in result.diagnostics; the model is left as it was
-      if (step->unchanged()) {
-        print_after(round_stage, *input);
-        fixed_point = std::move(step);
-        break;
-      }
-      print_after(round_stage, next);
-      if (inlines && next.functions_size() > 0) {
-        auto inlined = inline_stage(next, options, result);
-        if (!inlined) return inlined.error();
-        if (*inlined) {
-          input_just_inlined = true;
-          // The round changed the model: its input (and the analysis of it) can go now
-          // rather than after the folding below, which keeps one graph fewer in memory.
-          step.reset();
-          if (input == &current) discard(current);
-        }
-        print_after(stages[1], next);
-      }
-      std::optional<uint64_t> next_hash;
-      // Not changed for certain (no calls inlined, as many nodes and functions; the input's
-      // initializers may have moved into `next`): compare the hashes.
-      const bool same_counts = next.graph().node_size() == input->graph().node_size() &&
-                               next.functions_size() == input->functions_size();
-      if (step && same_counts) {
-        if (!input_hash) input_hash = hash_message(*input);
-        next_hash = hash_message(next);
-        if (*next_hash == *input_hash) {
-          step->give_back(next);
-          fixed_point = std::move(step);
-          break;
-        }
-      }
-      // (Gone already when the round inlined: it went with the round's analysis.)
-      if (step && input == &current) discard(current);
-      current = std::move(next);
-      input = &current;
-      input_hash = next_hash;
-    }
-    if (!fixed_point) {
-      // Each round's changes let the next find more. What the last one did stays (it keeps
-      // every output), and the result is analysed once more for its annotation below.
-      std::string passes = passes_that_counted(before_last_round, result.stats.counters);
-      if (passes.empty()) passes = "dce";  // nothing counted: dead code or functions went
-      result.diagnostics.push_back(Diagnostic::make(
-          Severity::Warning, "the transform did not reach a fixed point in " + std::to_string(kMaxRounds) +
-                                 " rounds: " + passes + " still changed the model in the last round"));
-    }
-  }
+  Pipeline pipeline(model, options, result);
+  auto ran = pipeline.run_pipeline(stages, explicit_passes ? 1 : kMaxPipelineRounds);
+  if (!ran) return ran.error();
+  if (!*ran) return result;  // errors in result.diagnostics; the model is left as it was
+  ModelProto* const input = &pipeline.result_model();
+  const Round* const fixed_point = pipeline.fixed_point();
   // Every round analyses the model anew and may find the same things again.
   Diagnostics unique;
   std::set<std::string> seen;
@@ -203,7 +281,7 @@ Result<TransformResult> run_rounds(ModelProto& model, const TransformOptions& op
     PhaseClock annotating(result.phases, "annotation", options.infer.on_phase);
     result.annotation = infer::annotate_model(*input, fixed_point->analysis(), options.infer);
     result.annotation.diagnostics = fixed_point->diagnostics();
-  } else {  // --passes, or still changing after kMaxRounds: the result has not been analysed yet
+  } else {  // --passes, or still changing after kMaxPipelineRounds: the result has not been analysed yet
     auto annotated = infer_shapes(*input, options.infer);
     if (!annotated) return annotated.error();
     result.annotation = std::move(*annotated);
@@ -215,9 +293,9 @@ Result<TransformResult> run_rounds(ModelProto& model, const TransformOptions& op
   result.stats.calls_kept = count_calls(*input);
   result.stats.nodes_after = count_all_nodes(*input);
   result.stats.functions_after = static_cast<size_t>(input->functions_size());
-  if (input != &model) {
-    discard(model);
-    model = std::move(current);
+  if (pipeline.wrote()) {
+    if (options.retire) options.retire(std::move(model));
+    model = pipeline.take_result();
   }
   // FunctionProto.overload and NodeProto.overload exist from IR version 10.
   if (model.ir_version() < 10 && std::any_of(model.functions().begin(), model.functions().end(),

@@ -177,6 +177,13 @@ def test_return_report(shapeprop):
     assert report.rewrites["fold"]["ifs_folded"] >= 1
     assert repr(report).startswith("<shapeprop.Report inline ok=True: ")
     assert "analysis" in report.phases and all(s >= 0 for s in report.phases.values())
+    # The time per pass: the passes of --mode inline's pipeline that ran, in registry order
+    # (the opt-in ones never), each never negative.
+    passes = list(report.pass_times)
+    assert passes[:3] == ["specialize", "fold", "dce"] and passes[-2:] == ["cse", "inline"]
+    assert "expand-elim" not in passes and all(s >= 0 for s in report.pass_times.values())
+    _, annotated = shapeprop.infer_shapes(T.read_bytes(), return_report=True)
+    assert annotated.pass_times == {}
 
 
 def test_user_rules(shapeprop, tmp_path):

@@ -2,7 +2,7 @@
 # same_outputs.sh BEFORE AFTER: runs two builds of onnx-infer-shapes over every model of the
 # repository (tests/data/corpus, tests/data/real-exports, and the goldens' text models) in
 # each mode (annotate, specialize, inline, check), and the exported models (.onnx) also
-# through the inline and dce passes alone (--passes), and compares what each writes: the
+# through the inline and dce passes alone and a --passes list of several stages, and compares what each writes: the
 # output bytes, stderr and the exit status. For a redesign that must change nothing: prints each
 # difference (model, mode, what differs) and exits 1 on one, 0 when every run agrees.
 # Environment: SAME_OUTPUTS_FILTER, a substring the models' paths must contain.
@@ -23,7 +23,7 @@ differ=0
 for m in "${models[@]}"; do
   case "$m" in *"${SAME_OUTPUTS_FILTER:-}"*) ;; *) continue ;; esac
   jobs=("--mode annotate" "--mode specialize" "--mode inline" "--mode check")
-  case "$m" in *.onnx) jobs+=("--passes inline" "--passes dce") ;; esac
+  case "$m" in *.onnx) jobs+=("--passes inline" "--passes dce" "--passes specialize,fold,dce,cse,inline,fold,dce") ;; esac
   for job in "${jobs[@]}"; do
     read -r -a args <<<"$job"
     mode=${job#--* }

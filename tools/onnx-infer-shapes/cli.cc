@@ -152,7 +152,7 @@ shapeprop::JobOptions job_options(const Options& o) {
   t.expand = o.expand;
   t.passes = o.passes;
   t.retire = keep_until_exit;
-  if (o.print_after) {
+  if (!o.print_after.empty()) {
     t.print_after = o.print_after;
     t.after_pass = [](shapeprop::Pass pass, const onnx::ModelProto& m) {
       shapeprop::ProgressLine::Pause pause(progress);

@@ -44,8 +44,7 @@ options:
                          dce and the rewrites, then inline, until nothing changes);
                          implies --mode specialize at least
   --print-after NAME     print the model as text on stderr after each run of the pass
-                         NAME (specialize and the body passes after it run as one
-                         stage: the model is printed after the stage)
+                         NAME: each body as that pass left it (repeatable)
   --print-shapes         print every value's proven type on stdout, one a line, in
                          graph order: the main graph, then each function per context
                          (its signature), each subgraph after its body; the model is
@@ -328,8 +327,8 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
       }
       if (list)
         o.passes = std::move(passes);
-      else
-        o.print_after = passes.front();
+      else if (std::find(o.print_after.begin(), o.print_after.end(), passes.front()) == o.print_after.end())
+        o.print_after.push_back(passes.front());
     } else if (is("--keep")) {
       auto v = value("--keep");
       if (!v) return kBadInput;
@@ -465,7 +464,7 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         {o.expand.any(), o.expand.target_opset ? "--target-opset" : "--expand-ops"},
         {o.naming.has_value(), "--naming"},
         {!o.passes.empty(), "--passes"},
-        {o.print_after.has_value(), "--print-after"},
+        {!o.print_after.empty(), "--print-after"},
         {o.print_shapes, "--print-shapes"},
         {!o.infer, "--no-infer"},
         {!o.infer_options.annotate_functions, "--keep-ir-version"},
@@ -480,7 +479,7 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
         return kBadInput;
       }
   }
-  if (!o.transforms() && (!o.keep.empty() || o.naming || o.print_after)) {
+  if (!o.transforms() && (!o.keep.empty() || o.naming || !o.print_after.empty())) {
     error(std::string(!o.keep.empty() ? "--keep" : o.naming ? "--naming" : "--print-after") +
           " applies to --mode specialize or inline");
     return kBadInput;
@@ -494,11 +493,11 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
           (o.output_dash ? "-o -" : "--emit alone"));
     return kBadInput;
   }
-  if (o.print_after && !o.passes.empty() &&
-      std::find(o.passes.begin(), o.passes.end(), *o.print_after) == o.passes.end()) {
-    error("--print-after " + std::string(shapeprop::pass_info(*o.print_after).name) + " names a pass --passes does not run");
-    return kBadInput;
-  }
+  for (shapeprop::Pass p : o.print_after)
+    if (!o.passes.empty() && std::find(o.passes.begin(), o.passes.end(), p) == o.passes.end()) {
+      error("--print-after " + std::string(shapeprop::pass_info(p).name) + " names a pass --passes does not run");
+      return kBadInput;
+    }
   return std::nullopt;
 }
 

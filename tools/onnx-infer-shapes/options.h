@@ -45,7 +45,7 @@ struct Options {
   bool print_shapes = false;  // --print-shapes: the values' types on stdout instead of the model
   std::string report;  // --report FILE.json
   std::vector<shapeprop::Pass> passes;         // --passes: instead of the mode's pipeline
-  std::optional<shapeprop::Pass> print_after;  // --print-after
+  std::vector<shapeprop::Pass> print_after;   // --print-after, each once
   shapeprop::InputShapes shapes;  // --set-dim, --input-shape, --dim-range, --rename-dim, --name-dims
 
   const shapeprop::Limits& limits() const { return infer_options.limits; }

@@ -58,6 +58,7 @@ struct Report {
   std::optional<StaticShapes> static_shapes;    // when dims were bound: the result's values left dynamic
   Diagnostics diagnostics;                      // everything the run reported, in order
   std::vector<PhaseTime> phases;                // the driver's and the library's, in first-start order
+  PassTimes pass_times;                         // a transform's time per pass
 
   // What the library returned (statistics, functions, assumptions, phases; the
   // diagnostics are the driver's to add, with their files).

@@ -24,6 +24,7 @@ struct TransformResult {
   // What relied on symbolic dims >= 1, in any round and in the final annotation.
   std::vector<AssumptionUse> assumptions;
   std::vector<PhaseTime> phases;  // time per phase, the rounds added up
+  PassTimes pass_times;           // time per pass, the rounds and bodies added up
   // The rewrites that hold only because symbolic dims are at least 1, one line each
   // ("graph 'main': Reshape 'view': ..."), in the order they were made.
   std::vector<std::string> rewrites_assuming_positive_dims;

@@ -44,11 +44,13 @@ struct TransformOptions {
   // inline), then the body passes it runs over each body (fold, dce, cse, ...); body passes
   // before any module pass run over the main graph and each function called in one
   // context. Empty: the pipeline of inline_policy (default_pipeline), run until a round
-  // changes nothing (at most a few rounds; a warning names the pass that kept changing).
+  // changes nothing (at most kMaxPipelineRounds; a warning names the pass that kept changing).
   std::vector<Pass> passes;
-  // Called with the model after each run of `print_after` (--print-after): after the
-  // module pass it is, or the stage of body passes it is in.
-  std::optional<Pass> print_after;
+  // Called with the model after each run of a pass of `print_after` (--print-after, in
+  // pipeline order): after each round that runs it, the model as that pass left it (a body
+  // pass: each body right after the pass first ran over it; specialize: after each body's
+  // copy was folded by the stage's fold, if it has one).
+  std::vector<Pass> print_after;
   std::function<void(Pass, const onnx::ModelProto&)> after_pass;
   // When set, models the transform is done with (each round's input, and the caller's
   // model as it was) are handed here rather than destroyed. A process about to exit can
