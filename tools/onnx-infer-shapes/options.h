@@ -12,6 +12,7 @@
 #include "shapeprop/input_shapes.h"
 #include "shapeprop/io.h"
 #include "shapeprop/limits.h"
+#include "shapeprop/options.h"
 #include "shapeprop/passes.h"
 #include "shapeprop/specialize.h"
 
@@ -21,13 +22,13 @@ constexpr int kOk = 0;
 constexpr int kCheckFailed = 1;
 constexpr int kBadInput = 2;
 
-enum class Mode { Annotate, Specialize, Inline, Check };
+using shapeprop::Mode;
 
 struct Options {
   std::string input;
   Mode mode = Mode::Annotate;
   std::optional<shapeprop::InlinePolicy> inline_policy;
-  size_t small_limit = 8;
+  size_t small_limit = shapeprop::TransformOptions{}.small_limit;
   std::set<std::pair<std::string, std::string>> keep;  // --keep: (domain, name)
   std::optional<shapeprop::Naming> naming;
   shapeprop::ExpandRequest expand;  // --expand-ops, --target-opset
