@@ -235,8 +235,9 @@ def specialize(model: Model, *, inline: str = "none", small_limit: int = 8, stri
         lists the ops expanded per kind and the nodes they became.
     Other options as :func:`infer_shapes`.
     """
-    if inline not in ("none", "all", "small"):
-        raise ValueError("inline must be 'none', 'all' or 'small', not %r" % (inline,))
+    if inline not in _native.inline_policies:
+        names = ["'%s'" % name for name in _native.inline_policies]
+        raise ValueError("inline must be %s or %s, not %r" % (", ".join(names[:-1]), names[-1], inline))
     if isinstance(expand_ops, str):
         raise TypeError("expand_ops takes a sequence of op types, not a string")
     return _run(model, "specialize", return_report, inline=inline, small_limit=small_limit,

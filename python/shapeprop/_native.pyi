@@ -2,7 +2,9 @@
 from typing import List, Optional, Sequence, Tuple
 
 version: str
+inline_policies: List[str]
 onnx_version: str
+inline_policies: List[str]
 
 def run(
     source: bytes,

@@ -157,6 +157,9 @@ descriptors 1 and 2: flush Python's streams first. The GIL is released while it 
   m.def("option_table", &option_table,
         "The options of onnx-infer-shapes, one tuple each: (flag, keyword, whether the package's functions take "
         "the keyword, the modes that take the option).");
+  py::list policies;
+  for (const auto& p : shapeprop::kInlinePolicyNames) policies.append(std::string(p.name));
+  m.attr("inline_policies") = policies;  // specialize(inline=...)'s names
   m.attr("version") = shapeprop::version();
   m.attr("onnx_version") = shapeprop::onnx_version();
 }

@@ -115,6 +115,11 @@ std::string help_text() {
   return out;
 }
 
+bool implies_transform(const OptionSet& given) {
+  return std::any_of(std::begin(kOptions), std::end(kOptions),
+                     [&](const OptionSpec& o) { return o.implies_transform && given.test(static_cast<size_t>(o.id)); });
+}
+
 std::optional<Conflict> find_conflict(const OptionUse& use) {
   if (use.mode == Mode::Check)
     for (const auto& o : kOptions)
@@ -125,7 +130,7 @@ std::optional<Conflict> find_conflict(const OptionUse& use) {
         return Conflict{.rule = Conflict::Rule::TransformOnly, .option = o.id};
   if (given(use, OptionId::PrintShapes) && given(use, OptionId::NoInfer))
     return Conflict{.rule = Conflict::Rule::ShapesNeedInference, .option = OptionId::PrintShapes};
-  if (given(use, OptionId::PrintShapes) &&
+  if (given(use, OptionId::PrintShapes) && use.shapes_on_stdout &&
       (use.stdout_named || (given(use, OptionId::Emit) && !given(use, OptionId::Output))))
     return Conflict{.rule = Conflict::Rule::ShapesOnStdout, .option = OptionId::PrintShapes, .stdout_named = use.stdout_named};
   if (!use.passes.empty())

@@ -4,6 +4,8 @@ mode that takes it, and _native.run takes every keyword the table gives Python."
 
 import inspect
 
+import pytest
+
 # Keywords that are no option of onnx-infer-shapes: what a call returns, where it saves,
 # and --inline small:N's N.
 NOT_OPTIONS = {"return_report", "output_path", "small_limit"}
@@ -54,3 +56,10 @@ def test_the_table_names_the_modes(shapeprop):
     assert len({flag for flag, _, _, _ in rows}) == len(rows)
     for flag, _, _, modes in rows:
         assert set(modes) <= {"annotate", "specialize", "inline", "check"} and modes, flag
+
+
+def test_inline_takes_the_policies_the_library_names(shapeprop):
+    from shapeprop import _native
+    assert _native.inline_policies == ["none", "all", "small"]
+    with pytest.raises(ValueError, match=r"^inline must be 'none', 'all' or 'small', not 'some'$"):
+        shapeprop.specialize(b"", inline="some")

@@ -227,6 +227,18 @@ TEST(Options, ConflictsAreSpelledForEachSide) {
   EXPECT_EQ(conflict->message(Conflict::Spelling::Flags), "--print-after fold names a pass --passes does not run");
   use.passes.push_back(Pass::Fold);
   EXPECT_FALSE(find_conflict(use));
+
+  // The types on stdout are the command line's: the library takes --print-shapes with a
+  // format and no file.
+  use = {};
+  use.given.set(static_cast<size_t>(OptionId::PrintShapes));
+  use.given.set(static_cast<size_t>(OptionId::Emit));
+  EXPECT_FALSE(find_conflict(use));
+  use.shapes_on_stdout = true;
+  conflict = find_conflict(use);
+  ASSERT_TRUE(conflict);
+  EXPECT_EQ(conflict->message(Conflict::Spelling::Flags),
+            "--print-shapes writes the types on stdout: write the model with -o PATH, not --emit alone");
 }
 
 }  // namespace

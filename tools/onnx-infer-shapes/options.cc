@@ -280,7 +280,7 @@ void error(const std::string& message) {
 
 std::optional<int> parse_args(int argc, char** argv, Options& o) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  shapeprop::OptionSet given;
+  shapeprop::OptionSet& given = o.given;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (const shapeprop::OptionSpec* spec = option_named(a)) {
@@ -324,6 +324,7 @@ std::optional<int> parse_args(int argc, char** argv, Options& o) {
   use.passes = o.passes;
   if (o.print_after) use.print_after = {*o.print_after};
   use.stdout_named = o.output_dash;
+  use.shapes_on_stdout = true;
   if (auto conflict = shapeprop::find_conflict(use)) {
     error(conflict->message(shapeprop::Conflict::Spelling::Flags));
     return kBadInput;

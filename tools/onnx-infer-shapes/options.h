@@ -48,11 +48,12 @@ struct Options {
   std::vector<shapeprop::Pass> passes;         // --passes: instead of the mode's pipeline
   std::optional<shapeprop::Pass> print_after;  // --print-after
   shapeprop::InputShapes shapes;  // --set-dim, --input-shape, --dim-range, --rename-dim, --name-dims
+  shapeprop::OptionSet given;     // the options given (a list option: when its list holds something)
 
   const shapeprop::Limits& limits() const { return infer_options.limits; }
   // Whether the run rewrites the model (specialize, inline) rather than annotating it, and
   // how it inlines.
-  bool transforms() const { return mode != Mode::Annotate || inline_policy || !passes.empty() || expand.any(); }
+  bool transforms() const { return mode != Mode::Annotate || shapeprop::implies_transform(given); }
   // --inline=all unless given, in --mode inline and for --passes that name inline.
   shapeprop::InlinePolicy inlining() const {
     const bool inlines =

@@ -85,6 +85,9 @@ std::string limit_text(uint64_t value, bool bytes);
 
 using OptionSet = std::bitset<kOptionCount>;
 
+// Whether one of these options makes --mode annotate a transform (OptionSpec::implies_transform).
+bool implies_transform(const OptionSet& given);
+
 // What a run was given, for find_conflict.
 struct OptionUse {
   Mode mode = Mode::Annotate;  // after what the options imply (implies_transform)
@@ -92,6 +95,7 @@ struct OptionUse {
   std::vector<Pass> passes;       // --passes
   std::vector<Pass> print_after;  // --print-after
   bool stdout_named = false;      // -o -: the result on stdout, said outright
+  bool shapes_on_stdout = false;  // --print-shapes prints the types on stdout (the CLI does)
 };
 
 // Two options that do not go together, or an option the mode does not take.
