@@ -1,3 +1,5 @@
+// onnx-infer-shapes' command line, read by the option table (shapeprop/options.def):
+// each option's value into cli::Options, then the table's rules of what goes together.
 #include "options.h"
 
 #include <charconv>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "shape_options.h"
-#include "shapeprop/dim.h"
 #include "shapeprop/function_id.h"
 #include "shapeprop/schemas.h"
 #include "shapeprop/version.h"
@@ -276,7 +277,6 @@ void error(const std::string& message) {
   // As a Diagnostic, so that names from the command line are clipped like any other.
   std::cerr << "onnx-infer-shapes: " << shapeprop::Diagnostic::error(message).str() << '\n';
 }
-
 
 std::optional<int> parse_args(int argc, char** argv, Options& o) {
   std::vector<std::string> args(argv + 1, argv + argc);
