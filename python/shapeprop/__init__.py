@@ -127,7 +127,9 @@ def _shapes(dims: Optional[Mapping[str, int]] = None,
 def _run(model: Model, job: str, return_report: bool, *, output_path: str = "",
          schemas: Sequence[PathLike] = (), describe: Optional[bool] = None, **options: Any) -> Any:
     """Runs `job`; returns the result (and the report, when `return_report`). The report
-    lists each function's contexts when `describe` (by default: when it is returned)."""
+    lists each function's contexts when `describe` (by default: when it is returned).
+    `options`: the functions' own keywords, which _native.run takes by the same names (the
+    option table's, shapeprop/options.def)."""
     source, from_path, origin, kind = _source(model)
     data, report_json = _native.run(
         source, from_path=from_path, origin=origin, job=job, schemas=[os.fspath(s) for s in schemas],
@@ -176,8 +178,8 @@ def infer_shapes(model: Model, *, strict_mode: bool = False, annotate_functions:
     return_report: return ``(model, report)``.
     Raises Error when the model cannot be analysed (or in strict mode has errors).
     """
-    return _run(model, "annotate", return_report, strict=strict_mode, annotate_functions=annotate_functions,
-                assume_positive_dims=assume_positive_dims, schemas=schemas, describe_shapes=print_shapes,
+    return _run(model, "annotate", return_report, strict_mode=strict_mode, annotate_functions=annotate_functions,
+                assume_positive_dims=assume_positive_dims, schemas=schemas, print_shapes=print_shapes,
                 **_shapes(dims, input_shapes, dim_ranges, rename_dims, name_dims))
 
 
@@ -195,7 +197,7 @@ def infer_shapes_path(model_path: PathLike, output_path: PathLike = "", *, stric
     report when ``return_report``, else None.
     """
     out = os.fspath(output_path) or os.fspath(model_path)
-    _, report = _run(model_path, "annotate", True, output_path=out, describe=return_report, strict=strict_mode,
+    _, report = _run(model_path, "annotate", True, output_path=out, describe=return_report, strict_mode=strict_mode,
                      annotate_functions=annotate_functions, assume_positive_dims=assume_positive_dims,
                      schemas=schemas, **_shapes(dims, input_shapes, dim_ranges, rename_dims, name_dims))
     return report if return_report else None
@@ -233,13 +235,14 @@ def specialize(model: Model, *, inline: str = "none", small_limit: int = 8, stri
         lists the ops expanded per kind and the nodes they became.
     Other options as :func:`infer_shapes`.
     """
-    if inline not in ("none", "all", "small"):
-        raise ValueError("inline must be 'none', 'all' or 'small', not %r" % (inline,))
+    if inline not in _native.inline_policies:
+        names = ["'%s'" % name for name in _native.inline_policies]
+        raise ValueError("inline must be %s or %s, not %r" % (", ".join(names[:-1]), names[-1], inline))
     if isinstance(expand_ops, str):
         raise TypeError("expand_ops takes a sequence of op types, not a string")
-    return _run(model, "specialize", return_report, inline_policy=inline, small_limit=small_limit,
-                describe_shapes=print_shapes,
-                strict=strict_mode, assume_positive_dims=assume_positive_dims, schemas=schemas,
+    return _run(model, "specialize", return_report, inline=inline, small_limit=small_limit,
+                print_shapes=print_shapes,
+                strict_mode=strict_mode, assume_positive_dims=assume_positive_dims, schemas=schemas,
                 expand_ops=list(expand_ops), target_opset=target_opset,
                 **_shapes(dims, input_shapes, dim_ranges, rename_dims, name_dims))
 

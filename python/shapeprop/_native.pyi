@@ -2,7 +2,9 @@
 from typing import List, Optional, Sequence, Tuple
 
 version: str
+inline_policies: List[str]
 onnx_version: str
+inline_policies: List[str]
 
 def run(
     source: bytes,
@@ -10,16 +12,16 @@ def run(
     from_path: bool,
     origin: str,
     job: str,
-    inline_policy: str = ...,
+    inline: str = ...,
     small_limit: int = ...,
-    strict: bool = ...,
+    strict_mode: bool = ...,
     annotate_functions: bool = ...,
     assume_positive_dims: bool = ...,
     schemas: List[str] = ...,
     shipped_rules: str = ...,
     output_path: str = ...,
     describe_contexts: bool = ...,
-    describe_shapes: bool = ...,
+    print_shapes: bool = ...,
     dims: Sequence[Tuple[str, int]] = ...,
     input_shapes: Sequence[Tuple[str, Sequence[Optional[int]]]] = ...,
     dim_ranges: Sequence[Tuple[str, int, int]] = ...,
@@ -28,4 +30,5 @@ def run(
     expand_ops: Sequence[str] = ...,
     target_opset: Optional[int] = ...,
 ) -> Tuple[Optional[bytes], str]: ...
+def option_table() -> List[Tuple[str, str, bool, List[str]]]: ...
 def command_line(args: List[str], *, shipped_rules: str = ...) -> int: ...

@@ -10,30 +10,50 @@
 
 #include "cli.h"
 #include "run.h"
+#include "shapeprop/enum_names.h"
+#include "shapeprop/options.h"
 #include "shapeprop/version.h"
 
 namespace py = pybind11;
 
 namespace {
 
+using shapeprop::OptionId;
+
 shapeprop::python::Job job_named(const std::string& name) {
-  if (name == "annotate") return shapeprop::python::Job::Annotate;
-  if (name == "specialize") return shapeprop::python::Job::Specialize;
-  if (name == "check") return shapeprop::python::Job::Check;
+  const auto mode = shapeprop::enum_named<shapeprop::Mode>(name);
+  if (mode == shapeprop::Mode::Annotate) return shapeprop::python::Job::Annotate;
+  if (mode == shapeprop::Mode::Specialize) return shapeprop::python::Job::Specialize;
+  if (mode == shapeprop::Mode::Check) return shapeprop::python::Job::Check;
   throw std::invalid_argument("job must be 'annotate', 'specialize' or 'check', not '" + name + "'");
 }
 
 shapeprop::InlinePolicy policy_named(const std::string& name) {
-  if (name == "none") return shapeprop::InlinePolicy::None;
-  if (name == "all") return shapeprop::InlinePolicy::All;
-  if (name == "small") return shapeprop::InlinePolicy::Small;
-  throw std::invalid_argument("inline must be 'none', 'all' or 'small', not '" + name + "'");
+  if (auto policy = shapeprop::enum_named<shapeprop::InlinePolicy>(name)) return *policy;
+  throw std::invalid_argument("inline must be " + shapeprop::name_choices<shapeprop::InlinePolicy>(true) + ", not '" +
+                              name + "'");
+}
+
+// The keyword of option `id`, as the option table names it.
+py::arg keyword(OptionId id) { return py::arg(shapeprop::option_spec(id).key.data()); }
+
+// The option table for the package's tests: (flag, keyword, whether Python takes it, the
+// modes that take it).
+py::list option_table() {
+  py::list out;
+  for (const auto& o : shapeprop::all_options()) {
+    py::list modes;
+    for (const auto& m : shapeprop::kModeNames)
+      if (o.modes & shapeprop::mode_bit(m.value)) modes.append(std::string(m.name));
+    out.append(py::make_tuple(std::string(o.flag), std::string(o.key), o.python, modes));
+  }
+  return out;
 }
 
 py::tuple run(const py::bytes& source, bool from_path, const std::string& origin, const std::string& job,
               const std::string& inline_policy, size_t small_limit, bool strict, bool annotate_functions,
               bool assume_positive_dims, const std::vector<std::string>& schemas,
-              const std::string& shipped_rules, const std::string& output_path, bool describe_contexts, bool describe_shapes,
+              const std::string& shipped_rules, const std::string& output_path, bool describe_contexts, bool print_shapes,
               const std::vector<std::pair<std::string, int64_t>>& dims,
               const std::vector<std::pair<std::string, std::vector<std::optional<int64_t>>>>& input_shapes,
               const std::vector<std::tuple<std::string, int64_t, int64_t>>& dim_ranges,
@@ -50,7 +70,7 @@ py::tuple run(const py::bytes& source, bool from_path, const std::string& origin
   q.options.infer.annotate_functions = annotate_functions;
   q.options.infer.assume_positive_dims = assume_positive_dims;
   q.options.infer.describe_contexts = describe_contexts;
-  q.options.infer.describe_shapes = describe_shapes;
+  q.options.infer.describe_shapes = print_shapes;
   for (const auto& op : expand_ops) {
     if (op == "all-functions")
       q.options.expand.all_functions = true;
@@ -96,20 +116,25 @@ int command_line(const std::vector<std::string>& args, const std::string& shippe
 PYBIND11_MODULE(_native, m) {
   m.doc() = "The compiled half of shapeprop: run() over serialized models (use the functions of the shapeprop "
             "package instead).";
+  // The options' keywords are the option table's (shapeprop/options.def); python/shapeprop
+  // passes its own functions' keywords through by the same names.
   m.def("run", &run, py::arg("source"), py::kw_only(), py::arg("from_path"), py::arg("origin"), py::arg("job"),
-        py::arg("inline_policy") = "none", py::arg("small_limit") = 8, py::arg("strict") = false,
-        py::arg("annotate_functions") = true, py::arg("assume_positive_dims") = true,
-        py::arg("schemas") = std::vector<std::string>(), py::arg("shipped_rules") = "", py::arg("output_path") = "",
-        py::arg("describe_contexts") = false, py::arg("describe_shapes") = false,
-        py::arg("dims") = std::vector<std::pair<std::string, int64_t>>(),
-        py::arg("input_shapes") = std::vector<std::pair<std::string, std::vector<std::optional<int64_t>>>>(),
-        py::arg("dim_ranges") = std::vector<std::tuple<std::string, int64_t, int64_t>>(),
-        py::arg("rename_dims") = std::vector<std::pair<std::string, std::string>>(), py::arg("name_dims") = false,
-        py::arg("expand_ops") = std::vector<std::string>(), py::arg("target_opset") = std::nullopt,
+        keyword(OptionId::Inline) = std::string(shapeprop::name_of(shapeprop::InlinePolicy::None)),
+        py::arg("small_limit") = shapeprop::TransformOptions{}.small_limit, keyword(OptionId::Strict) = false,
+        keyword(OptionId::KeepIrVersion) = true, keyword(OptionId::AllowEmptyDims) = true,
+        keyword(OptionId::Schemas) = std::vector<std::string>(), py::arg("shipped_rules") = "",
+        py::arg("output_path") = "", py::arg("describe_contexts") = false, keyword(OptionId::PrintShapes) = false,
+        keyword(OptionId::SetDim) = std::vector<std::pair<std::string, int64_t>>(),
+        keyword(OptionId::InputShape) = std::vector<std::pair<std::string, std::vector<std::optional<int64_t>>>>(),
+        keyword(OptionId::DimRange) = std::vector<std::tuple<std::string, int64_t, int64_t>>(),
+        keyword(OptionId::RenameDim) = std::vector<std::pair<std::string, std::string>>(),
+        keyword(OptionId::NameDims) = false, keyword(OptionId::ExpandOps) = std::vector<std::string>(),
+        keyword(OptionId::TargetOpset) = std::nullopt,
         R"(Runs one job on a model and returns (result, report_json).
 
 source: the model's serialized bytes, or its path (UTF-8 bytes) when from_path.
 origin: how diagnostics and the report name the model.
+The options' keywords are those of the package's functions (the option table's).
 job: 'annotate' (infer_shapes), 'specialize' (specialize) or 'check' (check_model: the
 checker of onnx-infer-shapes --mode check, with the shipped rules; nothing else applies).
 schemas: folders of rules read after the shipped ones, which are in shipped_rules (an
@@ -118,7 +143,7 @@ result: the resulting model's bytes, or None when the run failed, when job is 'c
 or when output_path was given (the result is saved there, atomically).
 report_json: the report of the run (docs/report.schema.json); 'ok' says whether it worked.
 describe_contexts: list each function's contexts in the report (a walk more, for return_report).
-describe_shapes: the report's value_shapes, every value's proven type (--print-shapes).
+print_shapes: the report's value_shapes, every value's proven type (--print-shapes).
 dims, input_shapes, dim_ranges, rename_dims, name_dims: the deployment shapes (as
 --set-dim NAME=VALUE, --input-shape INPUT=D0,..., None for ?, --dim-range NAME=MIN..MAX
 as (name, min, max), --rename-dim OLD=NEW and --name-dims).
@@ -129,6 +154,12 @@ The GIL is released while the work runs.)");
         R"(Runs onnx-infer-shapes with these arguments in this process and returns its exit code
 (the same options, outputs and exit codes; python -m shapeprop). Writes to file
 descriptors 1 and 2: flush Python's streams first. The GIL is released while it runs.)");
+  m.def("option_table", &option_table,
+        "The options of onnx-infer-shapes, one tuple each: (flag, keyword, whether the package's functions take "
+        "the keyword, the modes that take the option).");
+  py::list policies;
+  for (const auto& p : shapeprop::kInlinePolicyNames) policies.append(std::string(p.name));
+  m.attr("inline_policies") = policies;  // specialize(inline=...)'s names
   m.attr("version") = shapeprop::version();
   m.attr("onnx_version") = shapeprop::onnx_version();
 }

@@ -1,8 +1,6 @@
 #include "run.h"
 
 #include "shapeprop/driver.h"
-#include "shapeprop/io.h"
-#include "shapeprop/phases.h"
 
 namespace shapeprop::python {
 
@@ -29,7 +27,11 @@ JobOptions job_options(const Request& q) {
   job.shapes = q.shapes;
   job.shipped_rules = q.shipped_rules;
   job.schema_dirs.assign(q.schemas.begin(), q.schemas.end());
-  if (!q.output_path.empty()) job.output = q.output_path;
+  if (q.output_path.empty()) {
+    if (q.job != Job::Check) job.sink = JobOptions::Sink::Bytes;
+  } else {
+    job.output = q.output_path;
+  }
   job.replace_input = true;  // infer_shapes_path without an output replaces the model, as ONNX's does
   job.count = true;
   return job;
@@ -50,16 +52,7 @@ Outcome run(const Request& request) {
     out.report = to_json(report);
     return out;
   }
-  if (done->status == JobStatus::Ok && done->model && !options.output && request.job != Job::Check) {
-    PhaseClock writing(done->report.phases, "write");  // as the CLI's write to stdout
-    auto bytes = serialize_model(*done->model);
-    if (bytes) {
-      out.model = std::move(*bytes);
-    } else {
-      done->report.ok = false;
-      done->report.diagnostics.push_back(Diagnostic(bytes.error()).in_file(request.origin));
-    }
-  }
+  out.model = std::move(done->bytes);
   out.report = to_json(done->report);
   return out;
 }

@@ -3,6 +3,10 @@
 #include "shapeprop/driver.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -10,6 +14,7 @@
 
 #include "shapeprop/check.h"
 #include "shapeprop/infer.h"
+#include "shapeprop/options.h"
 #include "shapeprop/override.h"
 #include "shapeprop/schemas.h"
 #include "shapeprop/text.h"
@@ -276,24 +281,57 @@ class Job {
     return false;
   }
 
+  // The result, wherever it goes: the file named, standard output, or bytes; the one
+  // writer of the CLI (-o and stdout) and the Python package (a path and bytes).
   bool write() {
-    if (!o_.output) return true;
+    if (!o_.output && o_.sink == JobOptions::Sink::None) return true;
     auto writing = clock("write");
-    const auto format = o_.format ? *o_.format : format_for_path(*o_.output).value_or(Format::Binary);
-    {  // external data is relative to the model's folder (the working folder for bytes)
-      auto kept = check_external_data_kept(*out_.model, o_.bytes || o_.input.parent_path().empty() ? "." : o_.input.parent_path(),
-                                           o_.output->parent_path().empty() ? "." : o_.output->parent_path(),
-                                           o_.output->string());
-      if (!kept) {
-        fail(Step::Write, kept.error());
-        return false;
-      }
-    }
-    if (auto saved = save_model(*out_.model, *o_.output, format, limits()); !saved) {
-      fail(Step::Write, saved.error());
+    Status written = o_.output                               ? write_file(*o_.output)
+                     : o_.sink == JobOptions::Sink::Stdout ? write_stdout()
+                                                             : write_bytes();
+    if (!written) {
+      Diagnostic d = std::move(written.error());
+      if (o_.sink == JobOptions::Sink::Bytes) d.in_file(origin_);
+      fail(Step::Write, std::move(d));
       return false;
     }
     return true;
+  }
+
+  Status write_file(const fs::path& output) {
+    const auto format = o_.format ? *o_.format : format_for_path(output).value_or(Format::Binary);
+    // External data is relative to the model's folder (the working folder for bytes).
+    auto kept = check_external_data_kept(*out_.model, o_.bytes || o_.input.parent_path().empty() ? "." : o_.input.parent_path(),
+                                         output.parent_path().empty() ? "." : output.parent_path(), output.string());
+    if (!kept) return kept.error();
+    return save_model(*out_.model, output, format, limits());
+  }
+
+  // Checking that every byte got there (a full disk, a closed pipe).
+  Status write_stdout() {
+    if (o_.format == Format::Binary) {
+      auto bytes = serialize_model(*out_.model);
+      if (!bytes) return bytes.error();
+      if (std::fwrite(bytes->data(), 1, bytes->size(), stdout) != bytes->size() || std::fflush(stdout) != 0)
+        return Diagnostic::error(std::string("cannot write to standard output: ") + std::strerror(errno));
+      return Ok{};
+    }
+    errno = 0;
+    print_model(std::cout, *out_.model);
+    std::cout.flush();
+    if (!std::cout) {
+      const int error = errno;
+      return Diagnostic::error(std::string("cannot write to standard output") +
+                               (error ? std::string(": ") + std::strerror(error) : std::string()));
+    }
+    return Ok{};
+  }
+
+  Status write_bytes() {
+    auto bytes = serialize_model(*out_.model);
+    if (!bytes) return bytes.error();
+    out_.bytes = std::move(*bytes);
+    return Ok{};
   }
 
   // JobKind::Check: the model is read, never written. Its findings (declarations proven
@@ -314,35 +352,52 @@ class Job {
   }
 };
 
-}  // namespace
-
-const char* mode_name(const JobOptions& options) {
-  switch (options.kind) {
-    case JobKind::Annotate: return "annotate";
-    case JobKind::Transform: return options.transform.inline_policy == InlinePolicy::None ? "specialize" : "inline";
-    case JobKind::Check: return "check";
-  }
-  return "annotate";
+// The options `options` holds, as find_conflict reads them: each that differs from its
+// default counts as given.
+OptionUse option_use(const JobOptions& options) {
+  const TransformOptions& t = options.transform;
+  OptionUse use;
+  use.mode = job_mode(options);
+  auto set = [&use](OptionId id, bool given) { use.given.set(static_cast<size_t>(id), given); };
+  set(OptionId::Inline, options.kind != JobKind::Transform && t.inline_policy != InlinePolicy::None);
+  set(OptionId::Keep, !t.keep.empty());
+  set(OptionId::Passes, !t.passes.empty());
+  set(OptionId::PrintAfter, !t.print_after.empty());
+  set(OptionId::PrintShapes, t.infer.describe_shapes);
+  set(OptionId::ExpandOps, !t.expand.ops.empty() || t.expand.all_functions);
+  set(OptionId::TargetOpset, t.expand.target_opset.has_value());
+  set(OptionId::Naming, t.naming != Naming::Copies);
+  set(OptionId::Output, options.output.has_value());
+  set(OptionId::Emit, options.format.has_value());
+  set(OptionId::Override, !options.overrides.empty());
+  set(OptionId::KeepIrVersion, !t.infer.annotate_functions);
+  set(OptionId::NoInfer, !options.infer);
+  set(OptionId::DebugAnalysis, t.infer.debug);
+  set(OptionId::VerifyRoundtrip, options.verify_roundtrip);
+  set(OptionId::VerifyIdempotent, options.verify_idempotent);
+  set(OptionId::VerifyFullCheck, options.verify_full_check);
+  set(OptionId::RenameDim, !options.shapes.renames.empty());
+  set(OptionId::NameDims, options.shapes.name_dims);
+  use.passes = t.passes;
+  use.print_after = t.print_after;
+  return use;
 }
 
+}  // namespace
+
+Mode job_mode(const JobOptions& options) {
+  switch (options.kind) {
+    case JobKind::Annotate: return Mode::Annotate;
+    case JobKind::Transform: return options.transform.inline_policy == InlinePolicy::None ? Mode::Specialize : Mode::Inline;
+    case JobKind::Check: return Mode::Check;
+  }
+  return Mode::Annotate;
+}
+
+const char* mode_name(const JobOptions& options) { return name_of(job_mode(options)).data(); }
+
 Result<JobOutcome> run(const JobOptions& options) {
-  const TransformOptions& t = options.transform;
-  const bool transforms = options.kind == JobKind::Transform;
-  if (!transforms && (!t.keep.empty() || !t.passes.empty() || !t.print_after.empty() || t.expand.any()))
-    return Diagnostic::error(std::string(!t.keep.empty()     ? "keep"
-                                         : !t.passes.empty() ? "passes"
-                                         : !t.print_after.empty() ? "print_after"
-                                         : t.expand.target_opset ? "target_opset"
-                                                                 : "expand_ops") +
-                             " applies to a transform only");
-  for (Pass p : t.print_after)
-    if (!t.passes.empty() && std::find(t.passes.begin(), t.passes.end(), p) == t.passes.end())
-      return Diagnostic::error("print_after names " + std::string(pass_info(p).name) + ", which passes does not run");
-  if (options.kind == JobKind::Check && (options.output || !options.overrides.empty() || options.verify_roundtrip ||
-                                         options.verify_idempotent || options.verify_full_check || !options.infer))
-    return Diagnostic::error("a check writes nothing, and takes no output, override, verification or infer = false");
-  if (options.kind == JobKind::Check && (!options.shapes.renames.empty() || options.shapes.name_dims))
-    return Diagnostic::error("a check writes nothing, and takes no renames or names of dims");
+  if (auto conflict = find_conflict(option_use(options))) return Diagnostic::error(conflict->message(Conflict::Spelling::Keys));
   if (!options.bytes && options.input.empty()) return Diagnostic::error("no input model given");
   JobOutcome out;
   try {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "report/json_writer.h"
+#include "shapeprop/enum_names.h"
 #include "shapeprop/function_id.h"
 #include "shapeprop/io.h"
 #include "shapeprop/version.h"
@@ -39,15 +40,6 @@ std::pair<size_t, size_t> errors_and_warnings(const Diagnostics& diagnostics) {
     if (d.severity == Severity::Warning) ++warnings;
   }
   return {errors, warnings};
-}
-
-const char* policy_name(InlinePolicy policy) {
-  switch (policy) {
-    case InlinePolicy::None: return "none";
-    case InlinePolicy::All: return "all";
-    case InlinePolicy::Small: return "small";
-  }
-  return "none";
 }
 
 // Counts as fields of the object being written, in order.
@@ -373,7 +365,7 @@ std::string to_json(const Report& r) {
   w.key("input").string(r.input);
   w.key("mode").string(r.mode);
   w.key("options").begin_object();
-  w.key("inline").string(policy_name(r.options.inline_policy));
+  w.key("inline").string(name_of(r.options.inline_policy));
   w.key("small_limit").count(r.options.small_limit);
   w.key("strict").boolean(r.options.infer.strict);
   w.key("assume_positive_dims").boolean(r.options.infer.assume_positive_dims);

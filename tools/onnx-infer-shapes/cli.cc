@@ -7,10 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <csignal>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -109,27 +106,6 @@ void keep_until_exit(onnx::ModelProto&& model) {
   kept_models->push_back(std::make_unique<onnx::ModelProto>(std::move(model)));
 }
 
-// Writes the result on stdout, checking that every byte got there (a full disk, a
-// closed pipe).
-shapeprop::Status write_stdout(const Options& o, const onnx::ModelProto& model) {
-  if (o.emit == shapeprop::Format::Binary) {
-    auto bytes = shapeprop::serialize_model(model);
-    if (!bytes) return bytes.error();
-    if (std::fwrite(bytes->data(), 1, bytes->size(), stdout) != bytes->size() || std::fflush(stdout) != 0)
-      return shapeprop::Diagnostic::error(std::string("cannot write to standard output: ") + std::strerror(errno));
-    return shapeprop::Ok{};
-  }
-  errno = 0;
-  shapeprop::print_model(std::cout, model);
-  std::cout.flush();
-  if (!std::cout) {
-    const int error = errno;
-    return shapeprop::Diagnostic::error(std::string("cannot write to standard output") +
-                                        (error ? std::string(": ") + std::strerror(error) : std::string()));
-  }
-  return shapeprop::Ok{};
-}
-
 // The counts before and after feed the report and the terminal's table only: a run that
 // writes neither does not count (walking a large model twice is a few percent of a run).
 bool counts_wanted(const Options& o) { return !o.report.empty() || (!o.quiet && o.infer && isatty(STDERR_FILENO)); }
@@ -171,6 +147,8 @@ shapeprop::JobOptions job_options(const Options& o) {
   job.verify_full_check = o.verify_full_check;
   if (o.output) job.output = *o.output;
   job.format = o.emit;
+  // Without -o PATH the result goes to stdout, unless the types do (--print-shapes).
+  if (!o.output && !o.print_shapes) job.sink = shapeprop::JobOptions::Sink::Stdout;
   job.count = counts_wanted(o);
   job.on_diagnostics = [&o](shapeprop::Step step, const shapeprop::Diagnostics& found) { print_step(o, step, found); };
   job.on_debug = [](const std::string& debug) {
@@ -180,8 +158,9 @@ shapeprop::JobOptions job_options(const Options& o) {
   return job;
 }
 
-// The run, through the library's driver; then what is the CLI's own: the result on
-// stdout, the summary and the table. Returns the exit code.
+// The run, through the library's driver (which writes the result, to -o or stdout); then
+// what is the CLI's own: the types on stdout (--print-shapes), the summary and the table.
+// Returns the exit code.
 int run(const Options& o) {
   auto outcome = shapeprop::run(job_options(o));
   if (!outcome) {  // options the command line let through and the driver does not take
@@ -196,12 +175,6 @@ int run(const Options& o) {
     std::cout.flush();
     if (!std::cout) {
       error("cannot write to standard output");
-      return kBadInput;
-    }
-  } else if (!o.output) {
-    shapeprop::PhaseClock writing(run_report.phases, "write", o.infer_options.on_phase);
-    if (auto written = write_stdout(o, *outcome->model); !written) {
-      error(written.error().message);
       return kBadInput;
     }
   }

@@ -12,6 +12,7 @@
 #include "shapeprop/input_shapes.h"
 #include "shapeprop/io.h"
 #include "shapeprop/limits.h"
+#include "shapeprop/options.h"
 #include "shapeprop/passes.h"
 #include "shapeprop/specialize.h"
 
@@ -21,13 +22,13 @@ constexpr int kOk = 0;
 constexpr int kCheckFailed = 1;
 constexpr int kBadInput = 2;
 
-enum class Mode { Annotate, Specialize, Inline, Check };
+using shapeprop::Mode;
 
 struct Options {
   std::string input;
   Mode mode = Mode::Annotate;
   std::optional<shapeprop::InlinePolicy> inline_policy;
-  size_t small_limit = 8;
+  size_t small_limit = shapeprop::TransformOptions{}.small_limit;
   std::set<std::pair<std::string, std::string>> keep;  // --keep: (domain, name)
   std::optional<shapeprop::Naming> naming;
   shapeprop::ExpandRequest expand;  // --expand-ops, --target-opset
@@ -47,11 +48,12 @@ struct Options {
   std::vector<shapeprop::Pass> passes;         // --passes: instead of the mode's pipeline
   std::vector<shapeprop::Pass> print_after;   // --print-after, each once
   shapeprop::InputShapes shapes;  // --set-dim, --input-shape, --dim-range, --rename-dim, --name-dims
+  shapeprop::OptionSet given;     // the options given (a list option: when its list holds something)
 
   const shapeprop::Limits& limits() const { return infer_options.limits; }
   // Whether the run rewrites the model (specialize, inline) rather than annotating it, and
   // how it inlines.
-  bool transforms() const { return mode != Mode::Annotate || inline_policy || !passes.empty() || expand.any(); }
+  bool transforms() const { return mode != Mode::Annotate || shapeprop::implies_transform(given); }
   // --inline=all unless given, in --mode inline and for --passes that name inline.
   shapeprop::InlinePolicy inlining() const {
     const bool inlines =

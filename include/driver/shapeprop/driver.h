@@ -13,6 +13,7 @@
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
+#include "shapeprop/enum_names.h"
 #include "shapeprop/input_shapes.h"
 #include "shapeprop/io.h"
 #include "shapeprop/report.h"
@@ -60,9 +61,14 @@ struct JobOptions {
   bool verify_idempotent = false;
   bool verify_full_check = false;
   // Where the result goes (a regular file atomically; a device or FIFO in place), in
-  // `format` (default: from the extension, binary); none: JobOutcome::model only.
+  // `format` (default: from the extension, binary); none: where `sink` says.
   std::optional<std::filesystem::path> output;
   std::optional<Format> format;
+  // Without `output`: the result stays in JobOutcome::model only (None), or is also
+  // written on standard output (Stdout, in `format`, default text; the CLI without -o),
+  // or serialized into JobOutcome::bytes (Bytes; the Python package).
+  enum class Sink { None, Stdout, Bytes };
+  Sink sink = Sink::None;
   // The output may name the input, which it then replaces (atomically, after the run
   // succeeded), as the Python package's infer_shapes_path does like ONNX's. Otherwise
   // that is an error: the CLI never modifies its input.
@@ -87,6 +93,8 @@ struct JobOutcome {
   // The result (annotate and transform, when they succeeded), written to
   // JobOptions::output already if one was given.
   std::optional<onnx::ModelProto> model;
+  // The result serialized, for JobOptions::Sink::Bytes.
+  std::optional<std::string> bytes;
   // Lines for the end of the run, after the result is written (the CLI prints each
   // after "onnx-infer-shapes: "): --override's notes, a raised IR version, the summary.
   std::vector<std::string> summary;
@@ -99,7 +107,9 @@ struct JobOutcome {
 // problem of the model or of the files it names is in the outcome, never an error here.
 Result<JobOutcome> run(const JobOptions& options);
 
-// The report's mode for these options: "annotate", "specialize", "inline" or "check".
+// The mode these options run in, and its name in the report ("annotate", "specialize",
+// "inline" or "check"; shapeprop/enum_names.h).
+Mode job_mode(const JobOptions& options);
 const char* mode_name(const JobOptions& options);
 
 }  // namespace shapeprop
