@@ -11,7 +11,7 @@
 #   %exit N -- CMD   runs CMD and fails unless it exits with status N
 #   %bad-input OUT -- CMD   CMD must exit 2 with one line on stderr and leave no OUT
 #   %gen-deep KIND N   writes a model that nests deep or grows fast (gen_deep.py)
-#   %within S MB [--baseline 'BASE'] -- CMD   CMD must end within S seconds and MB
+#   %within S MB [--cpu] [--baseline 'BASE'] -- CMD   CMD must end within S seconds (of CPU time with --cpu) and MB
 #              megabytes of peak memory (within.py, through wait4), beyond BASE's peak when given;
 #              passes CMD's exit status on
 #

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""within.py SECONDS MEGABYTES [--baseline 'BASE'] -- CMD...
+"""within.py SECONDS MEGABYTES [--cpu] [--baseline 'BASE'] -- CMD...
 
-Runs CMD and fails unless it ended within SECONDS (wall time) with a peak resident memory
+Runs CMD and fails unless it ended within SECONDS (wall time; with --cpu, the CPU time,
+user and system, of CMD and what it waited for, which a loaded machine does not stretch
+as it does the wall time) with a peak resident memory
 of at most MEGABYTES (of CMD and every process it waited for, as wait4 reports it);
 otherwise exits with CMD's status, its output passed through. With --baseline, MEGABYTES
 bound what CMD holds beyond the peak of the shell command BASE (its status and output
@@ -17,7 +19,7 @@ import time
 
 
 def run(argv, quiet):
-    """(exit status, wall seconds, peak resident kilobytes) of argv."""
+    """(exit status, wall seconds, CPU seconds, peak resident kilobytes) of argv."""
     sink = subprocess.DEVNULL if quiet else None
     start = time.monotonic()
     child = subprocess.Popen(argv, stdout=sink, stderr=sink)
@@ -25,26 +27,31 @@ def run(argv, quiet):
     took = time.monotonic() - start
     child.returncode = 0  # reaped here; Popen must not wait for it again
     code = os.waitstatus_to_exitcode(status)
-    return (128 - code if code < 0 else code), took, usage.ru_maxrss
+    return (128 - code if code < 0 else code), took, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
 def main(args):
     if len(args) < 3:
-        sys.exit("usage: within.py SECONDS MEGABYTES [--baseline 'BASE'] -- CMD...")
+        sys.exit("usage: within.py SECONDS MEGABYTES [--cpu] [--baseline 'BASE'] -- CMD...")
     seconds, megabytes = float(args[0]), int(args[1])
     args = args[2:]
+    cpu = args[0] == "--cpu"
+    if cpu:
+        args = args[1:]
     baseline_kb = 0
-    if args[0] == "--baseline":
-        _, _, baseline_kb = run(["sh", "-c", args[1]], quiet=True)
+    if args and args[0] == "--baseline":
+        _, _, _, baseline_kb = run(["sh", "-c", args[1]], quiet=True)
         args = args[2:]
     if args and args[0] == "--":
         args = args[1:]
     if not args:
         sys.exit("within.py: no command to run")
-    status, took, kilobytes = run(args, quiet=False)
+    status, wall, cpu_time, kilobytes = run(args, quiet=False)
+    took = cpu_time if cpu else wall
     command = " ".join(args)
     if took > seconds:
-        print(f"within: '{command}' took {took:.2f} s, more than {seconds:g} s", file=sys.stderr)
+        kind = " of CPU time" if cpu else ""
+        print(f"within: '{command}' took {took:.2f} s{kind}, more than {seconds:g} s", file=sys.stderr)
         return 1
     if kilobytes - baseline_kb > megabytes * 1024:
         print(f"within: '{command}' peaked at {kilobytes // 1024} MB, more than {megabytes} MB"
