@@ -290,7 +290,7 @@ class Job {
                      : o_.sink == JobOptions::Sink::Stdout ? write_stdout()
                                                              : write_bytes();
     if (!written) {
-      Diagnostic d = std::move(written.error());
+      Diagnostic d = written.error();
       if (o_.sink == JobOptions::Sink::Bytes) d.in_file(origin_);
       fail(Step::Write, std::move(d));
       return false;
