@@ -1,10 +1,13 @@
 // Two clamps in a row as one: Relu(Relu(x)), Relu(Clip(x, a, b)), Clip(Relu(x), c, d) and
-// Clip(Clip(x, a, b), c, d) become one Clip (or Relu) of x with the intersected bounds.
-// Relu is the clamp to [0, +inf), a Clip's absent bound an infinite one; clamping to
-// [a, b] then to [c, d] is clamping to [max(a, c), min(b, d)] exactly when that interval is
-// not empty (otherwise the pair gives d, or c, everywhere, and the fused Clip would give
-// its upper bound: not rewritten). NaN: ONNX's reference implementations of Relu
-// (np.maximum) and Clip (np.clip) give NaN for NaN, so the fused clamp keeps it.
+// Clip(Clip(x, a, b), c, d) become one Clip (or Relu) of x. Relu is the clamp to [0, +inf),
+// a Clip's absent bound an infinite one. Clamping to [a, b] then to [c, d] (each with its
+// lower end at most its upper) is clamping to [clamp(a), clamp(b)], clamp the one to
+// [c, d]: where the intervals meet, that is [max(a, c), min(b, d)]; where they do not, the
+// pair gives c (b < c) or d (a > d) everywhere, and so does a Clip to [c, c] or [d, d]
+// (ONNX's Clip is Min(max, Max(x, min)), which gives max where min > max, so the bounds
+// must be the same value, not max(a, c) and min(b, d)). NaN: whatever a Clip kernel gives
+// for a NaN, the pair and the fused clamp agree, since both start from the same Max or Min
+// of x and the outer clamp maps any bound of the inner one into the fused interval.
 // Clips of opset 11 and later (bounds as inputs) only, with constant scalar bounds; the
 // inner node's output must have no other reader (the pair then becomes one node). The
 // fused node reuses the bound values it keeps; a zero of Relu becomes a constant of x's
@@ -72,16 +75,24 @@ class ClipFusion {
     const Fact* xf = body_.fact(in->second);
     const Fact* of = body_.fact(body_.output(outer, 0));
     if (!xf || !of || xf->elem_type == 0 || xf->elem_type != of->elem_type) return std::nullopt;
+    const Clamp& i = in->first;
+    const Clamp& o = out->first;
+    if (empty(i) || empty(o)) return std::nullopt;
     Clamp f;
-    f.lo = tighter(in->first.lo, out->first.lo, /*larger=*/true);
-    f.hi = tighter(in->first.hi, out->first.hi, /*larger=*/false);
-    if (f.lo.value && f.hi.value && *f.lo.value > *f.hi.value) return std::nullopt;  // empty: not one clamp
+    f.lo = tighter(i.lo, o.lo, /*larger=*/true);
+    f.hi = tighter(i.hi, o.hi, /*larger=*/false);
+    if (empty(f)) {  // disjoint: the end of [c, d] nearer [a, b], everywhere
+      const End& end = i.hi.value && o.lo.value && *i.hi.value < *o.lo.value ? o.lo : o.hi;
+      f.lo = f.hi = end;
+    }
     return Fusion{in->second, inner, f};
   }
 
  private:
   const MutableBody& body_;
   const RewriteOptions& options_;
+
+  static bool empty(const Clamp& c) { return c.lo.value && c.hi.value && *c.lo.value > *c.hi.value; }
 
   // The larger (lower ends) or smaller (upper ends) of two ends; an infinite end loses.
   static End tighter(const End& a, const End& b, bool larger) {
@@ -110,12 +121,14 @@ bool fuse_clips(PassContext& ctx) {
         } else {
           node.set_op_type("Clip");
           End lo = f->fused.lo;
+          End hi = f->fused.hi;
           if (lo.value && lo.id == ir::kNoValue) {  // Relu's zero, as a constant of x's type
             const Fact zero = is_integral_type(t) ? Fact::int_tensor(t, {}, {Dim::constant(0)}) : Fact::real_tensor(t, {}, {0.0});
             lo.id = body.add_constant(*zero.to_tensor(), "zero");
+            if (hi.value && hi.id == ir::kNoValue) hi.id = lo.id;  // both Relu's zero (disjoint)
           }
           inputs.push_back(lo.id);
-          if (f->fused.hi.value) inputs.push_back(f->fused.hi.id);
+          if (hi.value) inputs.push_back(hi.id);
           while (inputs.size() > 1 && inputs.back() == ir::kNoValue) inputs.pop_back();
         }
         body.replace_node(id, std::move(node), inputs);
