@@ -18,6 +18,11 @@
 // constant: their elementwise min (max) broadcast together, at most 1,024 elements, no NaN
 // and no real zero in it; x and the result keep their shapes, as the broadcast is the
 // same. A Min under a Max (or the reverse) with such constants is no Clip and stays.
+// Two Mins (or two Maxes) of data (a graph input is data, whatever its initializer says),
+// the inner one the outer's first operand, merge into one variadic node:
+// Min(Min(x, a), b) is Min(x, a, b), which folds its operands pairwise from the left as
+// the two nodes did, so it is the same bit for bit (NaN and zeros' signs included), and of
+// the same shape (broadcasting is associative).
 #include <span>
 
 #include "rewrite_support.h"
@@ -166,11 +171,11 @@ class MinMaxToClip {
 
   std::optional<Rewrite> match(NodeId outer) const {
     const auto out = bound_of(outer);
-    if (!out) return merge_constants(outer);
+    if (!out) return merge(outer);
     const NodeId inner = body_.producer(out->x);
     if (inner == kNone || body_.uses(out->x) != 1 || body_.is_interface(out->x)) return std::nullopt;
     const auto in = bound_of(inner);
-    if (!in) return merge_constants(outer);
+    if (!in) return merge(outer);
     const Fact* xf = body_.fact(in->x);
     const Fact* of = body_.fact(body_.output(outer, 0));
     if (!xf || !of || xf->elem_type == 0 || xf->elem_type != of->elem_type) return std::nullopt;
@@ -217,6 +222,35 @@ class MinMaxToClip {
     }
     if (o.x == ir::kNoValue || o.constants.empty()) return std::nullopt;
     return o;
+  }
+
+  std::optional<Rewrite> merge(NodeId outer) const {
+    if (auto r = merge_constants(outer)) return r;
+    return merge_operands(outer);
+  }
+
+  // The Min or Max of the same op that only `outer` reads, as its first operand.
+  NodeId same_op_first(NodeId outer) const {
+    if (!is_min_max(outer)) return kNone;
+    const ValueId first = body_.input(outer, 0);
+    if (first == ir::kNoValue) return kNone;
+    const NodeId inner = body_.producer(first);
+    if (inner == kNone || body_.uses(first) != 1 || body_.is_interface(first) || !is_min_max(inner) ||
+        body_.node(inner).op_type() != body_.node(outer).op_type())
+      return kNone;
+    return inner;
+  }
+
+  // Min(Min(x, a...), b...) as Min(x, a..., b...), Max alike (see the top of the file).
+  std::optional<Rewrite> merge_operands(NodeId outer) const {
+    const NodeId inner = same_op_first(outer);
+    if (inner == kNone) return std::nullopt;
+    Rewrite r{body_.node(outer).op_type(), {}, inner, std::nullopt, std::nullopt, std::nullopt};
+    for (size_t k = 0; k < body_.num_inputs(inner); ++k) r.inputs.push_back(body_.input(inner, k));
+    for (size_t k = 1; k < body_.num_inputs(outer); ++k) r.inputs.push_back(body_.input(outer, k));
+    for (ValueId v : r.inputs)
+      if (v == ir::kNoValue) return std::nullopt;
+    return r;
   }
 
   // Min(Min(x, a...), b...) as Min(x, m), m the elementwise min of a... and b... broadcast
