@@ -139,13 +139,13 @@ class Sequences {
     if (split_input == ir::kNoValue) {  // pieces of 1, squeezed unless keepdims
       if (!dim || *dim <= 0 || *dim > kMaxUnitPieces) return std::nullopt;
       if (int_attribute(body_.node(id), "keepdims").value_or(1) == 0) squeeze = axis;
-      return Pieces{*dim, std::vector<int64_t>(static_cast<size_t>(*dim), 1)};
+      return Pieces{*dim, std::vector<int64_t>(static_cast<size_t>(*dim), 1), ir::kNoValue};
     }
     const Fact* sf = body_.fact(split_input);
     if (!sf || !sf->is_tensor() || !sf->shape) return std::nullopt;
     auto split = constant_ints(body_, split_input);
     if (sf->shape->size() == 1) {
-      if (split) return Pieces{static_cast<int64_t>(split->size()), std::move(*split)};
+      if (split) return Pieces{static_cast<int64_t>(split->size()), std::move(*split), ir::kNoValue};
       // Sizes that are data: Split reads them as they are, so they must be int64.
       const auto length = (*sf->shape)[0].as_constant();
       if (sf->elem_type != onnx::TensorProto::INT64 || !length || *length <= 0 || *length > kMaxDataPieces)
@@ -157,7 +157,7 @@ class Sequences {
     std::vector<int64_t> sizes;
     for (int64_t left = *dim; left > 0; left -= chunk) sizes.push_back(std::min(chunk, left));
     if (sizes.empty()) return std::nullopt;
-    return Pieces{static_cast<int64_t>(sizes.size()), std::move(sizes)};
+    return Pieces{static_cast<int64_t>(sizes.size()), std::move(sizes), ir::kNoValue};
   }
 };
 

@@ -701,7 +701,6 @@ function forEachArgument(argv, handle) {
   return false;
 }
 
-// Parses argv (without 'node equiv.js'). Returns {files: [A, B], options} or {help: true}.
 // The numbers of a --values list: JavaScript's number syntax, and inf, -inf, nan.
 function parseValues(flag, text) {
   const words = { inf: Infinity, '+inf': Infinity, '-inf': -Infinity, nan: NaN };
@@ -713,6 +712,7 @@ function parseValues(flag, text) {
   return values.map((s) => (s.toLowerCase() in words ? words[s.toLowerCase()] : Number(s)));
 }
 
+// Parses argv (without 'node equiv.js'). Returns {files: [A, B], options} or {help: true}.
 function parseArgs(argv) {
   const files = [];
   const options = { bind: {}, values: {} };
