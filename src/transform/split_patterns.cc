@@ -3,7 +3,11 @@
 //  - SplitToSequence whose sequence only SequenceAt reads, at constant positions, with
 //    sizes the facts know: a Split whose outputs are those SequenceAt's; without a split
 //    input, pieces of 1 along a dim the facts know (of at most 256), each squeezed where
-//    keepdims is 0 (ONNX ignores keepdims when split is given);
+//    keepdims is 0 (ONNX ignores keepdims when split is given); with int64 sizes that are
+//    data, in a 1-D tensor whose length the facts know (at most 256), a Split reading
+//    those sizes: wherever the SplitToSequence is valid (sizes positive, summing to the
+//    dim) Split makes the same pieces, and where its sizes are not, it fails (but for
+//    sizes of 0, which Split takes, as ONNX Runtime's SplitToSequence does too);
 //  - SequenceConstruct read only by ConcatFromSequence: a Concat of the tensors, each
 //    unsqueezed at the axis first where new_axis is 1 (a stack);
 //  - SequenceAt at a constant position of a SequenceConstruct: that tensor.
@@ -19,11 +23,20 @@ using onnx::NodeProto;
 
 constexpr int64_t kSplitWithSizesInput = 13;  // Split's sizes became an input (and Squeeze's axes)
 constexpr int64_t kMaxUnitPieces = 256;       // pieces of 1 a SplitToSequence without sizes may become
+constexpr int64_t kMaxDataPieces = 256;       // pieces a SplitToSequence of sizes that are data may become
 
-// What a SplitToSequence becomes: a Split into pieces of `sizes`, each position's
-// SequenceAt readers reading its piece.
+// The pieces a SplitToSequence makes: their sizes when known, else the value holding
+// them (`data`), whose length is the count.
+struct Pieces {
+  int64_t count = 0;
+  std::vector<int64_t> sizes = {};
+  ValueId data = ir::kNoValue;
+};
+
+// What a SplitToSequence becomes: a Split into `pieces`, each position's SequenceAt
+// readers reading its piece.
 struct SplitMatch {
-  std::vector<int64_t> sizes;
+  Pieces pieces;
   std::map<int64_t, std::vector<NodeId>> at;  // position -> SequenceAt nodes
   std::optional<int64_t> squeeze = {};        // the axis each piece is squeezed on (keepdims 0)
 };
@@ -45,14 +58,13 @@ class Sequences {
     if (options_.onnx_opset < kSplitWithSizesInput) return std::nullopt;
     if (body_.input(id, 0) == ir::kNoValue) return std::nullopt;
     std::optional<int64_t> squeeze;
-    auto sizes = piece_sizes(id, squeeze);
-    if (!sizes) return std::nullopt;
+    auto pieces = piece_sizes(id, squeeze);
+    if (!pieces) return std::nullopt;
     const auto readers = direct_readers(body_.output(id, 0));
     if (!readers || readers->empty()) return std::nullopt;
-    const auto count = static_cast<int64_t>(sizes->size());
-    SplitMatch m{std::move(*sizes), {}, squeeze};
+    SplitMatch m{std::move(*pieces), {}, squeeze};
     for (auto r : *readers) {
-      auto p = position(r, count);
+      auto p = position(r, m.pieces.count);
       if (!p) return std::nullopt;
       m.at[*p].push_back(r);
     }
@@ -113,9 +125,9 @@ class Sequences {
     return i >= 0 && i < size ? std::optional<int64_t>(i) : std::nullopt;
   }
 
-  // The sizes of the pieces a SplitToSequence makes, when they are known; `squeeze` the
-  // axis they are squeezed on, if they are.
-  std::optional<std::vector<int64_t>> piece_sizes(NodeId id, std::optional<int64_t>& squeeze) const {
+  // The pieces a SplitToSequence makes, when their count is known; `squeeze` the axis
+  // they are squeezed on, if they are.
+  std::optional<Pieces> piece_sizes(NodeId id, std::optional<int64_t>& squeeze) const {
     const Fact* x = body_.fact(body_.input(id, 0));
     const auto rank = rank_of(x);
     if (!rank || *rank == 0) return std::nullopt;
@@ -127,18 +139,25 @@ class Sequences {
     if (split_input == ir::kNoValue) {  // pieces of 1, squeezed unless keepdims
       if (!dim || *dim <= 0 || *dim > kMaxUnitPieces) return std::nullopt;
       if (int_attribute(body_.node(id), "keepdims").value_or(1) == 0) squeeze = axis;
-      return std::vector<int64_t>(static_cast<size_t>(*dim), 1);
+      return Pieces{*dim, std::vector<int64_t>(static_cast<size_t>(*dim), 1), ir::kNoValue};
     }
-    auto split = constant_ints(body_, split_input);
     const Fact* sf = body_.fact(split_input);
-    if (!split || !sf || !sf->shape) return std::nullopt;
-    if (sf->shape->size() == 1) return split;
-    if (!sf->shape->empty() || split->size() != 1 || !dim || (*split)[0] <= 0) return std::nullopt;
+    if (!sf || !sf->is_tensor() || !sf->shape) return std::nullopt;
+    auto split = constant_ints(body_, split_input);
+    if (sf->shape->size() == 1) {
+      if (split) return Pieces{static_cast<int64_t>(split->size()), std::move(*split), ir::kNoValue};
+      // Sizes that are data: Split reads them as they are, so they must be int64.
+      const auto length = (*sf->shape)[0].as_constant();
+      if (sf->elem_type != onnx::TensorProto::INT64 || !length || *length <= 0 || *length > kMaxDataPieces)
+        return std::nullopt;
+      return Pieces{*length, {}, split_input};
+    }
+    if (!split || !sf->shape->empty() || split->size() != 1 || !dim || (*split)[0] <= 0) return std::nullopt;
     const int64_t chunk = (*split)[0];
     std::vector<int64_t> sizes;
     for (int64_t left = *dim; left > 0; left -= chunk) sizes.push_back(std::min(chunk, left));
     if (sizes.empty()) return std::nullopt;
-    return sizes;
+    return Pieces{static_cast<int64_t>(sizes.size()), std::move(sizes), ir::kNoValue};
   }
 };
 
@@ -147,7 +166,9 @@ bool split(MutableBody& body, NodeId id, const SplitMatch& m) {
   NodeProto split;
   split.set_op_type("Split");
   set_int_attribute(split, "axis", int_attribute(body.node(id), "axis").value_or(0));
-  const std::vector<ValueId> inputs{body.input(id, 0), body.add_constant(int64_vector(m.sizes), "split_sizes")};
+  const ValueId sizes =
+      m.pieces.data != ir::kNoValue ? m.pieces.data : body.add_constant(int64_vector(m.pieces.sizes), "split_sizes");
+  const std::vector<ValueId> inputs{body.input(id, 0), sizes};
   // Each position's first reader (by id: any of them would do, as the Split precedes them
   // all) names the piece; the others read it.
   std::vector<ValueId> pieces;
@@ -157,7 +178,7 @@ bool split(MutableBody& body, NodeId id, const SplitMatch& m) {
     std::vector<NodeId> others;
   };
   std::vector<Readers> readers;
-  for (int64_t k = 0; k < static_cast<int64_t>(m.sizes.size()); ++k) {
+  for (int64_t k = 0; k < m.pieces.count; ++k) {
     auto it = m.at.find(k);
     if (it == m.at.end()) {
       pieces.push_back(body.new_value(std::string(body.name(seq)) + "_piece"));

@@ -580,11 +580,102 @@ describe('errors exit 2 with one line', () => {
 
   test('usage errors', () => {
     const a = write('ok.onnx', binary('Add'));
-    for (const args of [[a], [a, a, '--seeds', 'x'], [a, a, '--bind', 'N'], [a, a, '--frobnicate'], [a, a, '--rtol']]) {
+    for (const args of [
+      [a],
+      [a, a, '--seeds', 'x'],
+      [a, a, '--bind', 'N'],
+      [a, a, '--frobnicate'],
+      [a, a, '--rtol'],
+      [a, a, '--values', 'X0'],
+      [a, a, '--values', 'X0=1,,2'],
+      [a, a, '--values', 'X0=1,infinite'],
+    ]) {
       const r = runCli(...args);
       assert.equal(r.status, 2, args.join(' '));
       assert.match(r.stderr, /^equiv: .*\nusage: /);
     }
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+describe('chosen values and exact comparison', () => {
+  // Y = Cast<float16>(Cast<float>(X)) and Z = Cast<float>(Cast<double>(F)), or their
+  // inputs, X float16 [8] and F float32 [8].
+  function roundTrips(op) {
+    const nodes =
+      op === 'Cast'
+        ? [
+            onnx.node('Cast', ['X'], ['XF'], { to: DT.FLOAT }),
+            onnx.node('Cast', ['XF'], ['Y'], { to: DT.FLOAT16 }),
+            onnx.node('Cast', ['F'], ['FD'], { to: DT.DOUBLE }),
+            onnx.node('Cast', ['FD'], ['Z'], { to: DT.FLOAT }),
+          ]
+        : [onnx.node(op, ['X'], ['Y']), onnx.node(op, ['F'], ['Z'])];
+    return onnx.model({
+      nodes,
+      inputs: [
+        ['X', DT.FLOAT16, [8]],
+        ['F', DT.FLOAT, [8]],
+      ],
+      outputs: [
+        ['Y', DT.FLOAT16, [8]],
+        ['Z', DT.FLOAT, [8]],
+      ],
+    });
+  }
+  const HALF = 'X=5.960464477539063e-8,-5.960464477539063e-8,6.097555160522461e-05,-0,inf,-inf,nan,65504';
+  const FLOAT = 'F=1e-45,-1e-45,1.1754942106924411e-38,-0,Infinity,-inf,NaN,1';
+
+  test('--values feeds the values, repeated in order, in every run', () => {
+    const h = equiv.chosenTensor('X', 'float16', [2, 5], [2 ** -24, -0, Infinity, NaN]);
+    assert.deepEqual(Array.from(h.data), [0x0001, 0x8000, 0x7c00, h.data[3], 0x0001, 0x8000, 0x7c00, h.data[3], 0x0001, 0x8000]);
+    assert.ok(Number.isNaN(equiv.halfToFloat(h.data[3])));
+    const f = equiv.chosenTensor('F', 'float32', [3], [1e-45, -0]);
+    assert.ok(Object.is(f.data[1], -0) && f.data[0] > 0 && f.data[2] === f.data[0]);
+    assert.deepEqual(Array.from(equiv.chosenTensor('I', 'int64', [3], [-5, 7]).data), [-5n, 7n, -5n]);
+    assert.deepEqual(Array.from(equiv.chosenTensor('B', 'bool', [2], [1, 0]).data), [1, 0]);
+    assert.throws(() => equiv.chosenTensor('I', 'int8', [2], [128]), /--values I: 128 is not a int8 value/);
+    assert.throws(() => equiv.chosenTensor('I', 'int32', [2], [1.5]), /--values I: 1.5 is not a int32 value/);
+    assert.throws(() => equiv.chosenTensor('X', 'float32', [2], [1, 2, 3]), /3 values for a tensor of 2 elements/);
+  });
+
+  test('--exact tells -0 from +0 and a flushed subnormal from the subnormal; NaN still equals NaN', () => {
+    const t = (type, data) => ({ type, data, dims: [data.length] });
+    const f = (xs) => Float32Array.from(xs);
+    const exact = { exact: true };
+    assert.equal(equiv.compareTensors(t('float32', f([-0])), t('float32', f([0]))).ok, true);
+    assert.equal(equiv.compareTensors(t('float32', f([-0])), t('float32', f([0])), exact).ok, false);
+    assert.equal(equiv.compareTensors(t('float32', f([1e-45])), t('float32', f([0])), exact).ok, false);
+    assert.equal(equiv.compareTensors(t('float32', f([NaN, 1, -0])), t('float32', f([NaN, 1, -0])), exact).ok, true);
+    const h = (bits) => Uint16Array.from(bits);
+    // The smallest float16 subnormal against zero: within float16's tolerance, not exact.
+    assert.equal(equiv.compareTensors(t('float16', h([0x0001])), t('float16', h([0x0000]))).ok, true);
+    const sub = equiv.compareTensors(t('float16', h([0x0001])), t('float16', h([0x0000])), exact);
+    assert.equal(sub.ok, false);
+    assert.match(sub.detail, /^1\/1 elements differ, first at \[0\]: A=5.9605e-8 B=0 \(exact; /);
+    assert.equal(equiv.compareTensors(t('float16', h([0x8000])), t('float16', h([0x0000])), exact).ok, false);
+    assert.equal(equiv.compareTensors(t('float16', h([0x7e00])), t('float16', h([0x7c01])), exact).ok, true);
+  });
+
+  test('float16 -> float -> float16 and float -> double -> float keep every value on ONNX Runtime', () => {
+    const a = write('round_trips.onnx', roundTrips('Cast'));
+    const b = write('identities.onnx', roundTrips('Identity'));
+    for (const extra of [[], ['--no-optimize']]) {
+      const r = runCli(a, b, '--exact', '--values', HALF, '--values', FLOAT, ...extra);
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+    }
+    // The same values make Abs differ from Identity (on -0, the negative subnormals and -inf).
+    const c = write('abs.onnx', roundTrips('Abs'));
+    const r = runCli(a, c, '--seeds', '1', '--exact', '--values', HALF, '--values', FLOAT);
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    assert.match(r.lines[0], /MISMATCH Y: 3\/8 elements differ, first at \[1\]: A=-5.9605e-8 B=5.9605e-8 \(exact; /);
+  });
+
+  test('--values of an input the models lack is an error', () => {
+    const a = write('round_trips.onnx', roundTrips('Cast'));
+    const r = runCli(a, a, '--values', 'W=1');
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /^equiv: error: --values W: the models have no input of that name\n$/);
   });
 });
 

@@ -5,8 +5,8 @@
 // by shapeprop (annotated, specialized, inlined) still computes what the original did.
 //
 //   node tools/equiv/equiv.js A.onnx B.onnx [--seeds 1,2,3] [--bind N=2,5 ...]
-//        [--default-dim 2] [--rtol R] [--atol A] [--int-range 0,4] [--float-range -1,1]
-//        [--threads 1] [--no-optimize] [--quiet]
+//        [--default-dim 2] [--rtol R] [--atol A] [--exact] [--int-range 0,4] [--float-range -1,1]
+//        [--values NAME=v1,v2,...] [--threads 1] [--no-optimize] [--quiet]
 //
 // Exit status: 0 all runs agree, 1 some run differs (or the signatures differ),
 // 2 usage error, or a model cannot be loaded or run.
@@ -17,6 +17,11 @@
 // the run count linear and lets related dims (batch, seq) move together. Symbolic dims
 // that are not bound, and unknown dims, get --default-dim. A dim that is static in one
 // model and symbolic in the other takes the static size.
+//
+// Chosen values: `--values NAME=v1,v2,...` feeds the input NAME these values, repeated in
+// order to its size, in every run (the edges of a conversion: -0, inf, nan, subnormals);
+// `--exact` then compares floats bit for bit but for NaN's payload (-0 differs from +0, a
+// flushed subnormal from the subnormal), where the tolerances would hide the difference.
 //
 // Runtime differences: a run whose outputs differ with ONNX Runtime's graph optimizations
 // on (the default) is run again with them off. Where the outputs then agree, the two
@@ -45,6 +50,8 @@ const DEFAULTS = {
   atol: undefined,
   intRange: [0, 4], // [lo, hi): small non-negative, so index-like inputs stay valid
   floatRange: [-1, 1], // uniform between the two (rounding to float16/32 may reach hi)
+  values: {}, // input name -> chosen values (numbers), fed instead of random data
+  exact: false, // floats compared bit for bit (any NaN equals any NaN; -0 is not +0)
   threads: 1, // one thread: deterministic reductions, and polite on shared machines
   optimize: true, // ONNX Runtime's graph optimizations (--no-optimize: none)
   quiet: false,
@@ -58,8 +65,12 @@ const USAGE = `usage: node equiv.js A.onnx B.onnx [options]
   --default-dim N       size for unbound symbolic and unknown dims (default 2)
   --rtol R, --atol A    tolerance for every float dtype (default per dtype: float32
                         1e-4/1e-5, float16 1e-2/1e-3, float64 1e-9/1e-12); ints/bools exact
+  --exact               floats must be identical: no tolerance, -0 differs from +0 (any NaN
+                        still equals any NaN)
   --int-range LO,HI     integer inputs uniform in [LO, HI) (default 0,4)
   --float-range LO,HI   float inputs uniform between LO and HI (default -1,1)
+  --values NAME=v1,v2   feed input NAME these values (numbers, inf, -inf, nan, -0),
+                        repeated in order to its size, in every run; repeatable
   --threads N           ONNX Runtime intra-op threads (default 1)
   --no-optimize         run without ONNX Runtime's graph optimizations (its inlining of a
                         constant If fails on some nested branches); otherwise a run whose
@@ -211,6 +222,38 @@ function randomTensor(dtype, dims, rng, opts) {
       const big = Arr === BigInt64Array || Arr === BigUint64Array;
       data = new Arr(n);
       for (let i = 0; i < n; i++) data[i] = big ? BigInt(clamp(randInt())) : clamp(randInt());
+    }
+  }
+  return { dtype, dims, data };
+}
+
+// The tensor of `dtype` and `dims` holding `values` (numbers) repeated in order: the
+// --values of one input. Each value must be one of the dtype's (an integer in range for
+// integer dtypes, 0 or 1 for bool); floats are rounded to float32 or float16 as fed.
+function chosenTensor(name, dtype, dims, values) {
+  const n = dims.reduce((a, b) => a * b, 1);
+  if (n < values.length) {
+    throw new EquivError(`--values ${name}: ${values.length} values for a tensor of ${n} elements`);
+  }
+  const at = (i) => values[i % values.length];
+  let data;
+  switch (dtype) {
+    case 'float32':
+    case 'float64':
+      data = (dtype === 'float32' ? Float32Array : Float64Array).from({ length: n }, (_, i) => at(i));
+      break;
+    case 'float16':
+      data = Uint16Array.from({ length: n }, (_, i) => floatToHalf(at(i)));
+      break;
+    default: {
+      const range = dtype === 'bool' ? [0, 1] : INT_RANGES[dtype];
+      const Arr = dtype === 'bool' ? Uint8Array : INT_ARRAYS[dtype];
+      if (!Arr) throw new EquivError(`--values ${name}: input dtype ${dtype} is not supported`);
+      const bad = values.find((v) => !Number.isInteger(v) || v < range[0] || v > range[1]);
+      if (bad !== undefined) throw new EquivError(`--values ${name}: ${bad} is not a ${dtype} value`);
+      const big = Arr === BigInt64Array || Arr === BigUint64Array;
+      data = new Arr(n);
+      for (let i = 0; i < n; i++) data[i] = big ? BigInt(at(i)) : at(i);
     }
   }
   return { dtype, dims, data };
@@ -398,6 +441,9 @@ function compareTensors(tensorA, tensorB, tol = {}) {
     let same;
     if (!isFloat) {
       same = a === b;
+    } else if (tol.exact) {
+      same = Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
+      if (!same) maxAbsDiff = Math.max(maxAbsDiff, Number.isFinite(a - b) ? Math.abs(a - b) : Infinity);
     } else if (Number.isFinite(a) && Number.isFinite(b)) {
       const d = Math.abs(a - b);
       if (d > maxAbsDiff) maxAbsDiff = d;
@@ -418,7 +464,8 @@ function compareTensors(tensorA, tensorB, tol = {}) {
     detail =
       `${mismatches}/${n} elements differ, first at [${first.index}]: ` +
       `A=${formatValue(first.a, dtype)} B=${formatValue(first.b, dtype)}`;
-    if (isFloat) detail += ` (max |diff| ${formatValue(maxAbsDiff, 'float32')}, rtol ${rtol} atol ${atol})`;
+    if (isFloat && tol.exact) detail += ` (exact; max |diff| ${formatValue(maxAbsDiff, 'float32')})`;
+    else if (isFloat) detail += ` (max |diff| ${formatValue(maxAbsDiff, 'float32')}, rtol ${rtol} atol ${atol})`;
   }
   return { ok: mismatches === 0, detail, maxAbsDiff, mismatches, first };
 }
@@ -512,6 +559,9 @@ async function compareModels(fileA, fileB, options = {}) {
       result.ok = false;
       return result;
     }
+    const fed = new Set(A.signature.inputs.map((vi) => vi.name));
+    const unknown = Object.keys(opts.values).filter((name) => !fed.has(name));
+    if (unknown.length > 0) throw new EquivError(`--values ${unknown[0]}: the models have no input of that name`);
     const outputNames = A.signature.outputs.map((vi) => vi.name);
     const namesB = new Set(B.signature.outputs.map((vi) => vi.name));
     // The outputs' differences (texts) and comparisons of one run of the two sessions.
@@ -531,7 +581,10 @@ async function compareModels(fileA, fileB, options = {}) {
       for (const seed of opts.seeds) {
         const feeds = {};
         for (const vi of A.signature.inputs) {
-          const t = randomTensor(vi.type.dtype, shapes.get(vi.name), mulberry32(streamSeed(seed, vi.name)), opts);
+          const t =
+            vi.name in opts.values
+              ? chosenTensor(vi.name, vi.type.dtype, shapes.get(vi.name), opts.values[vi.name])
+              : randomTensor(vi.type.dtype, shapes.get(vi.name), mulberry32(streamSeed(seed, vi.name)), opts);
           feeds[vi.name] = new (ort().Tensor)(t.dtype, t.data, t.dims);
         }
         const label = describeRun(seed, symbols);
@@ -648,10 +701,21 @@ function forEachArgument(argv, handle) {
   return false;
 }
 
+// The numbers of a --values list: JavaScript's number syntax, and inf, -inf, nan.
+function parseValues(flag, text) {
+  const words = { inf: Infinity, '+inf': Infinity, '-inf': -Infinity, nan: NaN };
+  const values = String(text)
+    .split(',')
+    .map((s) => s.trim());
+  const bad = values.find((s) => s === '' || (!(s.toLowerCase() in words) && Number.isNaN(Number(s))));
+  if (bad !== undefined) throw new EquivError(`${flag} expects numbers, inf, -inf or nan, got '${bad}'`);
+  return values.map((s) => (s.toLowerCase() in words ? words[s.toLowerCase()] : Number(s)));
+}
+
 // Parses argv (without 'node equiv.js'). Returns {files: [A, B], options} or {help: true}.
 function parseArgs(argv) {
   const files = [];
-  const options = { bind: {} };
+  const options = { bind: {}, values: {} };
   const help = forEachArgument(argv, (arg, takeValue) => {
     switch (arg) {
       case '-h':
@@ -698,6 +762,16 @@ function parseArgs(argv) {
         options.floatRange = r;
         break;
       }
+      case '--values': {
+        const spec = takeValue();
+        const m = /^([^=]+)=(.+)$/.exec(spec);
+        if (!m) throw new EquivError(`--values expects NAME=v1,v2,..., got '${spec}'`);
+        options.values[m[1]] = parseValues(`--values ${m[1]}`, m[2]);
+        break;
+      }
+      case '--exact':
+        options.exact = true;
+        break;
       case '--no-optimize':
         options.optimize = false;
         break;
@@ -808,6 +882,7 @@ module.exports = {
   resolveShapes,
   signatureDifferences,
   randomTensor,
+  chosenTensor,
   mulberry32,
   streamSeed,
   floatToHalf,
