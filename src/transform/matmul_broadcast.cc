@@ -43,9 +43,12 @@ class MatMulBroadcast {
     const bool gemm = is_op(m, "Gemm");
     if (!(gemm || is_op(m, "MatMul")) || body_.num_outputs(mm) != 1 || body_.num_inputs(mm) < 2) return std::nullopt;
     const std::vector<Dim>* out = known_dims(body_.fact(body_.output(restore, 0)));
+    if (!out) return std::nullopt;
+    if (!gemm)
+      if (auto v = vector_case(mm, *out)) return v;
     const ValueId flat_a = body_.input(mm, 0), rhs = body_.input(mm, 1);
     const NodeId flatten = body_.producer(flat_a);
-    if (!out || flatten == kNone || rhs == ir::kNoValue || !is_op(body_.node(flatten), "Reshape")) return std::nullopt;
+    if (flatten == kNone || rhs == ir::kNoValue || !is_op(body_.node(flatten), "Reshape")) return std::nullopt;
     const ValueId a = body_.input(flatten, 0);
     const std::vector<Dim>* ad = known_dims(body_.fact(a));
     const std::vector<Dim>* fd = known_dims(body_.fact(flat_a));
@@ -77,6 +80,45 @@ class MatMulBroadcast {
 
  private:
   const MutableBody& body_;
+
+  // Reshape(MatMul(Reshape(x, [1, K]), b), s) for x of shape [K] is MatMul(x, b): ONNX's
+  // MatMul (numpy's) makes a 1-D first operand the row [1, K] and removes that 1 from the
+  // product, a 1-D second operand the column [K, 1] and removes that 1; so where s is the
+  // product's shape without the 1 of each operand taken so (the other operand a matrix or
+  // more, so the 1 is the product's second last, or last, dim), the reshapes only add and
+  // remove it. Both operands may be taken (a dot product: s is []).
+  std::optional<Unflatten> vector_case(NodeId mm, const std::vector<Dim>& out) const {
+    if (body_.num_inputs(mm) != 2) return std::nullopt;
+    const std::vector<Dim>* product = known_dims(body_.fact(body_.output(mm, 0)));
+    ValueId operands[2] = {body_.input(mm, 0), body_.input(mm, 1)};
+    const std::optional<size_t> ranks[2] = {rank_of(body_.fact(operands[0])), rank_of(body_.fact(operands[1]))};
+    if (!product || !ranks[0] || !ranks[1] || *ranks[0] < 2 || *ranks[1] < 2) return std::nullopt;
+    std::vector<Dim> expected = *product;
+    bool taken = false;
+    for (size_t side = 0; side < 2; ++side) {  // the row's 1 first: it is the second last
+      const ValueId v = vector_of(operands[side], side == 0);
+      if (v == ir::kNoValue) continue;
+      expected.erase(expected.end() - (side == 0 ? 2 : 1));
+      operands[side] = v;
+      taken = true;
+    }
+    if (!taken || out != expected) return std::nullopt;
+    return Unflatten{operands[0], operands[1]};
+  }
+
+  // x where `v` is Reshape(x) of a 1-D x of shape [K] to [1, K] (a row) or [K, 1].
+  ValueId vector_of(ValueId v, bool row) const {
+    const NodeId reshape = body_.producer(v);
+    if (reshape == kNone || !is_op(body_.node(reshape), "Reshape") || has_reference(body_.node(reshape)))
+      return ir::kNoValue;
+    const ValueId x = body_.input(reshape, 0);
+    const std::vector<Dim>* xd = known_dims(body_.fact(x));
+    const std::vector<Dim>* vd = known_dims(body_.fact(v));
+    if (!xd || !vd || xd->size() != 1) return ir::kNoValue;
+    const std::vector<Dim> lifted = row ? std::vector<Dim>{Dim::constant(1), xd->front()}
+                                        : std::vector<Dim>{xd->front(), Dim::constant(1)};
+    return *vd == lifted ? x : ir::kNoValue;
+  }
 
   std::optional<Unflatten> gemm_case(NodeId mm, ValueId a, const std::vector<Dim>& ad, const std::vector<Dim>& fd,
                                      const std::vector<Dim>& wd, const std::vector<Dim>& out) const {
