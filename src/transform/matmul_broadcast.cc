@@ -6,6 +6,7 @@
 //   Reshape(MatMul(Reshape(a, [P, M, K]), Reshape(c, [P, K, N])), [b..., M, N])
 //                                                         -> MatMul(a, c)
 //   Reshape(Gemm(Reshape(a, [P, K]), w, bias), [..., N])  -> Add(MatMul(a, w'), bias)
+//   Reshape(MatMul(Reshape(x, [1, K]), b), [b..., N])     -> MatMul(x, b)  (x 1-D; issue 38)
 // Every shape is the facts' (not a declaration): the flattened operand keeps `a`'s last
 // dims (K, or M and K), so its rows are `a`'s rows in order; the other operand is a
 // rank-2 weight, or flattens the same batch dims as `a` (equal dims, so no broadcasting
@@ -43,9 +44,12 @@ class MatMulBroadcast {
     const bool gemm = is_op(m, "Gemm");
     if (!(gemm || is_op(m, "MatMul")) || body_.num_outputs(mm) != 1 || body_.num_inputs(mm) < 2) return std::nullopt;
     const std::vector<Dim>* out = known_dims(body_.fact(body_.output(restore, 0)));
+    if (!out) return std::nullopt;
+    if (!gemm)
+      if (auto v = vector_case(mm, *out)) return v;
     const ValueId flat_a = body_.input(mm, 0), rhs = body_.input(mm, 1);
     const NodeId flatten = body_.producer(flat_a);
-    if (!out || flatten == kNone || rhs == ir::kNoValue || !is_op(body_.node(flatten), "Reshape")) return std::nullopt;
+    if (flatten == kNone || rhs == ir::kNoValue || !is_op(body_.node(flatten), "Reshape")) return std::nullopt;
     const ValueId a = body_.input(flatten, 0);
     const std::vector<Dim>* ad = known_dims(body_.fact(a));
     const std::vector<Dim>* fd = known_dims(body_.fact(flat_a));
@@ -77,6 +81,37 @@ class MatMulBroadcast {
 
  private:
   const MutableBody& body_;
+
+  // Reshape(MatMul(Reshape(x, [1, K]), b), s) for x of shape [K] and b of rank 2 or more is
+  // MatMul(x, b): ONNX's MatMul (numpy's) makes a 1-D first operand the row [1, K] and
+  // removes that 1, the product's second last dim, from the result; so where s is the
+  // product's shape without it, the reshapes only add and remove it. Not a 1-D second
+  // operand reshaped to a column [K, 1], equal as well: ONNX Runtime's kernels then sum in
+  // another order (the last bits differ), where for the row they agree bit for bit.
+  std::optional<Unflatten> vector_case(NodeId mm, const std::vector<Dim>& out) const {
+    if (body_.num_inputs(mm) != 2) return std::nullopt;
+    const ValueId row = body_.input(mm, 0), b = body_.input(mm, 1);
+    const std::vector<Dim>* product = known_dims(body_.fact(body_.output(mm, 0)));
+    const std::optional<size_t> rank_b = rank_of(body_.fact(b));
+    const ValueId x = vector_of(row);
+    if (!product || product->size() < 2 || !rank_b || *rank_b < 2 || x == ir::kNoValue) return std::nullopt;
+    std::vector<Dim> expected = *product;
+    expected.erase(expected.end() - 2);
+    if (out != expected) return std::nullopt;
+    return Unflatten{x, b};
+  }
+
+  // x where `v` is Reshape(x) of a 1-D x of shape [K] to the row [1, K].
+  ValueId vector_of(ValueId v) const {
+    const NodeId reshape = body_.producer(v);
+    if (reshape == kNone || !is_op(body_.node(reshape), "Reshape") || has_reference(body_.node(reshape)))
+      return ir::kNoValue;
+    const ValueId x = body_.input(reshape, 0);
+    const std::vector<Dim>* xd = known_dims(body_.fact(x));
+    const std::vector<Dim>* vd = known_dims(body_.fact(v));
+    if (!xd || !vd || xd->size() != 1) return ir::kNoValue;
+    return *vd == std::vector<Dim>{Dim::constant(1), xd->front()} ? x : ir::kNoValue;
+  }
 
   std::optional<Unflatten> gemm_case(NodeId mm, ValueId a, const std::vector<Dim>& ad, const std::vector<Dim>& fd,
                                      const std::vector<Dim>& wd, const std::vector<Dim>& out) const {
