@@ -229,13 +229,12 @@ class MinMaxToClip {
     return merge_operands(outer);
   }
 
-  // The Min or Max of the same op that only `outer` reads, as its first operand.
-  NodeId same_op_first(NodeId outer) const {
-    if (!is_min_max(outer)) return kNone;
-    const ValueId first = body_.input(outer, 0);
-    if (first == ir::kNoValue) return kNone;
-    const NodeId inner = body_.producer(first);
-    if (inner == kNone || body_.uses(first) != 1 || body_.is_interface(first) || !is_min_max(inner) ||
+  // The Min or Max of the same op as `outer` that defines its operand `v`, read by
+  // `outer` only.
+  NodeId same_op_inner(NodeId outer, ValueId v) const {
+    if (!is_min_max(outer) || v == ir::kNoValue) return kNone;
+    const NodeId inner = body_.producer(v);
+    if (inner == kNone || body_.uses(v) != 1 || body_.is_interface(v) || !is_min_max(inner) ||
         body_.node(inner).op_type() != body_.node(outer).op_type())
       return kNone;
     return inner;
@@ -243,7 +242,7 @@ class MinMaxToClip {
 
   // Min(Min(x, a...), b...) as Min(x, a..., b...), Max alike (see the top of the file).
   std::optional<Rewrite> merge_operands(NodeId outer) const {
-    const NodeId inner = same_op_first(outer);
+    const NodeId inner = same_op_inner(outer, body_.input(outer, 0));
     if (inner == kNone) return std::nullopt;
     Rewrite r{body_.node(outer).op_type(), {}, inner, std::nullopt, std::nullopt, std::nullopt};
     for (size_t k = 0; k < body_.num_inputs(inner); ++k) r.inputs.push_back(body_.input(inner, k));
@@ -261,10 +260,8 @@ class MinMaxToClip {
     if (!is_min_max(outer)) return std::nullopt;
     const auto out = operands_of(outer);
     if (!out) return std::nullopt;
-    const NodeId inner = body_.producer(out->x);
-    if (inner == kNone || body_.uses(out->x) != 1 || body_.is_interface(out->x) || !is_min_max(inner) ||
-        body_.node(inner).op_type() != body_.node(outer).op_type())
-      return std::nullopt;
+    const NodeId inner = same_op_inner(outer, out->x);
+    if (inner == kNone) return std::nullopt;
     auto in = operands_of(inner);
     if (!in) return std::nullopt;
     const Fact* xf = body_.fact(in->x);
