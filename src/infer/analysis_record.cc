@@ -61,12 +61,7 @@ class ShapeLister {
            const std::string& node, ir::ValueId v) {
     const Fact* fact = facts.fact(v);
     std::string type = "?";
-    if (fact) {
-      if (fact->other)
-        type = type_text(*fact->other);
-      else
-        type = type_text(texts_.type_of(*fact));
-    }
+    if (fact) type = type_text(texts_.type_of(*fact));
     out_.push_back({scope, context, op, node, std::string(facts.body().name(v)), std::move(type)});
   }
 

@@ -7,20 +7,18 @@ namespace shapeprop::infer {
 
 namespace {
 
-// Every symbol a fact mentions, in order: those of its shape's dims, of its elements, and
-// the dim_params of its other type ("" for a dim without one), repeats included.
-void for_each_symbol(const Fact& f, const std::function<void(const std::string&)>& visit) {
-  for (const std::vector<Dim>* dims : {f.shape ? &*f.shape : nullptr, f.ints ? &*f.ints : nullptr})
-    if (dims)
-      for (const Dim& d : *dims)
-        d.any_symbol([&visit](std::string_view symbol) {
-          visit(std::string(symbol));
-          return false;  // every symbol
-        });
-  if (f.other)
-    for_each_shape(*f.other, [&visit](const onnx::TensorShapeProto& shape) {
-      for (const auto& d : shape.dim()) visit(d.dim_param());
-    });
+// Every symbol a fact mentions, in order: those of its shape's dims and of its elements,
+// and those of the tensors a non-tensor value holds, repeats included.
+void for_each_symbol(const Fact& fact, const std::function<void(const std::string&)>& visit) {
+  fact.for_each_tensor([&visit](const Fact& f) {
+    for (const std::vector<Dim>* dims : {f.shape ? &*f.shape : nullptr, f.ints ? &*f.ints : nullptr})
+      if (dims)
+        for (const Dim& d : *dims)
+          d.any_symbol([&visit](std::string_view symbol) {
+            visit(std::string(symbol));
+            return false;  // every symbol
+          });
+  });
 }
 
 }  // namespace
@@ -76,23 +74,13 @@ auto Analyzer::Impl::rename_fresh(std::vector<Fact>& inputs) -> Renaming {
   return renaming;
 }
 
-void Analyzer::Impl::rename_symbols(Fact& f, const Dim::SymbolMap& to) {
-  if (f.shape)
-    for (Dim& d : *f.shape) d = d.substitute(to);
-  if (f.ints)
-    for (Dim& d : *f.ints) d = d.substitute(to);
-  if (f.other)
-    for_each_shape(*f.other, [&](onnx::TensorShapeProto& shape) {
-      for (auto& d : *shape.mutable_dim()) {
-        if (!d.has_dim_param()) continue;
-        const auto r = to(d.dim_param());
-        if (!r) continue;
-        if (auto name = r->as_symbol())
-          d.set_dim_param(*name);
-        else
-          d.clear_dim_param();
-      }
-    });
+void Analyzer::Impl::rename_symbols(Fact& fact, const Dim::SymbolMap& to) {
+  fact.for_each_tensor([&to](Fact& f) {
+    if (f.shape)
+      for (Dim& d : *f.shape) d = d.substitute(to);
+    if (f.ints)
+      for (Dim& d : *f.ints) d = d.substitute(to);
+  });
 }
 
 CallContext Analyzer::Impl::make_context(const FunctionId& id, const Signature& sig, const std::vector<const Fact*>& inputs,

@@ -60,9 +60,9 @@ std::vector<Fact> Analyzer::Impl::call_loop(const NodeProto& n, const std::vecto
   // in, seq out: test_loop16_seq_none) is the Loop's result with the body's type, as in
   // ONNX's Loop inference: the model declares the body's outputs as what the loop yields.
   for (size_t i = 0; i < carried && 1 + i < out.size(); ++i) {
-    const bool optional_in = stable[i].other && stable[i].other->has_optional_type();
+    auto is_optional = [](const Fact& f) { return f.other && f.other->kind == NonTensor::Kind::kOptional; };
     const Fact& body_out = out[1 + i];
-    if (optional_in && body_out.known() && !(body_out.other && body_out.other->has_optional_type()))
+    if (is_optional(stable[i]) && body_out.known() && !is_optional(body_out))
       results[i] = without_elements(body_out);
   }
   for (size_t k = 1 + carried; k < out.size(); ++k) {

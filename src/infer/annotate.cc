@@ -28,11 +28,11 @@ namespace {
 using onnx::GraphProto;
 using onnx::ValueInfoProto;
 
-// What an entry needs: an element type (a tensor whose rank is unknown is written as its
+// What an entry needs: an element type, nested ones too (a tensor whose rank is unknown is written as its
 // element type alone, as ONNX's own inference writes it). ONNX's checker wants a shape on
 // the main graph's outputs; an output is only written without one where the model gave it
 // none, so a model that passed the checker still does.
-bool writable(const Fact& f) { return f.other || f.elem_type != 0; }
+bool writable(const Fact& f) { return f.writable(); }
 
 void collect_dim_params(const onnx::TypeProto& t, std::set<std::string>& out) {
   for_each_shape(t, [&out](const onnx::TensorShapeProto& shape) {

@@ -24,6 +24,28 @@ const char* kind_of(const TypeProto& t) {
   }
 }
 
+// The TypeProto case of a non-tensor kind, and its name as kind_of gives it.
+TypeProto::ValueCase value_case_of(NonTensor::Kind kind) {
+  switch (kind) {
+    case NonTensor::Kind::kSparseTensor: return TypeProto::kSparseTensorType;
+    case NonTensor::Kind::kSequence: return TypeProto::kSequenceType;
+    case NonTensor::Kind::kOptional: return TypeProto::kOptionalType;
+    case NonTensor::Kind::kMap: return TypeProto::kMapType;
+    case NonTensor::Kind::kOpaque: return TypeProto::kOpaqueType;
+  }
+  return TypeProto::VALUE_NOT_SET;
+}
+const char* kind_of(NonTensor::Kind kind) {
+  switch (kind) {
+    case NonTensor::Kind::kSparseTensor: return "sparse tensor";
+    case NonTensor::Kind::kSequence: return "sequence";
+    case NonTensor::Kind::kOptional: return "optional";
+    case NonTensor::Kind::kMap: return "map";
+    case NonTensor::Kind::kOpaque: break;
+  }
+  return "value of unknown kind";
+}
+
 // A sparse tensor type as the dense tensor type of the same element type and shape.
 TypeProto dense_of(const TypeProto& sparse) {
   TypeProto dense;
@@ -68,33 +90,33 @@ std::optional<std::string> compare_tensor(int32_t elem_type, const onnx::TensorS
   return std::nullopt;
 }
 
-// Both sides as ONNX types (values of other kinds than tensors keep their TypeProto).
-std::optional<std::string> compare_types(const TypeProto& declared, const TypeProto& proven, DimParams& dim_params,
-                                         const std::string& where) {
-  if (declared.value_case() == TypeProto::VALUE_NOT_SET || proven.value_case() == TypeProto::VALUE_NOT_SET)
-    return std::nullopt;
-  if (declared.value_case() != proven.value_case())
-    return std::string("a ") + kind_of(declared) + ", proven a " + kind_of(proven);
-  switch (declared.value_case()) {
-    case TypeProto::kTensorType:
-      return contradiction(declared, Fact::of_type(proven), dim_params, where);
-    case TypeProto::kSparseTensorType: {
+// A declared type against a proven non-tensor fact: the same kind, and the same through
+// what it holds (a sequence's elements, an optional's value, a map's keys and values).
+std::optional<std::string> compare_non_tensor(const TypeProto& declared, const NonTensor& proven, DimParams& dim_params,
+                                              const std::string& where) {
+  using Kind = NonTensor::Kind;
+  if (declared.value_case() != value_case_of(proven.kind))
+    return std::string("a ") + kind_of(declared) + ", proven a " + kind_of(proven.kind);
+  switch (proven.kind) {
+    case Kind::kSparseTensor: {
       const auto& d = declared.sparse_tensor_type();
-      return compare_tensor(d.elem_type(), d.has_shape() ? &d.shape() : nullptr, Fact::of_type(dense_of(proven)),
-                            dim_params, where);
+      return compare_tensor(d.elem_type(), d.has_shape() ? &d.shape() : nullptr, proven.element, dim_params, where);
     }
-    case TypeProto::kSequenceType:
-      return compare_types(declared.sequence_type().elem_type(), proven.sequence_type().elem_type(), dim_params, where);
-    case TypeProto::kOptionalType:
-      return compare_types(declared.optional_type().elem_type(), proven.optional_type().elem_type(), dim_params, where);
-    case TypeProto::kMapType:
-      if (declared.map_type().key_type() != proven.map_type().key_type())
-        return "key type " + elem_type_name(declared.map_type().key_type()) + ", proven " +
-               elem_type_name(proven.map_type().key_type());
-      return compare_types(declared.map_type().value_type(), proven.map_type().value_type(), dim_params, where);
-    default:
+    case Kind::kSequence:
+      if (!proven.has_element || !declared.sequence_type().has_elem_type()) return std::nullopt;
+      return contradiction(declared.sequence_type().elem_type(), proven.element, dim_params, where);
+    case Kind::kOptional:
+      if (!proven.has_element || !declared.optional_type().has_elem_type()) return std::nullopt;
+      return contradiction(declared.optional_type().elem_type(), proven.element, dim_params, where);
+    case Kind::kMap:
+      if (declared.map_type().key_type() != proven.key_type)
+        return "key type " + elem_type_name(declared.map_type().key_type()) + ", proven " + elem_type_name(proven.key_type);
+      if (!proven.has_element || !declared.map_type().has_value_type()) return std::nullopt;
+      return contradiction(declared.map_type().value_type(), proven.element, dim_params, where);
+    case Kind::kOpaque:
       return std::nullopt;
   }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -281,7 +303,7 @@ Dim declared_expression(std::string_view text) { return ExpressionReader(text).r
 std::optional<std::string> contradiction(const onnx::TypeProto& declared, const Fact& proven, DimParams& dim_params,
                                          const std::string& where) {
   if (declared.value_case() == TypeProto::VALUE_NOT_SET || !proven.known()) return std::nullopt;
-  if (proven.other) return compare_types(declared, *proven.other, dim_params, where);
+  if (proven.other) return compare_non_tensor(declared, *proven.other, dim_params, where);
   if (declared.value_case() != TypeProto::kTensorType)
     return std::string("a ") + kind_of(declared) + ", proven a tensor";
   const auto& t = declared.tensor_type();
@@ -300,6 +322,6 @@ std::string type_text(const onnx::TypeProto& type) {
   }
 }
 
-std::string fact_text(const Fact& fact) { return fact.other ? type_text(*fact.other) : fact.str(); }
+std::string fact_text(const Fact& fact) { return fact.str(); }
 
 }  // namespace shapeprop::infer

@@ -149,19 +149,15 @@ DimTexts::DimTexts(const onnx::ModelProto& model)
 }
 
 onnx::TypeProto DimTexts::type_of(const Fact& f) {
-  onnx::TypeProto t = f.type();
-  if (!f.shape || !t.has_tensor_type()) return t;
-  auto* shape = t.mutable_tensor_type()->mutable_shape();
-  for (int k = 0; k < shape->dim_size(); ++k) {
-    const Dim& d = (*f.shape)[static_cast<size_t>(k)];
-    if (d.is_unknown() || d.is_constant() || d.is_symbol()) continue;
-    const std::string& text = shape->dim(k).dim_param();
-    if (reserved_.count(text))
-      shape->mutable_dim(k)->clear_dim_param();
-    else
+  return f.type([this](onnx::TensorShapeProto_Dimension& out, const Dim& d) {
+    std::string text = d.str();
+    if (d.is_symbol()) {
+      out.set_dim_param(std::move(text));
+    } else if (!reserved_.count(text)) {
       written_.insert(text);
-  }
-  return t;
+      out.set_dim_param(std::move(text));
+    }
+  });
 }
 
 void DimTexts::record_in(onnx::ModelProto& model) const {

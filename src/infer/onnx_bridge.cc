@@ -13,9 +13,54 @@ namespace shapeprop::infer {
 
 namespace {
 
+// ONNX compares dim_params as strings. A model's own name may spell what an expression
+// of ours prints ("2*N": a name there, twice N here), so every dim that is not a plain
+// identifier reaches ONNX as a token of its own, one per distinct Dim, and every type ONNX
+// gives back is read through the same tokens: equal dims stay equal, and nothing else is.
+// The tokens belong to one node's inference (two nodes' tokens are unrelated) and never
+// leave it: a type becomes a Fact only through read(), which takes every dim_param in it,
+// however deeply nested in sequences, optionals and maps, and a token it did not issue
+// (none should reach it) is an unknown dim, never a name.
+class DimTokens {
+ public:
+  // The type of `f` for ONNX: its identifiers as they are, other dims as tokens.
+  onnx::TypeProto type(const Fact& f) {
+    return f.type([this](onnx::TensorShapeProto_Dimension& out, const Dim& d) {
+      out.set_dim_param(d.is_symbol() ? d.str() : token(d));
+    });
+  }
+  // A shape value's dims for ONNX, tokens as in type().
+  void encode(onnx::TensorShapeProto& shape, const std::vector<Dim>& dims) {
+    for (int k = 0; k < shape.dim_size() && static_cast<size_t>(k) < dims.size(); ++k) {
+      auto* d = shape.mutable_dim(k);
+      if (d->has_dim_param() && !dims[static_cast<size_t>(k)].is_symbol()) d->set_dim_param(token(dims[static_cast<size_t>(k)]));
+    }
+  }
+  // A type ONNX gave, as a fact.
+  Fact read(const onnx::TypeProto& t) const {
+    return Fact::of_type(t, [this](const std::string& dim_param) { return decode(dim_param); });
+  }
+
+ private:
+  static constexpr char kMark = '\x01';  // no identifier, no model's name of ours, holds it
+  std::string token(const Dim& d) {
+    auto it = std::find(dims_.begin(), dims_.end(), d);
+    if (it == dims_.end()) it = dims_.insert(dims_.end(), d);
+    return kMark + std::to_string(it - dims_.begin());
+  }
+  Dim decode(const std::string& dim_param) const {
+    if (dim_param.empty() || dim_param[0] != kMark) return Dim::named(dim_param);
+    for (size_t k = 0; k < dims_.size(); ++k)
+      if (dim_param == kMark + std::to_string(k)) return dims_[k];
+    return Dim::unknown();
+  }
+  std::vector<Dim> dims_;  // the dims given a token, by number
+};
+
 class BridgeGraphInferencer final : public onnx::GraphInferencer {
  public:
-  BridgeGraphInferencer(const onnx::GraphProto& graph, const SubgraphInferencer& infer) : graph_(graph), infer_(infer) {}
+  BridgeGraphInferencer(const onnx::GraphProto& graph, const SubgraphInferencer& infer, DimTokens& tokens)
+      : graph_(graph), infer_(infer), tokens_(tokens) {}
 
   std::vector<const onnx::TypeProto*> doInferencing(const std::vector<const onnx::TypeProto*>& input_types,
                                                     const std::vector<const onnx::TensorProto*>& input_data) override {
@@ -24,10 +69,10 @@ class BridgeGraphInferencer final : public onnx::GraphInferencer {
       if (i < input_data.size() && input_data[i])
         inputs.push_back(Fact::of_tensor(*input_data[i]));
       else
-        inputs.push_back(input_types[i] ? Fact::of_type(*input_types[i]) : Fact());
+        inputs.push_back(input_types[i] ? tokens_.read(*input_types[i]) : Fact());
     }
     outputs_.clear();
-    for (const Fact& f : infer_(graph_, inputs)) outputs_.push_back(f.type());
+    for (const Fact& f : infer_(graph_, inputs)) outputs_.push_back(tokens_.type(f));
     std::vector<const onnx::TypeProto*> out;
     for (const auto& t : outputs_) out.push_back(t.value_case() == onnx::TypeProto::VALUE_NOT_SET ? nullptr : &t);
     return out;
@@ -36,6 +81,7 @@ class BridgeGraphInferencer final : public onnx::GraphInferencer {
  private:
   const onnx::GraphProto& graph_;
   const SubgraphInferencer& infer_;
+  DimTokens& tokens_;
   std::vector<onnx::TypeProto> outputs_;
 };
 
@@ -72,9 +118,7 @@ class BridgeContext final : public onnx::InferenceContext {
     if (i >= inputs_.size() || !has_type(i)) return nullptr;
     auto& v = inputs_[i];
     if (!v.type) {
-      v.type = facts_[i]->type();
-      if (v.type->has_tensor_type() && v.type->tensor_type().has_shape())
-        encode(*v.type->mutable_tensor_type()->mutable_shape(), *facts_[i]->shape);
+      v.type = tokens_.type(*facts_[i]);
       if (too_long_for_a_shape(*facts_[i], max_elements_))
         v.type->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->Clear();
     }
@@ -95,7 +139,7 @@ class BridgeContext final : public onnx::InferenceContext {
   onnx::GraphInferencer* getGraphAttributeInferencer(const std::string& name) override {
     const onnx::AttributeProto* a = getAttribute(name);
     if (!a || !a->has_g() || !subgraphs_) return nullptr;
-    inferencers_.push_back(std::make_unique<BridgeGraphInferencer>(a->g(), subgraphs_));
+    inferencers_.push_back(std::make_unique<BridgeGraphInferencer>(a->g(), subgraphs_, tokens_));
     return inferencers_.back().get();
   }
   const onnx::SparseTensorProto* getInputSparseData(size_t) const override { return nullptr; }
@@ -104,7 +148,7 @@ class BridgeContext final : public onnx::InferenceContext {
     auto& v = inputs_[i];
     if (!v.symbolic_done) {
       v.symbolic = facts_[i]->as_shape_value();
-      if (v.symbolic) encode(*v.symbolic, *facts_[i]->ints);
+      if (v.symbolic) tokens_.encode(*v.symbolic, *facts_[i]->ints);
       v.symbolic_done = true;
     }
     return v.symbolic ? &*v.symbolic : nullptr;
@@ -115,17 +159,8 @@ class BridgeContext final : public onnx::InferenceContext {
 
   std::vector<onnx::TypeProto>& outputs() { return output_types_; }
 
-  // An output type as a fact, its dims decoded (see encode).
-  Fact output_fact(size_t i) const {
-    const onnx::TypeProto& t = output_types_[i];
-    Fact f = Fact::of_type(t);
-    if (f.shape && t.has_tensor_type())
-      for (int k = 0; k < t.tensor_type().shape().dim_size(); ++k) {
-        const auto& d = t.tensor_type().shape().dim(k);
-        if (d.has_dim_param()) (*f.shape)[static_cast<size_t>(k)] = decode(d.dim_param());
-      }
-    return f;
-  }
+  // An output type as a fact, read through the tokens its inputs were given.
+  Fact output_fact(size_t i) const { return tokens_.read(output_types_[i]); }
 
  private:
   struct InputView {
@@ -140,26 +175,6 @@ class BridgeContext final : public onnx::InferenceContext {
     return f && (f->elem_type != 0 || f->other);
   }
 
-  // ONNX compares dim_params as strings. A model's own name may spell what an expression
-  // of ours prints ("2*N": a name there, twice N here), so every dim that is not a plain
-  // identifier reaches ONNX as a token of its own ("\x01" and a number), one per distinct
-  // Dim, and comes back through decode(): equal dims stay equal, and nothing else is.
-  void encode(onnx::TensorShapeProto& shape, const std::vector<Dim>& dims) const {
-    for (int k = 0; k < shape.dim_size() && static_cast<size_t>(k) < dims.size(); ++k) {
-      auto* d = shape.mutable_dim(k);
-      if (!d->has_dim_param() || dims[static_cast<size_t>(k)].is_symbol()) continue;
-      const Dim& dim = dims[static_cast<size_t>(k)];
-      auto it = std::find(tokens_.begin(), tokens_.end(), dim);
-      if (it == tokens_.end()) it = tokens_.insert(tokens_.end(), dim);
-      d->set_dim_param("\x01" + std::to_string(it - tokens_.begin()));
-    }
-  }
-  Dim decode(const std::string& dim_param) const {
-    if (dim_param.size() > 1 && dim_param[0] == '\x01')
-      for (size_t k = 0; k < tokens_.size(); ++k)
-        if (dim_param == "\x01" + std::to_string(k)) return tokens_[k];
-    return Dim::named(dim_param);
-  }
   const size_t max_elements_;
   const onnx::NodeProto& node_;
   const std::vector<const Fact*>& facts_;
@@ -167,7 +182,7 @@ class BridgeContext final : public onnx::InferenceContext {
   const SubgraphInferencer& subgraphs_;
   std::vector<std::unique_ptr<BridgeGraphInferencer>> inferencers_;
   mutable std::vector<InputView> inputs_;
-  mutable std::vector<Dim> tokens_;  // the dims encode() gave a token, by number
+  mutable DimTokens tokens_;
   std::vector<onnx::TypeProto> output_types_;
 };
 

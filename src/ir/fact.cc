@@ -35,18 +35,28 @@ std::string elem_type_name(int32_t t) {
 
 namespace {
 
-std::vector<Dim> dims_of(const onnx::TensorShapeProto& shape, const std::set<std::string>* ours) {
+std::vector<Dim> dims_of(const onnx::TensorShapeProto& shape, const Fact::DimReader& read) {
   std::vector<Dim> dims;
   dims.reserve(static_cast<size_t>(shape.dim_size()));
   for (const auto& d : shape.dim()) {
     if (d.has_dim_value())
       dims.push_back(Dim::constant(d.dim_value()));
     else if (d.has_dim_param())
-      dims.push_back(ours && ours->count(d.dim_param()) ? Dim::parse(d.dim_param()) : Dim::named(d.dim_param()));
+      dims.push_back(read(d.dim_param()));
     else
       dims.push_back(Dim::unknown());
   }
   return dims;
+}
+
+void write_dims(onnx::TensorShapeProto& out, const std::vector<Dim>& dims, const Fact::DimWriter& write) {
+  for (const Dim& d : dims) {
+    auto* dim = out.add_dim();
+    if (auto c = d.as_constant())
+      dim->set_dim_value(*c);
+    else if (!d.is_unknown())
+      write(*dim, d);
+  }
 }
 
 void set_dim(onnx::TensorShapeProto_Dimension* out, const Dim& d) {
@@ -54,6 +64,22 @@ void set_dim(onnx::TensorShapeProto_Dimension* out, const Dim& d) {
     out->set_dim_value(*c);
   else if (!d.is_unknown())
     out->set_dim_param(d.str());
+}
+
+// A dense or sparse tensor type's element type and shape as a tensor fact.
+template <class T>
+Fact tensor_part(const T& t, const Fact::DimReader& read) {
+  Fact f;
+  f.elem_type = t.elem_type();
+  if (t.has_shape()) f.shape = dims_of(t.shape(), read);
+  return f;
+}
+
+// The element type and shape of a tensor fact into a dense or sparse tensor type.
+template <class T>
+void write_tensor_part(const Fact& f, T& out, const Fact::DimWriter& write) {
+  out.set_elem_type(f.elem_type);
+  if (f.shape) write_dims(*out.mutable_shape(), *f.shape, write);
 }
 
 }  // namespace
@@ -78,13 +104,47 @@ Fact Fact::real_tensor(int32_t elem_type, std::vector<Dim> shape, std::vector<do
 }
 
 Fact Fact::of_type(const onnx::TypeProto& type, const std::set<std::string>* ours) {
-  Fact f;
-  if (type.value_case() == onnx::TypeProto::kTensorType) {
-    f.elem_type = type.tensor_type().elem_type();
-    if (type.tensor_type().has_shape()) f.shape = dims_of(type.tensor_type().shape(), ours);
-  } else if (type.value_case() != onnx::TypeProto::VALUE_NOT_SET) {
-    f.other = type;
+  return of_type(type, [ours](const std::string& dim_param) {
+    return ours && ours->count(dim_param) ? Dim::parse(dim_param) : Dim::named(dim_param);
+  });
+}
+
+Fact Fact::of_type(const onnx::TypeProto& type, const DimReader& read) {
+  using onnx::TypeProto;
+  if (type.value_case() == TypeProto::kTensorType) return tensor_part(type.tensor_type(), read);
+  if (type.value_case() == TypeProto::VALUE_NOT_SET) return Fact();
+  auto n = std::make_shared<NonTensor>();
+  // An element type that may be left unset (has) and its type.
+  auto element = [&](bool has, const TypeProto& elem) {
+    n->has_element = has;
+    if (has) n->element = of_type(elem, read);
+  };
+  switch (type.value_case()) {
+    case TypeProto::kSparseTensorType:
+      n->kind = NonTensor::Kind::kSparseTensor;
+      n->element = tensor_part(type.sparse_tensor_type(), read);
+      break;
+    case TypeProto::kSequenceType:
+      n->kind = NonTensor::Kind::kSequence;
+      element(type.sequence_type().has_elem_type(), type.sequence_type().elem_type());
+      break;
+    case TypeProto::kOptionalType:
+      n->kind = NonTensor::Kind::kOptional;
+      element(type.optional_type().has_elem_type(), type.optional_type().elem_type());
+      break;
+    case TypeProto::kMapType:
+      n->kind = NonTensor::Kind::kMap;
+      n->key_type = type.map_type().key_type();
+      element(type.map_type().has_value_type(), type.map_type().value_type());
+      break;
+    default:  // an opaque type (ONNX-ML): no dims in it
+      n->kind = NonTensor::Kind::kOpaque;
+      n->opaque_domain = type.opaque_type().domain();
+      n->opaque_name = type.opaque_type().name();
+      break;
   }
+  Fact f;
+  f.other = std::move(n);
   return f;
 }
 
@@ -163,15 +223,72 @@ std::optional<double> Fact::scalar_real() const {
 }
 
 onnx::TypeProto Fact::type() const {
-  if (other) return *other;
+  return type([](onnx::TensorShapeProto_Dimension& out, const Dim& d) { out.set_dim_param(d.str()); });
+}
+
+onnx::TypeProto Fact::type(const DimWriter& write) const {
   onnx::TypeProto t;
-  auto* tensor_type = t.mutable_tensor_type();
-  tensor_type->set_elem_type(elem_type);
-  if (shape) {
-    auto* s = tensor_type->mutable_shape();
-    for (const Dim& d : *shape) set_dim(s->add_dim(), d);
+  if (!other) {
+    write_tensor_part(*this, *t.mutable_tensor_type(), write);
+    return t;
+  }
+  const NonTensor& n = *other;
+  switch (n.kind) {
+    case NonTensor::Kind::kSparseTensor:
+      write_tensor_part(n.element, *t.mutable_sparse_tensor_type(), write);
+      break;
+    case NonTensor::Kind::kSequence: {
+      auto* s = t.mutable_sequence_type();
+      if (n.has_element) *s->mutable_elem_type() = n.element.type(write);
+      break;
+    }
+    case NonTensor::Kind::kOptional: {
+      auto* o = t.mutable_optional_type();
+      if (n.has_element) *o->mutable_elem_type() = n.element.type(write);
+      break;
+    }
+    case NonTensor::Kind::kMap: {
+      auto* m = t.mutable_map_type();
+      m->set_key_type(n.key_type);
+      if (n.has_element) *m->mutable_value_type() = n.element.type(write);
+      break;
+    }
+    case NonTensor::Kind::kOpaque: {
+      auto* o = t.mutable_opaque_type();
+      o->set_domain(n.opaque_domain);
+      o->set_name(n.opaque_name);
+      break;
+    }
   }
   return t;
+}
+
+bool Fact::writable() const {
+  if (!other) return elem_type != 0;
+  switch (other->kind) {
+    case NonTensor::Kind::kOpaque: return true;
+    case NonTensor::Kind::kSparseTensor: return other->element.elem_type != 0;
+    case NonTensor::Kind::kMap: return other->key_type != 0 && other->has_element && other->element.writable();
+    default: return other->has_element && other->element.writable();
+  }
+}
+
+void Fact::for_each_tensor(const std::function<void(const Fact&)>& fn) const {
+  if (!other) return fn(*this);
+  if (other->kind != NonTensor::Kind::kOpaque && other->has_element) other->element.for_each_tensor(fn);
+}
+
+void Fact::for_each_tensor(const std::function<void(Fact&)>& fn) {
+  if (!other) return fn(*this);
+  if (other->kind == NonTensor::Kind::kOpaque || !other->has_element) return;
+  auto copy = std::make_shared<NonTensor>(*other);
+  copy->element.for_each_tensor(fn);
+  other = std::move(copy);
+}
+
+bool NonTensor::operator==(const NonTensor& o) const {
+  return kind == o.kind && key_type == o.key_type && has_element == o.has_element && element == o.element &&
+         opaque_domain == o.opaque_domain && opaque_name == o.opaque_name;
 }
 
 bool Fact::has_tensor() const {
@@ -220,76 +337,62 @@ std::optional<onnx::TensorShapeProto> Fact::as_shape_value() const {
 
 namespace {
 
-// The join of two dims of ONNX's TypeProto: kept when equal, else unknown.
-void join_dims(const onnx::TensorShapeProto& a, const onnx::TensorShapeProto& b, onnx::TensorShapeProto& out) {
-  for (int i = 0; i < a.dim_size(); ++i) {
-    const auto& x = a.dim(i);
-    const auto& y = b.dim(i);
-    auto* d = out.add_dim();
-    if (x.has_dim_value() && y.has_dim_value() && x.dim_value() == y.dim_value())
-      d->set_dim_value(x.dim_value());
-    else if (x.has_dim_param() && y.has_dim_param() && x.dim_param() == y.dim_param())
-      d->set_dim_param(x.dim_param());
-  }
-}
-
-// Dense or sparse tensor types (TypeProto::Tensor, TypeProto::SparseTensor): false when the
-// element types differ or are undefined.
-template <class T>
-bool join_tensor_types(const T& x, const T& y, T& out) {
-  if (x.elem_type() == 0 || x.elem_type() != y.elem_type()) return false;
-  out.set_elem_type(x.elem_type());
-  if (x.has_shape() && y.has_shape() && x.shape().dim_size() == y.shape().dim_size())
-    join_dims(x.shape(), y.shape(), *out.mutable_shape());
-  return true;
-}
-
 // What holds of a value of type `a` or of type `b`, through sequence, optional and map
 // types: optional(float[1]) and optional(float[5]) give optional(float[?]). Element types
 // must agree (a tensor type without one is not something ONNX's checker takes inside a
-// sequence); nullopt when nothing of the kind can be said.
-std::optional<onnx::TypeProto> join_types(const onnx::TypeProto& a, const onnx::TypeProto& b) {
-  onnx::TypeProto out;
+// sequence); nullopt when nothing of the kind can be said. Only types: no elements.
+std::optional<Fact> join_types(const Fact& a, const Fact& b) {
+  using Kind = NonTensor::Kind;
+  auto is_optional = [](const Fact& f) { return f.other && f.other->kind == Kind::kOptional; };
+  auto wrap = [](Kind kind, Fact element, int32_t key_type = 0) {
+    auto n = std::make_shared<NonTensor>();
+    n->kind = kind;
+    n->key_type = key_type;
+    n->element = std::move(element);
+    Fact f;
+    f.other = std::move(n);
+    return f;
+  };
   // ONNX takes a value where an optional of its type is expected (a Loop's state carried
   // in as optional(seq) and out as seq): optional(T) and U give optional(T joined with U).
-  const bool a_optional = a.has_optional_type(), b_optional = b.has_optional_type();
-  if (a_optional != b_optional) {
-    auto elem = a_optional ? join_types(a.optional_type().elem_type(), b) : join_types(a, b.optional_type().elem_type());
+  if (is_optional(a) != is_optional(b)) {
+    const Fact& opt = is_optional(a) ? a : b;
+    if (!opt.other->has_element) return std::nullopt;
+    auto elem = join_types(opt.other->element, is_optional(a) ? b : a);
     if (!elem) return std::nullopt;
-    *out.mutable_optional_type()->mutable_elem_type() = std::move(*elem);
-    return out;
+    return wrap(Kind::kOptional, std::move(*elem));
   }
-  if (a.value_case() != b.value_case()) return std::nullopt;
-  switch (a.value_case()) {
-    case onnx::TypeProto::kTensorType:
-      return join_tensor_types(a.tensor_type(), b.tensor_type(), *out.mutable_tensor_type()) ? std::optional(out)
-                                                                                               : std::nullopt;
-    case onnx::TypeProto::kSparseTensorType:
-      return join_tensor_types(a.sparse_tensor_type(), b.sparse_tensor_type(), *out.mutable_sparse_tensor_type())
-                 ? std::optional(out)
-                 : std::nullopt;
-    case onnx::TypeProto::kSequenceType: {
-      auto elem = join_types(a.sequence_type().elem_type(), b.sequence_type().elem_type());
+  // Tensors, and a sparse tensor's part: the element types agree, the shapes join.
+  auto tensors = [](const Fact& x, const Fact& y) -> std::optional<Fact> {
+    if (x.elem_type == 0 || x.elem_type != y.elem_type) return std::nullopt;
+    Fact j = join(Fact::tensor(x.elem_type, x.shape.value_or(std::vector<Dim>{})),
+                  Fact::tensor(y.elem_type, y.shape.value_or(std::vector<Dim>{})));
+    if (!x.shape || !y.shape || x.shape->size() != y.shape->size()) j.shape.reset();
+    return j;
+  };
+  if (!a.other && !b.other) return tensors(a, b);
+  if (!a.other || !b.other || a.other->kind != b.other->kind) return std::nullopt;
+  const NonTensor &x = *a.other, &y = *b.other;
+  switch (x.kind) {
+    case Kind::kSparseTensor: {
+      auto part = tensors(x.element, y.element);
+      if (!part) return std::nullopt;
+      return wrap(Kind::kSparseTensor, std::move(*part));
+    }
+    case Kind::kMap:
+      if (x.key_type != y.key_type) return std::nullopt;
+      [[fallthrough]];
+    case Kind::kSequence:
+    case Kind::kOptional: {
+      if (!x.has_element || !y.has_element) return std::nullopt;
+      auto elem = join_types(x.element, y.element);
       if (!elem) return std::nullopt;
-      *out.mutable_sequence_type()->mutable_elem_type() = std::move(*elem);
-      return out;
+      return wrap(x.kind, std::move(*elem), x.key_type);
     }
-    case onnx::TypeProto::kOptionalType: {
-      auto elem = join_types(a.optional_type().elem_type(), b.optional_type().elem_type());
-      if (!elem) return std::nullopt;
-      *out.mutable_optional_type()->mutable_elem_type() = std::move(*elem);
-      return out;
-    }
-    case onnx::TypeProto::kMapType: {
-      if (a.map_type().key_type() != b.map_type().key_type()) return std::nullopt;
-      auto value = join_types(a.map_type().value_type(), b.map_type().value_type());
-      if (!value) return std::nullopt;
-      out.mutable_map_type()->set_key_type(a.map_type().key_type());
-      *out.mutable_map_type()->mutable_value_type() = std::move(*value);
-      return out;
-    }
-    default: return std::nullopt;
+    case Kind::kOpaque:
+      return x == y ? std::optional<Fact>(a) : std::nullopt;
   }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -299,7 +402,8 @@ Fact join(const Fact& a, const Fact& b) {
   Fact f;
   if (a.other || b.other) {
     // Non-tensor types join structurally; a tensor and a non-tensor give nothing.
-    if (a.other && b.other) f.other = join_types(*a.other, *b.other);
+    if (a.other && b.other)
+      if (auto joined = join_types(a, b)) return *joined;
     return f;
   }
   if (a.elem_type == b.elem_type) f.elem_type = a.elem_type;
@@ -370,7 +474,7 @@ bool Fact::at_least_as_precise_as(const Fact& declared) const {
 }
 
 bool Fact::operator==(const Fact& o) const {
-  if (elem_type != o.elem_type || shape != o.shape || ints != o.ints || other.has_value() != o.other.has_value()) return false;
+  if (elem_type != o.elem_type || shape != o.shape || ints != o.ints || !other != !o.other) return false;
   if (reals.has_value() != o.reals.has_value()) return false;
   if (reals) {
     // Bitwise, so that NaN equals NaN and a context hashes like itself.
@@ -379,7 +483,7 @@ bool Fact::operator==(const Fact& o) const {
     if (!reals->empty() && std::memcmp(reals->data(), o.reals->data(), reals->size() * sizeof(double)) != 0)
       return false;
   }
-  return !other || other->SerializeAsString() == o.other->SerializeAsString();
+  return !other || other == o.other || *other == *o.other;
 }
 
 size_t Fact::hash() const {
@@ -396,47 +500,36 @@ size_t Fact::hash() const {
       std::memcpy(&bits, &v, sizeof bits);
       hash_combine(h, std::hash<uint64_t>()(bits));
     }
-  if (other) hash_combine(h, std::hash<std::string>()(other->SerializeAsString()));
+  if (other) {
+    hash_combine(h, static_cast<size_t>(other->kind) + 1);
+    hash_combine(h, std::hash<int32_t>()(other->key_type));
+    hash_combine(h, other->has_element ? 1 : 0);
+    hash_combine(h, other->element.hash());
+    hash_combine(h, std::hash<std::string>()(other->opaque_domain + '\0' + other->opaque_name));
+  }
   return h;
 }
 
 namespace {
 
-// A type as the text printer spells it (seq(float[N,2]), map(int64, float), ...), for the
-// types a Fact keeps whole. Under protobuf-lite there is no ShortDebugString, and the
-// printer is in the io layer, above this one.
-std::string type_text(const onnx::TypeProto& t) {
-  const auto tensor = [](int32_t elem, bool has_shape, const onnx::TensorShapeProto& shape) {
-    std::string s = elem_type_name(elem);
-    if (!has_shape) return s + "[]";
-    for (int i = 0; i < shape.dim_size(); ++i) {
-      const auto& d = shape.dim(i);
-      s += (i ? "," : "[") + (d.has_dim_value() ? std::to_string(d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?");
-    }
-    return shape.dim_size() ? s + "]" : s;
-  };
-  switch (t.value_case()) {
-    case onnx::TypeProto::kTensorType:
-      return tensor(t.tensor_type().elem_type(), t.tensor_type().has_shape(), t.tensor_type().shape());
-    case onnx::TypeProto::kSparseTensorType:
-      return "sparse_tensor(" +
-             tensor(t.sparse_tensor_type().elem_type(), t.sparse_tensor_type().has_shape(), t.sparse_tensor_type().shape()) +
-             ")";
-    case onnx::TypeProto::kSequenceType:
-      return "seq(" + type_text(t.sequence_type().elem_type()) + ")";
-    case onnx::TypeProto::kOptionalType:
-      return "optional(" + type_text(t.optional_type().elem_type()) + ")";
-    case onnx::TypeProto::kMapType:
-      return "map(" + elem_type_name(t.map_type().key_type()) + ", " + type_text(t.map_type().value_type()) + ")";
-    default:
-      return "";
+// A non-tensor type as shapeprop's messages spell one (infer::type_text): seq(float[N,2]),
+// map(int64, float), sparse float[3], optional(...).
+std::string non_tensor_text(const NonTensor& n) {
+  const std::string element = n.has_element ? n.element.str() : "";
+  switch (n.kind) {
+    case NonTensor::Kind::kSparseTensor: return "sparse " + n.element.str();
+    case NonTensor::Kind::kSequence: return "seq(" + element + ")";
+    case NonTensor::Kind::kOptional: return "optional(" + element + ")";
+    case NonTensor::Kind::kMap: return "map(" + elem_type_name(n.key_type) + ", " + element + ")";
+    case NonTensor::Kind::kOpaque: return "opaque(" + n.opaque_domain + ", " + n.opaque_name + ")";
   }
+  return "";
 }
 
 }  // namespace
 
 std::string Fact::str() const {
-  if (other) return type_text(*other);
+  if (other) return non_tensor_text(*other);
   if (!known() && !has_elements()) return "?";
   std::string s = elem_type_name(elem_type);
   if (!shape) {
