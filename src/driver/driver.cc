@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -70,10 +71,21 @@ class Job {
     if (!validate()) return JobStatus::BadInput;
     if (!override_functions()) return JobStatus::BadInput;
     if (!apply_shapes()) return JobStatus::BadInput;
+    std::set<std::string> names = o_.infer ? dim_params_of(*out_.model) : std::set<std::string>();
     if (auto stop = process(*out_.model, /*record=*/true)) {
       out_.model.reset();  // no result; a transform may have moved its initializers out
       return *stop;
     }
+    // Whatever the run proved, a result holding a dim_param that no one can read is not
+    // written (a defect of ours, reported as one, never a partial or misleading model).
+    for (const auto& named : out_.report.output_names) names.insert(named.name);  // --name-dims' own
+    if (o_.infer)
+      if (auto foreign = foreign_dim_param(*out_.model, names)) {
+        out_.model.reset();
+        tell(Step::Verification, {Diagnostic::error("internal error, please report it: " + *foreign + "; nothing is written")
+                                      .in_file(origin_)});
+        return JobStatus::ProblemsFound;
+      }
     if (!verify()) return JobStatus::ProblemsFound;
     if (o_.count) out_.report.count_after(*out_.model);
     if (!write()) return JobStatus::BadInput;

@@ -1,44 +1,19 @@
 #include "infer/dim_texts.h"
 
+#include "shapeprop/infer.h"
+
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <sstream>
 #include <string_view>
 
-#include "support/subgraphs.h"
+#include "support/dim_params.h"
 #include "support/type_walk.h"
 
 namespace shapeprop::infer {
 
 namespace {
-
-// Every dim_param of every type the model declares: graph inputs, outputs and value_info
-// (subgraphs too) and function value_info.
-template <class Visit>
-void for_each_dim_param(const onnx::ModelProto& model, Visit&& visit) {
-  auto of_type = [&](const onnx::TypeProto& t) {
-    for_each_shape(t, [&](const onnx::TensorShapeProto& shape) {
-      for (const auto& d : shape.dim())
-        if (d.has_dim_param()) visit(d.dim_param());
-    });
-  };
-  std::vector<const onnx::GraphProto*> graphs{&model.graph()};
-  auto subgraphs_of = [&graphs](const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes) {
-    for (const auto& n : nodes) for_each_subgraph(n, [&graphs](const onnx::GraphProto& g) { graphs.push_back(&g); });
-  };
-  for (const auto& f : model.functions()) {
-    for (const auto& vi : f.value_info()) of_type(vi.type());
-    subgraphs_of(f.node());
-  }
-  while (!graphs.empty()) {
-    const onnx::GraphProto* g = graphs.back();
-    graphs.pop_back();
-    for (const auto& vi : g->input()) of_type(vi.type());
-    for (const auto& vi : g->output()) of_type(vi.type());
-    for (const auto& vi : g->value_info()) of_type(vi.type());
-    subgraphs_of(g->node());
-  }
-}
 
 // Text an expression of ours would print as (str()'s grammar, not a lone symbol).
 bool reads_as_expression(const std::string& text) {
@@ -108,6 +83,13 @@ Fact declared_fact(const onnx::TypeProto& type, const std::set<std::string>& our
   return Fact::of_type(copy, &ours);
 }
 
+bool is_minted_name(std::string_view name) {
+  if (Dim::is_fresh_symbol(name)) return true;
+  constexpr std::string_view join = "unk__";
+  return name.size() > join.size() && name.substr(0, join.size()) == join &&
+         std::all_of(name.begin() + join.size(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 std::set<std::string> names_taken(const onnx::ModelProto& model) {
   const std::set<std::string> fresh = listed_fresh_symbols(model);
   std::set<std::string> out;
@@ -126,7 +108,7 @@ std::set<std::string> names_taken(const onnx::ModelProto& model) {
       i = j;
     }
   };
-  for_each_dim_param(model, [&](const std::string& text) { identifiers(text, false); });
+  for_each_dim_param(model, [&](const std::string& text, const onnx::ValueInfoProto&) { identifiers(text, false); });
   // The main graph's inputs are never rewritten: a name there stays the model's, listed or not.
   for (const auto& in : model.graph().input())
     for_each_shape(in.type(), [&](const onnx::TensorShapeProto& shape) {
@@ -162,7 +144,7 @@ onnx::TypeProto DimTexts::type_of(const Fact& f) {
 
 void DimTexts::record_in(onnx::ModelProto& model) const {
   std::set<std::string> expressions, fresh;
-  for_each_dim_param(model, [&](const std::string& text) {
+  for_each_dim_param(model, [&](const std::string& text, const onnx::ValueInfoProto&) {
     if (Dim::is_fresh_symbol(text) && !taken_.count(text)) fresh.insert(text);
     if (!written_.count(text) && !ours_.count(text)) return;
     expressions.insert(text);
@@ -177,3 +159,44 @@ void DimTexts::record_in(onnx::ModelProto& model) const {
 }
 
 }  // namespace shapeprop::infer
+
+namespace shapeprop {
+
+std::set<std::string> dim_params_of(const onnx::ModelProto& model) { return declared_dim_params(model); }
+
+std::optional<std::string> foreign_dim_param(const onnx::ModelProto& result, const std::set<std::string>& names) {
+  std::set<std::string> known = names;
+  for (const auto& in : result.graph().input())
+    for_each_shape(in.type(), [&known](const onnx::TensorShapeProto& shape) {
+      for (const auto& d : shape.dim())
+        if (d.has_dim_param()) known.insert(d.dim_param());
+    });
+  auto allowed = [&known](std::string_view name) { return known.count(std::string(name)) > 0 || infer::is_minted_name(name); };
+  auto well_formed = [&](const std::string& text) {
+    if (allowed(text)) return true;
+    // An expression of ours parses back to itself; a name outside the lists reads as one
+    // symbol (an identifier, or opaque text), which is none of the model's.
+    const Dim d = Dim::parse(text);
+    if (d.is_unknown() || d.is_constant() || d.is_symbol()) return false;
+    return !d.any_symbol([&allowed](std::string_view s) { return !allowed(s); });
+  };
+  std::optional<std::string> found;
+  for_each_dim_param(result, [&](const std::string& text, const onnx::ValueInfoProto& vi) {
+    if (found || well_formed(text)) return;
+    std::string shown;
+    for (unsigned char c : text) {
+      if (c >= 0x20 && c < 0x7f && c != '\\') {
+        shown += static_cast<char>(c);
+      } else {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", c);
+        shown += hex;
+      }
+    }
+    found = "the type of '" + vi.name() + "' holds the dim_param \"" + shown +
+            "\", which is no dim name of the model, no name shapeprop mints (dyn__N, unk__N) and no expression over them";
+  });
+  return found;
+}
+
+}  // namespace shapeprop

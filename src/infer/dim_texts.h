@@ -12,6 +12,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/fact.h"
@@ -34,6 +35,10 @@ std::set<std::string> listed_fresh_symbols(const onnx::ModelProto& model);
 // and "M" for "2*N+M"), except the fresh symbols it lists as shapeprop's (unless the main
 // graph's inputs, which no run rewrites, spell them): the names a fresh symbol must not take.
 std::set<std::string> names_taken(const onnx::ModelProto& model);
+
+// Whether `name` is spelled as a name shapeprop mints: a fresh symbol of a data-dependent
+// or unknown size (dyn__N) or a function's join of sizes that differ between calls (unk__N).
+bool is_minted_name(std::string_view name);
 
 // A declared type as a fact: the expressions in `ours` read as expressions, the fresh
 // symbols in `fresh` as unknown dims.

@@ -98,9 +98,9 @@ TEST(OpMemo, KeepsNoNodeWithAGraphAttributeOrANonTensorInput) {
   branch.mutable_g()->set_name("g");
   EXPECT_FALSE(infer::OpMemo::key(schema_of("If"), 18, 1, {&cond}, {&branch}));
 
-  Fact sequence;
-  sequence.other = onnx::TypeProto();
-  sequence.other->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(1);
+  onnx::TypeProto sequence_type;
+  sequence_type.mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(1);
+  const Fact sequence = Fact::of_type(sequence_type);
   EXPECT_FALSE(infer::OpMemo::key(schema_of("SequenceLength"), 18, 1, {&sequence}, {}));
 }
 

@@ -1,4 +1,7 @@
 #include <limits>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -139,6 +142,90 @@ TEST(Fact, ElementCountOverflowKeepsNoElements) {
   EXPECT_EQ(f.to_tensor(), std::nullopt);
   t.set_dims(1, 0);  // an empty tensor beside a huge dim has no elements either way
   EXPECT_EQ(Fact::of_tensor(t).static_size(), 0);
+}
+
+// A sequence of a tensor type, as ONNX states one.
+onnx::TypeProto sequence_of(onnx::TypeProto elem) {
+  onnx::TypeProto t;
+  *t.mutable_sequence_type()->mutable_elem_type() = std::move(elem);
+  return t;
+}
+
+// Issue 50: the dims inside a sequence, an optional or a map are Dims as a tensor's are,
+// read and written through the same reader and writer, however deeply nested.
+TEST(Fact, NonTensorPartsAreFacts) {
+  const auto seq = sequence_of(tensor_type(TensorProto::FLOAT, {"2*N", "3", "?"}));
+  const std::set<std::string> ours{"2*N"};
+  const Fact f = Fact::of_type(seq, &ours);
+  ASSERT_TRUE(f.other);
+  EXPECT_EQ(f.other->kind, NonTensor::Kind::kSequence);
+  ASSERT_TRUE(f.other->element.shape);
+  EXPECT_EQ((*f.other->element.shape)[0], C(2) * N);  // an expression, not a name
+  EXPECT_EQ(f.str(), "seq(float[2*N,3,?])");
+  EXPECT_EQ(f.type().SerializeAsString(), seq.SerializeAsString());
+  EXPECT_EQ(Fact::of_type(f.type(), &ours), f);
+  EXPECT_TRUE(f.writable());
+  // A model's own "2*N" is a name: another Dim, another fact.
+  EXPECT_NE(Fact::of_type(seq), f);
+  EXPECT_NE(Fact::of_type(seq).hash(), f.hash());
+
+  // A reader and a writer see every dim, nested ones too.
+  onnx::TypeProto nested;
+  *nested.mutable_optional_type()->mutable_elem_type() = seq;
+  std::vector<std::string> read;
+  const Fact g = Fact::of_type(nested, [&read](const std::string& p) {
+    read.push_back(p);
+    return Dim::symbol("M");
+  });
+  EXPECT_EQ(read, std::vector<std::string>{"2*N"});
+  EXPECT_EQ(g.str(), "optional(seq(float[M,3,?]))");
+  std::vector<std::string> written;
+  g.type([&written](onnx::TensorShapeProto_Dimension& out, const Dim& d) {
+    written.push_back(d.str());
+    out.set_dim_param("w");
+  });
+  EXPECT_EQ(written, std::vector<std::string>{"M"});
+
+  // Maps and sparse tensors.
+  onnx::TypeProto map;
+  map.mutable_map_type()->set_key_type(TensorProto::INT64);
+  *map.mutable_map_type()->mutable_value_type() = tensor_type(TensorProto::FLOAT, {"N"});
+  EXPECT_EQ(Fact::of_type(map).str(), "map(int64, float[N])");
+  EXPECT_EQ(Fact::of_type(map).type().SerializeAsString(), map.SerializeAsString());
+  onnx::TypeProto sparse;
+  sparse.mutable_sparse_tensor_type()->set_elem_type(TensorProto::FLOAT);
+  sparse.mutable_sparse_tensor_type()->mutable_shape()->add_dim()->set_dim_param("N");
+  EXPECT_EQ(Fact::of_type(sparse).str(), "sparse float[N]");
+  EXPECT_EQ(Fact::of_type(sparse).type().SerializeAsString(), sparse.SerializeAsString());
+
+  // No element type: nothing ONNX's checker takes as a value's type.
+  onnx::TypeProto bare;
+  bare.mutable_sequence_type();
+  EXPECT_FALSE(Fact::of_type(bare).writable());
+  EXPECT_EQ(Fact::of_type(bare).type().SerializeAsString(), bare.SerializeAsString());
+  EXPECT_FALSE(Fact::of_type(sequence_of(tensor_type(0, {"N"}))).writable());
+}
+
+TEST(Fact, NonTensorJoinAndRename) {
+  const Fact a = Fact::of_type(sequence_of(tensor_type(TensorProto::FLOAT, {"N", "3"})));
+  const Fact b = Fact::of_type(sequence_of(tensor_type(TensorProto::FLOAT, {"M", "3"})));
+  EXPECT_EQ(join(a, b).str(), "seq(float[?,3])");
+  EXPECT_EQ(join(a, a), a);
+  EXPECT_FALSE(join(a, Fact::of_type(sequence_of(tensor_type(TensorProto::INT64, {"N", "3"})))).known());
+  EXPECT_FALSE(join(a, Fact::tensor(TensorProto::FLOAT, {N, C(3)})).known());
+  // optional(T) and U: optional(T joined with U), as ONNX takes a value for an optional.
+  onnx::TypeProto opt;
+  *opt.mutable_optional_type()->mutable_elem_type() = b.type();
+  EXPECT_EQ(join(Fact::of_type(opt), a).str(), "optional(seq(float[?,3]))");
+
+  // for_each_tensor changes this fact's copy of a shared part, never another fact's.
+  Fact renamed = a;
+  renamed.for_each_tensor([](Fact& t) { (*t.shape)[0] = Dim::symbol("K"); });
+  EXPECT_EQ(renamed.str(), "seq(float[K,3])");
+  EXPECT_EQ(a.str(), "seq(float[N,3])");
+  std::vector<std::string> seen;
+  renamed.for_each_tensor([&seen](const Fact& t) { seen.push_back(t.str()); });
+  EXPECT_EQ(seen, std::vector<std::string>{"float[K,3]"});
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,5 +123,17 @@ Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& op
 // One line: "12 call sites, 4 distinct contexts (4 bodies analysed), 30 values annotated
 // in the graph, 57 in functions, 0 errors, 1 warning".
 std::string summary_line(const InferResult& result);
+
+// What a written model may hold (docs/dims.md): every dim_param is a dim name of the model
+// shapeprop was given (`names`: dim_params_of that model) or of the result's graph inputs
+// (which --rename-dim and --name-dims write), a name shapeprop mints (dyn__N, unk__N), or an
+// expression in docs/dims.md's grammar over those. The first dim_param of `result` that is
+// none of them, as a message naming the value whose type holds it (its text escaped);
+// nullopt when every one is. The driver asks this of every result before it is written,
+// so that nothing internal (a token, a placeholder, a marker) can reach a written model.
+std::optional<std::string> foreign_dim_param(const onnx::ModelProto& result, const std::set<std::string>& names);
+// Every dim_param of the model's types: the main graph's inputs, outputs and value_info,
+// its subgraphs', and every function's value_info.
+std::set<std::string> dim_params_of(const onnx::ModelProto& model);
 
 }  // namespace shapeprop
