@@ -139,5 +139,61 @@ main (float[N] x, float[M] y) => (int64[1,K] a, int64[1,K] b, int64[1,L] c, int6
   EXPECT_THAT(r->dropped_dim_params[0].why, HasSubstr("not prove one size"));
 }
 
+// What a written model may hold (issue 50): the names of the model given, the names
+// shapeprop mints and expressions over them; anything else is named with its value.
+TEST(Infer, ForeignDimParams) {
+  auto model = testing::parse_or_fail(R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[batch,'seq',24] x) => (float[a] y) <float[b] t> {
+  t = Identity (x)
+  y = Identity (t)
+})");
+  const std::set<std::string> names = dim_params_of(model);
+  EXPECT_EQ(names, (std::set<std::string>{"a", "b", "batch", "seq"}));
+  EXPECT_EQ(foreign_dim_param(model, names), std::nullopt);
+  auto with = [&model](const std::string& text) {
+    onnx::ModelProto m = model;
+    m.mutable_graph()->mutable_value_info(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param(text);
+    return m;
+  };
+  for (const std::string ok : {"dyn__3", "unk__0", "2*floor(batch/2)", "min(seq,128)+1", "floor(dyn__3/2)", "a*b"})
+    EXPECT_EQ(foreign_dim_param(with(ok), names), std::nullopt) << ok;
+  EXPECT_THAT(foreign_dim_param(with(std::string("\x01") + "0"), names).value_or(""),
+              HasSubstr("the type of 't' holds the dim_param \"\\x010\""));
+  for (const std::string bad : {"c", "2*c", "floor(c/2)", "dyn__", "unk__1a", "batch+", "batch size"})
+    EXPECT_NE(foreign_dim_param(with(bad), names), std::nullopt) << bad;
+  // A model's own opaque name is kept as it is; a name the result's graph inputs hold
+  // (a rename) is the model's too.
+  std::set<std::string> opaque = names;
+  opaque.insert("batch size");
+  EXPECT_EQ(foreign_dim_param(with("batch size"), opaque), std::nullopt);
+  onnx::ModelProto renamed = with("B");
+  renamed.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("B");
+  EXPECT_EQ(foreign_dim_param(renamed, names), std::nullopt);
+  // Inside a sequence type, a function's value_info and a subgraph too.
+  auto tensor_with = [](onnx::ValueInfoProto* vi, const std::string& name, const std::string& text) {
+    vi->set_name(name);
+    auto* t = vi->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->mutable_shape()->add_dim()->set_dim_param(text);
+    return vi;
+  };
+  onnx::ModelProto in_sequence = model;
+  onnx::ValueInfoProto element;
+  tensor_with(&element, "", std::string("\x01") + "0");
+  auto* s = in_sequence.mutable_graph()->add_value_info();
+  s->set_name("s");
+  *s->mutable_type()->mutable_sequence_type()->mutable_elem_type() = element.type();
+  EXPECT_THAT(foreign_dim_param(in_sequence, names).value_or(""), HasSubstr("'s'"));
+  onnx::ModelProto in_function = model;
+  tensor_with(in_function.add_functions()->add_value_info(), "v", "c");
+  EXPECT_THAT(foreign_dim_param(in_function, names).value_or(""), HasSubstr("'v' holds the dim_param \"c\""));
+  onnx::ModelProto in_subgraph = model;
+  auto* branch = in_subgraph.mutable_graph()->add_node()->add_attribute();
+  branch->set_name("then_branch");
+  branch->set_type(onnx::AttributeProto::GRAPH);
+  tensor_with(branch->mutable_g()->add_output(), "r", "c");
+  EXPECT_THAT(foreign_dim_param(in_subgraph, names).value_or(""), HasSubstr("'r' holds the dim_param \"c\""));
+}
+
 }  // namespace
 }  // namespace shapeprop
