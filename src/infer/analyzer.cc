@@ -288,7 +288,8 @@ bool Analyzer::Impl::invalid(const ir::Operand& op, const Frame& frame) {
   return op.resolved() && !op.omitted() && frame.at_depth(op.depth).facts->state(op.id) == BodyFacts::State::Invalid;
 }
 
-std::vector<bool> Analyzer::Impl::invalid_results(const ir::Body::Node& node, Frame& frame, std::vector<Fact>& outputs) const {
+std::vector<bool> Analyzer::Impl::invalid_results(const ir::Body::Node& node, const Frame& frame,
+                                                  std::vector<Fact>& outputs) const {
   std::vector<bool> out(outputs.size(), false);
   const size_t index = frame.body->index_of(node);
   // A result of a body walked from this node (a callee's, depth 0 only, or a subgraph's,

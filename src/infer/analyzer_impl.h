@@ -287,7 +287,7 @@ struct Analyzer::Impl {
   // leaves invalid in the context the call took, those the taken branch leaves invalid,
   // or, for an If both of whose branches were walked, those both leave invalid (an output
   // only one leaves invalid is the other's: `outputs` gets its fact).
-  std::vector<bool> invalid_results(const ir::Body::Node& node, Frame& frame, std::vector<Fact>& outputs) const;
+  std::vector<bool> invalid_results(const ir::Body::Node& node, const Frame& frame, std::vector<Fact>& outputs) const;
 
   // ------------------------------------------------------------------ calls
 

@@ -75,7 +75,9 @@ std::vector<Fact> Analyzer::Impl::call_op(const NodeProto& n, const std::vector<
     if (r.type_error) {
       // No valid execution: whatever ONNX's rule or our folding would make of the inputs
       // (ConstantOfShape of an int32 shape gives float[4,3]) holds of nothing.
-      report_soft(frame, path, "type constraint broken: " + *r.type_error + " (the node has no valid execution: its outputs are not inferred)");
+      report_soft(frame, path,
+                  "type constraint broken: " + *r.type_error +
+                      " (the node has no valid execution: its outputs are not inferred)");
       if (broken) *broken = true;
       return outputs;
     }
