@@ -164,10 +164,7 @@ class Checker {
       auto init = initializers.find(in.name());
       if (init == initializers.end()) continue;
       ++graph_checked_;
-      DimParams scratch;  // an initializer is a default value, not a binding of the graph's sizes
-      if (auto why = infer::contradiction(in.type(), Fact::of_tensor(*init->second), scratch, "'" + in.name() + "'"))
-        error(path_of(in.name()), "graph input '" + in.name() + "' is declared " + infer::type_text(in.type()) +
-                                      " but its initializer is " + infer::fact_text(Fact::of_tensor(*init->second)) + ": " + *why);
+      if (auto wrong = infer::initializer_contradiction(in, *init->second)) error(path_of(in.name()), std::move(*wrong));
     }
     for (const auto& vi : g.value_info()) {
       if (!has_type(vi)) continue;

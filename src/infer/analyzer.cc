@@ -180,6 +180,7 @@ const Fact* Analyzer::Impl::read(const ir::Operand& op, const std::string& name,
     switch (at.facts->state(op.id)) {
       case BodyFacts::State::Defined: return at.facts->fact(op.id);
       case BodyFacts::State::Absent: present = false; return nullptr;
+      case BodyFacts::State::Invalid: return nullptr;  // reported where it arose
       case BodyFacts::State::Undefined: break;
     }
   }
@@ -234,15 +235,29 @@ void Analyzer::Impl::process(const ir::Body::Node& node, Frame& frame) {
   here.node = &n;
   std::vector<const Fact*> inputs;
   std::vector<bool> present;
+  bool from_invalid = false;
   for (auto&& [operand, name] : views::zip(frame.body->inputs_of(node), n.input())) {
     bool p;
     inputs.push_back(read(operand, name, frame, &here, p));
     present.push_back(p);
+    from_invalid = from_invalid || invalid(operand, frame);
+  }
+  const auto results = frame.body->outputs_of(node);
+  auto mark_invalid = [&](ir::ValueId v) {
+    if (v != ir::kNoValue) frame.facts->mark_invalid(v);
+  };
+  // A node that reads a value no valid execution defines has none either: its outputs
+  // get no fact (nothing is invented downstream of a type error), and nothing is
+  // reported again.
+  if (from_invalid) {
+    std::for_each(results.begin(), results.end(), mark_invalid);
+    return;
   }
   ResolvedAttributes attrs(n, frame.attributes);
 
   std::vector<Fact> outputs;
   const size_t index = frame.body->index_of(node);
+  bool broken = false;
   switch (node.kind) {
     case ir::NodeKind::Call:
       outputs = call_function(n, index, *node.callee, inputs, present, attrs, frame, &here);
@@ -251,13 +266,70 @@ void Analyzer::Impl::process(const ir::Body::Node& node, Frame& frame) {
     case ir::NodeKind::Loop: outputs = call_loop(n, inputs, frame, &here); break;
     case ir::NodeKind::Scan: outputs = call_scan(n, inputs, attrs, frame, &here); break;
     case ir::NodeKind::Op:
-      outputs = call_op(n, inputs, attrs, frame, &here);
-      if (FunctionId::is_default_domain(n.domain())) name_data_dependent(n, inputs, attrs, outputs, frame);
+      outputs = call_op(n, inputs, attrs, frame, &here, &broken);
+      if (!broken && FunctionId::is_default_domain(n.domain())) name_data_dependent(n, inputs, attrs, outputs, frame);
       break;
   }
+  if (broken) {
+    std::for_each(results.begin(), results.end(), mark_invalid);
+    return;
+  }
   outputs.resize(static_cast<size_t>(n.output_size()));
+  const std::vector<bool> invalid_out = invalid_results(node, frame, outputs);
   name_unknown_dims(outputs, frame);
-  for (auto&& [v, fact] : views::zip(frame.body->outputs_of(node), outputs)) define(v, std::move(fact), frame, &here);
+  for (size_t k = 0; k < results.size(); ++k)
+    if (invalid_out[k])
+      mark_invalid(results[k]);
+    else
+      define(results[k], std::move(outputs[k]), frame, &here);
+}
+
+bool Analyzer::Impl::invalid(const ir::Operand& op, const Frame& frame) {
+  return op.resolved() && !op.omitted() && frame.at_depth(op.depth).facts->state(op.id) == BodyFacts::State::Invalid;
+}
+
+std::vector<bool> Analyzer::Impl::invalid_results(const ir::Body::Node& node, const Frame& frame,
+                                                  std::vector<Fact>& outputs) const {
+  std::vector<bool> out(outputs.size(), false);
+  const size_t index = frame.body->index_of(node);
+  // A result of a body walked from this node (a callee's, depth 0 only, or a subgraph's,
+  // whose depth 1 is this frame): whether it is invalid, and its fact.
+  auto result_of = [&frame](const BodyFacts& body, const ir::Operand& op) -> std::pair<bool, const Fact*> {
+    if (!op.resolved() || op.omitted()) return {false, nullptr};
+    const BodyFacts& at = op.depth == 0 ? body : *frame.at_depth(op.depth - 1).facts;
+    return {at.state(op.id) == BodyFacts::State::Invalid, at.fact(op.id)};
+  };
+  if (node.kind == ir::NodeKind::Call) {
+    const CallContext* c = frame.facts->call_of(index);
+    if (!c) return out;
+    const BodyFacts& callee = memo.at(*c)->facts;
+    const auto ends = callee.body().outputs();
+    for (size_t k = 0; k < out.size() && k < ends.size(); ++k) out[k] = result_of(callee, ends[k]).first;
+    return out;
+  }
+  if (node.kind != ir::NodeKind::If) return out;
+  // The branches this walk entered and kept (a speculative walk keeps none: unknown).
+  std::vector<const BodyFacts*> walked;
+  const int taken = frame.facts->branch_of(index);
+  for (const char* name : {"then_branch", "else_branch"}) {
+    if (taken >= 0 && name != std::string_view(taken == 0 ? "then_branch" : "else_branch")) continue;
+    const GraphProto* g = graph_attribute(*node.proto, name, frame.attributes);
+    const BodyFacts* facts = g ? frame.facts->subgraph(*g) : nullptr;
+    if (!facts) return out;
+    walked.push_back(facts);
+  }
+  for (size_t k = 0; k < out.size(); ++k) {
+    std::vector<std::pair<bool, const Fact*>> ends;
+    for (const BodyFacts* b : walked)
+      if (k < b->body().outputs().size()) ends.push_back(result_of(*b, b->body().outputs()[k]));
+    if (ends.size() != walked.size()) continue;
+    const auto valid = std::find_if(ends.begin(), ends.end(), [](const auto& e) { return !e.first; });
+    if (valid == ends.end())
+      out[k] = true;
+    else if (ends.size() == 2 && (ends[0].first || ends[1].first))
+      outputs[k] = valid->second ? *valid->second : Fact();
+  }
+  return out;
 }
 
 Analyzer::Analyzer(const onnx::ModelProto& model, const CallGraph& calls, const InferOptions& options)
@@ -283,8 +355,22 @@ void Analyzer::run() {
   frame.callees = &m.root->callees;
   frame.callee_set = &m.root_callees;
   const auto inputs = body.inputs();
+  std::unordered_map<std::string_view, const onnx::TensorProto*> initializer_of;
+  for (const auto& t : g.initializer()) initializer_of.emplace(t.name(), &t);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = g.input(static_cast<int>(i));
+    const std::string place = "input '" + in.name() + "'";
+    const PathLink input_link = link(&graph_link, place.c_str());
+    // What ONNX's strict inference refuses (its shape_inference_test's test_empty_graph,
+    // test_concat_missing_shape): nothing that reads such an input can be inferred.
+    if (in.type().has_tensor_type() && in.type().tensor_type().elem_type() == onnx::TensorProto::UNDEFINED)
+      m.report_soft(frame, &input_link,
+                    "graph input '" + in.name() + "' has element type UNDEFINED: what reads it is not inferred");
+    // The initializer is the input's default value: its declaration must hold of it (ONNX's
+    // test_infer_initializer_input_mismatch). The checker compares it itself, with the
+    // other declarations.
+    if (auto init = initializer_of.find(in.name()); init != initializer_of.end() && m.options.use_declared_types)
+      if (auto wrong = initializer_contradiction(in, *init->second)) m.report_soft(frame, &input_link, std::move(*wrong));
     Fact fact = in.has_type() ? declared_fact(in.type(), m.ours, m.listed_fresh) : Fact();
     // The inputs' dim_params name the sizes the caller gives: what the graph's other
     // declarations are held to.

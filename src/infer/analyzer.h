@@ -52,13 +52,16 @@ struct CallContextHash {
 // What one walk of one body found.
 class BodyFacts {
  public:
-  enum class State : uint8_t { Undefined, Defined, Absent };
+  // Invalid: no valid execution defines the value: the node that computes it breaks its
+  // type constraints, or computes it from such a value (it has no fact, and nothing
+  // downstream of it gets one).
+  enum class State : uint8_t { Undefined, Defined, Absent, Invalid };
 
   explicit BodyFacts(const ir::Body& body);
   const ir::Body& body() const { return *body_; }
 
   // The fact of a value of this body; nullptr where the walk did not define it (a value
-  // after an error, an omitted input).
+  // after an error, an omitted input, a value no valid execution defines).
   const Fact* fact(ir::ValueId v) const {
     return v < values_.size() && states_[v] == State::Defined ? &values_[v] : nullptr;
   }
@@ -79,6 +82,7 @@ class BodyFacts {
     states_[v] = State::Defined;
   }
   void mark_absent(ir::ValueId v) { states_[v] = State::Absent; }
+  void mark_invalid(ir::ValueId v) { states_[v] = State::Invalid; }
   void set_call(size_t node, const CallContext* c) { call_of_[node] = c; }
   void set_branch(size_t node, int branch) { branch_of_[node] = static_cast<int8_t>(branch); }
   BodyFacts& add_subgraph(const ir::Body& body);

@@ -280,6 +280,15 @@ struct Analyzer::Impl {
 
   void process(const ir::Body::Node& node, Frame& frame);
 
+  // Whether no valid execution defines the value `op` reads (BodyFacts::State::Invalid).
+  static bool invalid(const ir::Operand& op, const Frame& frame);
+
+  // Which outputs of a call or an If no valid execution defines: those the callee's body
+  // leaves invalid in the context the call took, those the taken branch leaves invalid,
+  // or, for an If both of whose branches were walked, those both leave invalid (an output
+  // only one leaves invalid is the other's: `outputs` gets its fact).
+  std::vector<bool> invalid_results(const ir::Body::Node& node, const Frame& frame, std::vector<Fact>& outputs) const;
+
   // ------------------------------------------------------------------ calls
 
   // What a context keeps of a callee: its input count, and its attributes (with defaults).
@@ -396,8 +405,10 @@ struct Analyzer::Impl {
   static std::optional<std::string> transpose_perm_mismatch(const ResolvedAttributes& attrs,
                                                             const std::vector<const Fact*>& inputs);
 
+  // `broken` (when given) is set when an input breaks the op's type constraints: the node
+  // has no valid execution, and its outputs none either (reported, no facts).
   std::vector<Fact> call_op(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
-                            Frame& frame, const PathLink* path);
+                            Frame& frame, const PathLink* path, bool* broken = nullptr);
 
   // Refines the outputs of an ONNX-domain op node by our folding rules (src/eval), which
   // compute values ONNX's inference does not; reports what they find, recorded in

@@ -16,7 +16,7 @@ std::optional<std::string> Analyzer::Impl::transpose_perm_mismatch(const Resolve
 }
 
 std::vector<Fact> Analyzer::Impl::call_op(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
-                          Frame& frame, const PathLink* path) {
+                          Frame& frame, const PathLink* path, bool* broken) {
   const bool default_domain = FunctionId::is_default_domain(n.domain());
   auto v = frame.opsets->find(default_domain ? std::string() : n.domain());
   if (v == frame.opsets->end()) {
@@ -72,13 +72,21 @@ std::vector<Fact> Analyzer::Impl::call_op(const NodeProto& n, const std::vector<
       return walk_subgraph(g, trial, in, &sub);
     };
     auto r = bridge.infer(*schema, n, inputs, attrs.list, subgraphs);
-    if (r.type_error) report_soft(frame, path, "type constraint broken: " + *r.type_error);
+    if (r.type_error) {
+      // No valid execution: whatever ONNX's rule or our folding would make of the inputs
+      // (ConstantOfShape of an int32 shape gives float[4,3]) holds of nothing.
+      report_soft(frame, path,
+                  "type constraint broken: " + *r.type_error +
+                      " (the node has no valid execution: its outputs are not inferred)");
+      if (broken) *broken = true;
+      return outputs;
+    }
     if (r.error) report_soft(frame, path, "ONNX inference failed: " + *r.error);
     // Errors are not kept: ONNX's messages may name the node.
     OpMemo::Outcome outcome;
     outcome.outputs = std::move(r.outputs);
     if (default_domain) fold_outputs(n, version, inputs, attrs, frame, path, outcome);
-    if (!key || r.type_error || r.error) return std::move(outcome.outputs);
+    if (!key || r.error) return std::move(outcome.outputs);
     op_memo.keep(*key, outcome);
     return std::move(outcome.outputs);
   }

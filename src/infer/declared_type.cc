@@ -324,4 +324,14 @@ std::string type_text(const onnx::TypeProto& type) {
 
 std::string fact_text(const Fact& fact) { return fact.str(); }
 
+std::optional<std::string> initializer_contradiction(const onnx::ValueInfoProto& input,
+                                                     const onnx::TensorProto& initializer) {
+  const Fact value = Fact::of_tensor(initializer);
+  DimParams scratch;  // a default value, not a binding of the graph's sizes
+  auto why = contradiction(input.type(), value, scratch, "'" + input.name() + "'");
+  if (!why) return std::nullopt;
+  return "graph input '" + input.name() + "' is declared " + type_text(input.type()) + " but its initializer is " +
+         fact_text(value) + ": " + *why;
+}
+
 }  // namespace shapeprop::infer

@@ -78,4 +78,11 @@ std::string type_text(const onnx::TypeProto& type);
 // A proven fact the same way ("int64[2] {N,3}" for a tensor whose elements are known).
 std::string fact_text(const Fact& fact);
 
+// A graph input with an initializer: the initializer is its default value, so the input's
+// declared type must hold of it (an initializer binds none of the graph's dim_params).
+// nullopt when it does; otherwise "graph input 'w' is declared float[4] but its
+// initializer is float[3] {1,2,3}: dim 0 is 4, proven 3".
+std::optional<std::string> initializer_contradiction(const onnx::ValueInfoProto& input,
+                                                     const onnx::TensorProto& initializer);
+
 }  // namespace shapeprop::infer

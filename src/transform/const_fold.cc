@@ -600,7 +600,7 @@ class ConstantFolder {
   std::optional<std::vector<int64_t>> fill_shape(ValueId v) const {
     const NodeId p = v == ir::kNoValue ? kNone : body_.producer(v);
     if (p == kNone || !is_op(body_.node(p), "ConstantOfShape") || has_reference(body_.node(p)) ||
-        body_.num_inputs(p) != 1 || body_.input(p, 0) == ir::kNoValue)
+        body_.num_inputs(p) != 1 || body_.input(p, 0) == ir::kNoValue || !body_.fact(v))
       return std::nullopt;
     const Fact* shape = body_.fact(body_.input(p, 0));
     if (!shape || !shape->ints) return std::nullopt;
@@ -632,7 +632,9 @@ class ConstantFolder {
     const bool known = unary_op(op) || binary_op(op) || reshaping_op(op) || op == "Transpose" ||
                        op == "Cast" || op == "Concat" || op == "Expand" || (op == "Slice" && body_.num_inputs(id) >= 3) ||
                        (op == "ScatterND" && body_.num_inputs(id) == 3);
-    if (!known) return std::nullopt;
+    // A node the analysis gave no fact has no valid execution where its inputs break its
+    // type constraints (Relu of a ConstantOfShape of an int32 shape): nothing to compute.
+    if (!known || !body_.fact(body_.output(id, 0))) return std::nullopt;
     for (size_t k = 0; k < body_.num_inputs(id); ++k)
       if (body_.input(id, k) != ir::kNoValue && !is_constant(body_.input(id, k))) return std::nullopt;
     // Every input a constant (shape inputs of the reshaping ops too: the output's shape is

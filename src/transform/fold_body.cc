@@ -239,6 +239,15 @@ class Folder {
       return v == ir::kNoValue || !scope.facts ? nullptr : scope.facts->fact(v);
     }
     const Fact* input(int k) const { return k < proto.input_size() ? scope.read(input_operand(k)) : nullptr; }
+    // Whether no valid execution runs the node (infer::BodyFacts::State::Invalid: it
+    // breaks its type constraints, or reads what such a node computes).
+    bool invalid() const {
+      if (!scope.facts) return false;
+      for (int k = 0; k < proto.output_size(); ++k)
+        if (const ir::ValueId v = output_id(k); v != ir::kNoValue && scope.facts->state(v) == infer::BodyFacts::State::Invalid)
+          return true;
+      return false;
+    }
     // The name input k has in the output.
     const std::string& input_name(int k) const { return scope.name_of(input_operand(k), proto.input(k)); }
   };
@@ -256,6 +265,7 @@ class Folder {
     const NodeProto& n = node.proto;
     if (!target_.decide) return Rewrite::Copy;
     if (is_op(n, "If") && branch_of(node) >= 0 && taken_branch(n, branch_of(node))) return Rewrite::TakenBranch;
+    if (node.invalid()) return Rewrite::Copy;  // nothing its facts decide: it has none
     if (all_outputs_constant(node) && !is_random(n) && (!is_op(n, "Constant") || lifts_constant(node, top)))
       return Rewrite::Constants;
     if (is_op(n, "CastLike") && castlike_foldable(node)) return Rewrite::CastLike;
