@@ -149,6 +149,20 @@ test('every typed value is reached: graph, subgraphs, functions and their subgra
   ]);
   // decodeModel still reads the same graph.
   assert.deepEqual(decodeModel(bytes).graph.valueInfo.map((v) => v.type.kind), ['sequence']);
+  // A function's default attribute (FunctionProto attribute_proto 11) and a training graph
+  // (ModelProto training_info 20: initialization 1).
+  const more = Buffer.concat([
+    written(),
+    pb.message(25, [pb.string(1, 'h'), pb.string(10, 'local'),
+      pb.message(11, [pb.string(1, 'g'), pb.bytes(6, branch('dflt')), pb.varint(20, 5)])]),
+    pb.message(20, [pb.bytes(1, branch('init'))]),
+  ]);
+  const wheres = [];
+  forEachTypedValue(more, (v) => wheres.push(`${v.where}: ${v.name}`));
+  assert.deepEqual(wheres.slice(2), [
+    "function 'local::h' default g: dflt_out", "function 'local::h' default g: dflt_t",
+    'training_info[0] initialization: init_out', 'training_info[0] initialization: init_t',
+  ]);
 });
 
 test('the grammar of docs/dims.md parses; text outside it does not', () => {

@@ -1,8 +1,10 @@
 'use strict';
 // Minimal protobuf wire-format decoder for the part of onnx.proto that the oracles need:
 // the graph's input/output signatures and the initializer names (a graph input that has
-// an initializer is optional and is not fed), value_info and node outputs; and the two
-// encoding helpers that writing a message needs.
+// an initializer is optional and is not fed), value_info and node outputs; types with what
+// they nest (sequence, optional and map elements) and a walk over every typed value of a
+// model (subgraphs and functions included: forEachTypedValue); and the two encoding
+// helpers that writing a message needs.
 //
 // Deliberately not a general protobuf library: it knows a handful of field numbers and
 // skips everything else, so it keeps working on models written by newer ONNX versions.
@@ -193,22 +195,28 @@ function decodeShape(buf, start, end) {
   return dims;
 }
 
-// TypeProto.Tensor and TypeProto.SparseTensor (same fields): {kind, elemType, dtype,
-// shape}, shape null when the rank is unknown.
-function decodeTensorType(buf, start, end, kind) {
-  const type = { kind, elemType: 0, dtype: ELEM_TYPES[0], shape: null };
+// An element type's name: ELEM_TYPES's, or "elem_type N" for one it does not know.
+function dtypeName(elemType) {
+  return ELEM_TYPES[elemType] || `elem_type ${elemType}`;
+}
+
+// The messages of TypeProto that hold an element type (int32, field 1) and a message
+// (field 2): Tensor and SparseTensor (elem_type, shape), Map (key_type, value_type).
+// Sets t[number] and t[name] to the type's number and name, t[second] to what
+// `decodeSecond` makes of the message; returns t.
+function decodeTypeAndMessage(buf, start, end, t, [number, name, second], decodeSecond) {
   forEachField(buf, start, end, (f, w, r) => {
     if (f === 1 && w === VARINT) {
-      type.elemType = Number(r.varint());
-      type.dtype = ELEM_TYPES[type.elemType] || `elem_type ${type.elemType}`;
+      t[number] = Number(r.varint());
+      t[name] = dtypeName(t[number]);
     } else if (f === 2 && w === LEN) {
-      type.shape = decodeShape(buf, ...r.bytes());
+      t[second] = decodeSecond(buf, ...r.bytes());
     } else {
       return false;
     }
     return true;
   });
-  return type;
+  return t;
 }
 
 // TypeProto -> one of
@@ -229,25 +237,14 @@ function decodeType(buf, start, end) {
     });
     return t;
   };
-  const map = (s, e) => {
-    const t = { kind: 'map', keyType: 0, keyDtype: ELEM_TYPES[0], value: null };
-    forEachField(buf, s, e, (f, w, r) => {
-      if (f === 1 && w === VARINT) {
-        t.keyType = Number(r.varint());
-        t.keyDtype = ELEM_TYPES[t.keyType] || `elem_type ${t.keyType}`;
-      } else if (f === 2 && w === LEN) {
-        t.value = decodeType(buf, ...r.bytes());
-      } else {
-        return false;
-      }
-      return true;
-    });
-    return t;
-  };
+  const tensor = (s, e, kind) =>
+    decodeTypeAndMessage(buf, s, e, { kind, elemType: 0, dtype: ELEM_TYPES[0], shape: null }, ['elemType', 'dtype', 'shape'], decodeShape);
+  const map = (s, e) =>
+    decodeTypeAndMessage(buf, s, e, { kind: 'map', keyType: 0, keyDtype: ELEM_TYPES[0], value: null }, ['keyType', 'keyDtype', 'value'], decodeType);
   forEachField(buf, start, end, (f, w, r) => {
     if (w !== LEN) return false;
-    if (f === 1) type = decodeTensorType(buf, ...r.bytes(), 'tensor');
-    else if (f === 8) type = decodeTensorType(buf, ...r.bytes(), 'sparse_tensor');
+    if (f === 1) type = tensor(...r.bytes(), 'tensor');
+    else if (f === 8) type = tensor(...r.bytes(), 'sparse_tensor');
     else if (f === 4) type = nested(...r.bytes(), 'sequence');
     else if (f === 9) type = nested(...r.bytes(), 'optional');
     else if (f === 5) type = map(...r.bytes());
@@ -291,7 +288,7 @@ function decodeTensorHeader(buf, start, end) {
     if (f === 1) return readRepeatedVarint(w, r, dims);
     if (f === 2 && w === VARINT) {
       t.elemType = Number(r.varint());
-      t.dtype = ELEM_TYPES[t.elemType] || `elem_type ${t.elemType}`;
+      t.dtype = dtypeName(t.elemType);
       return true;
     }
     if (f === 8 && w === LEN) {
@@ -375,8 +372,8 @@ function decodeModel(buf) {
 // Every typed value of a model, wherever it is declared.
 
 // The string fields `wanted` ({fieldNumber: key}) of the message in buf[start, end), and
-// the [start, end) of each length-delimited field in `ranges` ({fieldNumber: key}), in
-// order: {key: text, ..., spans: [{key, start, end}]}.
+// where each length-delimited field in `ranges` ({fieldNumber: key}) is, in order:
+// {key: text, ..., spans: [{key, range: [start, end)}]}.
 function scanMessage(buf, start, end, wanted, ranges = {}) {
   const out = { spans: [] };
   forEachField(buf, start, end, (f, w, r) => {
