@@ -12,7 +12,8 @@
 //       (b).
 // A character outside printable ASCII in a text that is not (a) is an offence of its own:
 // internal markers (the ONNX-inference bridge's "\x01" tokens) must never leave the
-// analysis. Whether one name is one size everywhere is ort_types.js's question.
+// analysis. Whether one name is one size everywhere is not asked here (ort_types.js asks
+// it of the tensors ONNX Runtime can return).
 //
 //   node tools/equiv/dim_params.js INPUT.onnx OUTPUT.onnx
 //
