@@ -23,6 +23,9 @@
 //   M types           no declared or annotated type of its output (graph values and,
 //                     through FLATTEN, those inside functions) disagrees with ORT's
 //                     runtime shapes at either binding (tools/equiv/ort_types.js);
+//   M dim-params      every dim_param of its output (graph, subgraphs, functions, sequence
+//                     elements) is a dim name of the model, a fresh name (dyn__N, unk__N)
+//                     or an expression over those (tools/equiv/dim_params.js);
 //   coverage          the annotation covers the baselines (tools/equiv/coverage.js), both
 //                     of the model as exported and of the model without its value_info
 //                     (as the baselines see it: what each tool derives from the graph).
@@ -39,6 +42,7 @@ const equiv = require('../../tools/equiv/equiv');
 const { decodeModel, withoutValueInfo } = require('../../tools/equiv/onnx_proto');
 const types = require('../../tools/equiv/ort_types');
 const coverage = require('../../tools/equiv/coverage');
+const { dimParamOffences } = require('../../tools/equiv/dim_params');
 
 const MODES = ['annotate', 'specialize', 'inline'];
 
@@ -124,6 +128,16 @@ async function main(argv) {
     }
   };
 
+  // The dim_params of a mode's output against the model's: '' when all are allowed.
+  const dimParamProblems = (out) => {
+    try {
+      const offences = dimParamOffences(fs.readFileSync(model), fs.readFileSync(out));
+      return offences.length ? `${offences.length} not of the model; first: ${offences[0].text}` : '';
+    } catch (err) {
+      return `the dim-param oracle failed: ${firstLine(err.message)}`;
+    }
+  };
+
   try {
     // What the exporter declared is not ours to fix: a note, and what check must find.
     const declared = await falseTypes(model, 'declared');
@@ -149,7 +163,7 @@ async function main(argv) {
         if (plain.status !== 0) {
           report(`${mode} exit`, `exit ${plain.status}: ${firstLine(plain.stderr)}`);
           const none = `no output: --mode ${mode} failed`;
-          for (const check of ['full-check', 'equal', 'types']) report(`${mode} ${check}`, none);
+          for (const check of ['full-check', 'equal', 'types', 'dim-params']) report(`${mode} ${check}`, none);
           if (mode === 'annotate') report('coverage', none);
           continue;
         }
@@ -167,6 +181,7 @@ async function main(argv) {
         report(`${mode} equal`, `${err.file === out ? 'the output' : 'the model'} does not run: ${firstLine(err.message)}`);
       }
       report(`${mode} types`, await falseTypes(out, mode));
+      report(`${mode} dim-params`, dimParamProblems(out));
       if (mode === 'annotate') report('coverage', coverageProblems(out));
     }
   } finally {

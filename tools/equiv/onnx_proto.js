@@ -1,8 +1,10 @@
 'use strict';
 // Minimal protobuf wire-format decoder for the part of onnx.proto that the oracles need:
 // the graph's input/output signatures and the initializer names (a graph input that has
-// an initializer is optional and is not fed), value_info and node outputs; and the two
-// encoding helpers that writing a message needs.
+// an initializer is optional and is not fed), value_info and node outputs; types with what
+// they nest (sequence, optional and map elements) and a walk over every typed value of a
+// model (subgraphs and functions included: forEachTypedValue); and the two encoding
+// helpers that writing a message needs.
 //
 // Deliberately not a general protobuf library: it knows a handful of field numbers and
 // skips everything else, so it keeps working on models written by newer ONNX versions.
@@ -193,38 +195,76 @@ function decodeShape(buf, start, end) {
   return dims;
 }
 
-// TypeProto -> {kind: 'tensor', elemType, dtype, shape} where shape is null when the
-// rank is unknown; other kinds (sequence, map, optional, sparse) are only named.
+// An element type's name: ELEM_TYPES's, or "elem_type N" for one it does not know.
+function dtypeName(elemType) {
+  return ELEM_TYPES[elemType] || `elem_type ${elemType}`;
+}
+
+// The messages of TypeProto that hold an element type (int32, field 1) and a message
+// (field 2): Tensor and SparseTensor (elem_type, shape), Map (key_type, value_type).
+// Sets t[number] and t[name] to the type's number and name, t[second] to what
+// `decodeSecond` makes of the message; returns t.
+function decodeTypeAndMessage(buf, start, end, t, [number, name, second], decodeSecond) {
+  forEachField(buf, start, end, (f, w, r) => {
+    if (f === 1 && w === VARINT) {
+      t[number] = Number(r.varint());
+      t[name] = dtypeName(t[number]);
+    } else if (f === 2 && w === LEN) {
+      t[second] = decodeSecond(buf, ...r.bytes());
+    } else {
+      return false;
+    }
+    return true;
+  });
+  return t;
+}
+
+// TypeProto -> one of
+//   {kind: 'tensor' | 'sparse_tensor', elemType, dtype, shape}  (shape null: rank unknown)
+//   {kind: 'sequence' | 'optional', elem}   (elem: the element's type, null when absent)
+//   {kind: 'map', keyType, keyDtype, value} (value: the value's type, null when absent)
+//   {kind: 'none'}                          (no kind set)
+// TypeProto fields: tensor_type 1, sequence_type 4, map_type 5, sparse_tensor_type 8,
+// optional_type 9; Sequence and Optional hold elem_type 1, Map key_type 1 and value_type 2.
 function decodeType(buf, start, end) {
   let type = { kind: 'none' };
-  const otherKinds = { 4: 'sequence', 5: 'map', 8: 'sparse_tensor', 9: 'optional' };
+  const nested = (s, e, kind) => {
+    const t = { kind, elem: null };
+    forEachField(buf, s, e, (f, w, r) => {
+      if (f !== 1 || w !== LEN) return false;
+      t.elem = decodeType(buf, ...r.bytes());
+      return true;
+    });
+    return t;
+  };
+  const tensor = (s, e, kind) =>
+    decodeTypeAndMessage(buf, s, e, { kind, elemType: 0, dtype: ELEM_TYPES[0], shape: null }, ['elemType', 'dtype', 'shape'], decodeShape);
+  const map = (s, e) =>
+    decodeTypeAndMessage(buf, s, e, { kind: 'map', keyType: 0, keyDtype: ELEM_TYPES[0], value: null }, ['keyType', 'keyDtype', 'value'], decodeType);
   forEachField(buf, start, end, (f, w, r) => {
     if (w !== LEN) return false;
-    if (f === 1) {
-      const [s, e] = r.bytes();
-      type = { kind: 'tensor', elemType: 0, dtype: ELEM_TYPES[0], shape: null };
-      forEachField(buf, s, e, (f2, w2, r2) => {
-        if (f2 === 1 && w2 === VARINT) {
-          type.elemType = Number(r2.varint());
-          type.dtype = ELEM_TYPES[type.elemType] || `elem_type ${type.elemType}`;
-        } else if (f2 === 2 && w2 === LEN) {
-          const [s2, e2] = r2.bytes();
-          type.shape = decodeShape(buf, s2, e2);
-        } else {
-          return false;
-        }
-        return true;
-      });
-      return true;
-    }
-    if (otherKinds[f]) {
-      r.bytes();
-      type = { kind: otherKinds[f] };
-      return true;
-    }
-    return false;
+    if (f === 1) type = tensor(...r.bytes(), 'tensor');
+    else if (f === 8) type = tensor(...r.bytes(), 'sparse_tensor');
+    else if (f === 4) type = nested(...r.bytes(), 'sequence');
+    else if (f === 9) type = nested(...r.bytes(), 'optional');
+    else if (f === 5) type = map(...r.bytes());
+    else return false;
+    return true;
   });
   return type;
+}
+
+// The dims of a type, nested ones included: [{dim, path}] where path says where the dim
+// sits ('dim 1', 'elem: dim 0' for a sequence's or an optional's element, 'value: ...'
+// for a map's value).
+function dimsOfType(type, prefix = '') {
+  if (!type) return [];
+  if (type.kind === 'tensor' || type.kind === 'sparse_tensor') {
+    return (type.shape || []).map((dim, i) => ({ dim, path: `${prefix}dim ${i}` }));
+  }
+  if (type.kind === 'sequence' || type.kind === 'optional') return dimsOfType(type.elem, `${prefix}elem: `);
+  if (type.kind === 'map') return dimsOfType(type.value, `${prefix}value: `);
+  return [];
 }
 
 function decodeValueInfo(buf, start, end) {
@@ -248,7 +288,7 @@ function decodeTensorHeader(buf, start, end) {
     if (f === 1) return readRepeatedVarint(w, r, dims);
     if (f === 2 && w === VARINT) {
       t.elemType = Number(r.varint());
-      t.dtype = ELEM_TYPES[t.elemType] || `elem_type ${t.elemType}`;
+      t.dtype = dtypeName(t.elemType);
       return true;
     }
     if (f === 8 && w === LEN) {
@@ -329,6 +369,90 @@ function decodeModel(buf) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Every typed value of a model, wherever it is declared.
+
+// The string fields `wanted` ({fieldNumber: key}) of the message in buf[start, end), and
+// where each length-delimited field in `ranges` ({fieldNumber: key}) is, in order:
+// {key: text, ..., spans: [{key, range: [start, end)}]}.
+function scanMessage(buf, start, end, wanted, ranges = {}) {
+  const out = { spans: [] };
+  forEachField(buf, start, end, (f, w, r) => {
+    if (w !== LEN) return false;
+    if (wanted[f] !== undefined) out[wanted[f]] = str(buf, r.bytes());
+    else if (ranges[f] !== undefined) out.spans.push({ key: ranges[f], range: r.bytes() });
+    else return false;
+    return true;
+  });
+  return out;
+}
+
+const VALUE_ROLES = { 11: 'input', 12: 'output', 13: 'value_info' };
+
+// Calls visit({where, role, name, type, main}) for each type a serialized ModelProto
+// declares: the inputs, outputs and value_info of its graph (main: true), of every
+// subgraph in a node attribute (AttributeProto g 6, graphs 11; NodeProto attribute 5), of
+// its functions (ModelProto.functions 25: FunctionProto value_info 12, its nodes' and its
+// default attributes' (attribute_proto 11) subgraphs) and of its training graphs
+// (training_info 20: initialization 1, algorithm 2); and the types attributes hold
+// (AttributeProto tp 14, type_protos 15; role 'attribute', name the attribute's).
+// `where` names the scope: "graph 'g'", "function 'local::f'", and for a subgraph its
+// scope, the node (op type and name, or first output) and the attribute:
+// "graph 'g' > If 'c' then_branch", "... > Loop 'l' body", "... graphs[1]".
+function forEachTypedValue(buf, visit) {
+  const attribute = (s, e, scope) => {
+    const a = scanMessage(buf, s, e, { 1: 'name' }, { 6: 'g', 11: 'graphs', 14: 'tp', 15: 'type_protos' });
+    const counts = { graphs: 0, type_protos: 0 };
+    for (const { key, range } of a.spans) {
+      const label = key === 'graphs' || key === 'type_protos' ? `${a.name || '?'}[${counts[key]++}]` : a.name || '?';
+      if (key === 'tp' || key === 'type_protos') {
+        visit({ where: scope, role: 'attribute', name: label, type: decodeType(buf, ...range), main: false });
+      } else {
+        graph(...range, `${scope} ${label}`, false);
+      }
+    }
+  };
+  const node = (s, e, scope) => {
+    const n = scanMessage(buf, s, e, { 3: 'name', 4: 'opType' }, { 2: 'output', 5: 'attribute' });
+    const firstOutput = n.spans.find((x) => x.key === 'output');
+    const label = n.name || (firstOutput ? str(buf, firstOutput.range) : '');
+    for (const { key, range } of n.spans) {
+      if (key === 'attribute') attribute(...range, `${scope} > ${n.opType || '?'} '${label}'`);
+    }
+  };
+  const declarations = (spans, scope, main) => {
+    for (const { key, range } of spans) {
+      if (key === 'node') node(...range, scope);
+      else if (key === 'attribute') attribute(...range, `${scope} default`);
+      else {
+        const vi = decodeValueInfo(buf, ...range);
+        visit({ where: scope, role: key, name: vi.name, type: vi.type, main });
+      }
+    }
+  };
+  const graph = (s, e, scope, main) => {
+    const g = scanMessage(buf, s, e, { 2: 'name' }, { 1: 'node', ...VALUE_ROLES });
+    declarations(g.spans, scope || `graph '${g.name || ''}'`, main);
+  };
+  const fn = (s, e) => {
+    const f = scanMessage(buf, s, e, { 1: 'name', 10: 'domain', 13: 'overload' }, { 7: 'node', 11: 'attribute', 12: 'value_info' });
+    const id = `${f.domain || ''}::${f.name || ''}${f.overload ? `:${f.overload}` : ''}`;
+    declarations(f.spans, `function '${id}'`, false);
+  };
+  let training = 0;
+  forEachField(buf, 0, buf.length, (f, w, r) => {
+    if (w !== LEN) return false;
+    if (f === 7) graph(...r.bytes(), '', true);
+    else if (f === 25) fn(...r.bytes());
+    else if (f === 20) {
+      const t = scanMessage(buf, ...r.bytes(), {}, { 1: 'initialization', 2: 'algorithm' });
+      for (const { key, range } of t.spans) graph(...range, `training_info[${training}] ${key}`, false);
+      training++;
+    } else return false;
+    return true;
+  });
+}
+
+// ---------------------------------------------------------------------------------------
 // Encoding: the two pieces ort_types.js and the tests' model builder need.
 
 // A varint; int64 values below zero take 10 bytes (two's complement).
@@ -399,6 +523,8 @@ module.exports = {
   decodeModel,
   decodeType,
   decodeShape,
+  dimsOfType,
+  forEachTypedValue,
   ELEM_TYPES,
   Reader,
   forEachField,
