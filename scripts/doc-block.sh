@@ -32,11 +32,11 @@ replace_block() {
   ' "$doc" >"$out"
 }
 
-# settle_doc NAME DOC NEW LABEL STALE HINT: DOC made NEW (the doc written anew from LABEL). With
-# check set nothing is written: a DOC that differs shows the diff, says STALE and HINT, and
-# exits 1.
+# settle_doc NAME DOC NEW LABEL STALE: DOC made NEW (the doc written anew from LABEL, saying
+# so as NAME). With check set nothing is written: a DOC that differs shows the diff, says
+# STALE, and returns 1.
 settle_doc() {
-  local name=$1 doc=$2 new=$3 label=$4 stale=$5 hint=$6
+  local name=$1 doc=$2 new=$3 label=$4 stale=$5
   if cmp -s "$new" "$doc"; then
     echo "$name: $doc is up to date with $label"
   elif [ -z "$check" ]; then
@@ -45,7 +45,6 @@ settle_doc() {
   else
     diff -u --label "$doc" --label "$label" "$doc" "$new" || true
     echo "$name: $stale (above)."
-    echo "$hint"
-    exit 1
+    return 1
   fi
 }

@@ -18,5 +18,7 @@ trap 'rm -rf "$work"' EXIT
 { echo '```text'; "$tool" --help; echo '```'; } >"$work/help"
 replace_block gen-cli-doc "$doc" "$begin" "$end" "$work/help" "$work/cli.md"
 
-settle_doc gen-cli-doc "$doc" "$work/cli.md" "$tool --help" "$doc differs from what '$tool --help' prints" \
-  "Regenerate it with: bash scripts/gen-cli-doc.sh [$tool] (after building onnx-infer-shapes), and describe any new option in the text below the block."
+settle_doc gen-cli-doc "$doc" "$work/cli.md" "$tool --help" "$doc differs from what '$tool --help' prints" || {
+  echo "Regenerate it with: bash scripts/gen-cli-doc.sh [$tool] (after building onnx-infer-shapes), and describe any new option in the text below the block."
+  exit 1
+}

@@ -30,5 +30,7 @@ PATH="$(dirname "$tool"):$PATH" PYTHONPATH="$package${PYTHONPATH:+:$PYTHONPATH}"
 replace_block gen-readme-jobs "$doc" "$begin" "$end" "$work/section.new" "$work/README.md"
 
 settle_doc gen-readme-jobs "$doc" "$work/README.md" "what the commands of its jobs section print" \
-  "$doc's jobs section shows other outputs than its commands print" \
-  "Regenerate it with: bash scripts/gen-readme-jobs.sh [$tool] (after building onnx-infer-shapes and shapeprop_python), and check that the text around still says what they show."
+  "$doc's jobs section shows other outputs than its commands print" || {
+  echo "Regenerate it with: bash scripts/gen-readme-jobs.sh [$tool] (after building onnx-infer-shapes and shapeprop_python), and check that the text around still says what they show."
+  exit 1
+}
