@@ -252,7 +252,7 @@ build_onnx_from_deb() {
   mkdir -p "$work/src"
   (cd "$src" && tar --exclude=./onnx/backend/test/data -cf - .) | (cd "$work/src" && tar -xf -)
   ccache_for_cmake "$work"
-  cmake -S "$here/cmake/onnx" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
+  cmake --no-warn-unused-cli -S "$here/cmake/onnx" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
     -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DONNX_ML=1 -DONNX_BUILD_TESTS=OFF "${ccache_cmake_args[@]}" \
     -DONNX_SOURCE_DIR="$work/src" -DCMAKE_INSTALL_PREFIX="$prefix.tmp" >/dev/null
   cmake --build "$work/build" -j "$jobs" | progress_dots
