@@ -10,7 +10,7 @@ jobs=${SHAPEPROP_JOBS:-$(nproc)}
 
 bash scripts/setup.sh library
 t0=$SECONDS
-echo "== building onnx-infer-shapes and the Python package in build/release (usually 3 to 4 minutes on 2 cores; seconds once built)" >&2
+echo "== building onnx-infer-shapes and the Python package in build/release (usually 3 minutes on a quiet 2-core machine, 12 under load; seconds once built)" >&2
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs" --target onnx-infer-shapes shapeprop_python >/dev/null
 echo "== built in $((SECONDS - t0)) s" >&2

@@ -323,7 +323,8 @@ else
     would+=("ONNX $version's library into $onnx_prefix")
   else
     step "fetching python3-onnx's C++ sources and building ONNX's library" \
-      "5 to 6 minutes on 2 cores, 3 with a warm ccache" build_onnx_from_deb
+      "3 minutes on a quiet 2-core machine, 10 under load, less with a warm ccache" \
+      build_onnx_from_deb
   fi
 fi
 
