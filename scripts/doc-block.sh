@@ -1,4 +1,5 @@
-# Sourced by gen-cli-doc.sh and gen-pass-doc.sh: the blocks of the docs that a program writes.
+# Sourced by gen-cli-doc.sh, gen-pass-doc.sh and gen-readme-jobs.sh: the blocks of the docs that a
+# program writes.
 
 # doc_options NAME DEFAULT_TOOL "$@": check=1 after a first argument --check, else empty;
 # tool= the next argument, else DEFAULT_TOOL; exits 2 (saying so as NAME) when it is not
@@ -29,4 +30,21 @@ replace_block() {
     $0 == end { skip = 0 }
     !skip { print }
   ' "$doc" >"$out"
+}
+
+# settle_doc NAME DOC NEW LABEL STALE: DOC made NEW (the doc written anew from LABEL, saying
+# so as NAME). With check set nothing is written: a DOC that differs shows the diff, says
+# STALE, and returns 1.
+settle_doc() {
+  local name=$1 doc=$2 new=$3 label=$4 stale=$5
+  if cmp -s "$new" "$doc"; then
+    echo "$name: $doc is up to date with $label"
+  elif [ -z "$check" ]; then
+    cp "$new" "$doc"
+    echo "$name: wrote $doc anew from $label"
+  else
+    diff -u --label "$doc" --label "$label" "$doc" "$new" || true
+    echo "$name: $stale (above)."
+    return 1
+  fi
 }

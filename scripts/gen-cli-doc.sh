@@ -18,19 +18,7 @@ trap 'rm -rf "$work"' EXIT
 { echo '```text'; "$tool" --help; echo '```'; } >"$work/help"
 replace_block gen-cli-doc "$doc" "$begin" "$end" "$work/help" "$work/cli.md"
 
-if [ -z "$check" ]; then
-  if cmp -s "$work/cli.md" "$doc"; then
-    echo "gen-cli-doc: $doc is up to date"
-  else
-    cp "$work/cli.md" "$doc"
-    echo "gen-cli-doc: wrote the usage block of $doc from $tool --help"
-  fi
-  exit 0
-fi
-if ! cmp -s "$work/cli.md" "$doc"; then
-  diff -u --label "$doc" --label "$tool --help" "$doc" "$work/cli.md" || true
-  echo "gen-cli-doc: $doc differs from what '$tool --help' prints (above)."
+settle_doc gen-cli-doc "$doc" "$work/cli.md" "$tool --help" "$doc differs from what '$tool --help' prints" || {
   echo "Regenerate it with: bash scripts/gen-cli-doc.sh [$tool] (after building onnx-infer-shapes), and describe any new option in the text below the block."
   exit 1
-fi
-echo "gen-cli-doc: $doc matches $tool --help"
+}

@@ -20,16 +20,7 @@ table() {
   local end="<!-- END shapeprop-pass-doc $what -->"
   "$tool" "$what" >"$work/$what"
   replace_block gen-pass-doc "$doc" "$begin" "$end" "$work/$what" "$work/doc"
-  if cmp -s "$work/doc" "$doc"; then
-    echo "gen-pass-doc: the $what table of $doc is up to date"
-  elif [ -z "$check" ]; then
-    cp "$work/doc" "$doc"
-    echo "gen-pass-doc: wrote the $what table of $doc from $tool"
-  else
-    diff -u --label "$doc" --label "$tool $what" "$doc" "$work/doc" || true
-    echo "gen-pass-doc: the $what table of $doc differs from the registry (above)."
-    stale=1
-  fi
+  settle_doc gen-pass-doc "$doc" "$work/doc" "$tool $what" "the $what table of $doc differs from the registry" || stale=1
 }
 table docs/cli.md passes
 table docs/report.md counters

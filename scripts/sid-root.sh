@@ -13,7 +13,7 @@
 # a new NAME for a different set). It is built in a temporary folder beside it and renamed
 # into place when complete, so an interrupted run leaves no half root under NAME; a
 # concurrent run for the same NAME waits on a lock. Needs root (mmdebstrap's root mode);
-# installs mmdebstrap with apt-get when it is missing.
+# installs mmdebstrap when it is missing (scripts/debian-install.sh, which waits for apt's locks).
 set -euo pipefail
 
 say() { printf 'sid-root: %s\n' "$*" >&2; }
@@ -45,8 +45,7 @@ fi
 
 if ! command -v mmdebstrap >/dev/null 2>&1; then
   say "installing mmdebstrap"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >&2
+  bash "$(dirname "${BASH_SOURCE[0]}")/debian-install.sh" mmdebstrap
 fi
 
 # The Debian mirror of this machine's apt sources (as scripts/setup.sh finds it).

@@ -52,8 +52,7 @@ for which in ${SHAPEPROP_LITE_ROOTS:-experimental sid}; do
     if ir_dir=$(bash "$here/scripts/python-sources.sh" onnx_ir); then
       if ! chroot "$root" dpkg-query -W -f='${Status}' python3-sympy 2>/dev/null | grep -q 'ok installed'; then
         say "$which: installing python3-sympy (onnx_ir needs it)"
-        chroot "$root" apt-get -o Acquire::Check-Valid-Until=false update -qq >&2
-        chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-sympy >&2
+        bash "$here/scripts/debian-install.sh" --chroot "$root" python3-sympy
       fi
       ir=(-o "$ir_dir")
       say "$which: onnx_ir from $ir_dir"

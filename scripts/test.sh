@@ -2,8 +2,9 @@
 # The whole test suite, from a fresh clone, in the three supported configurations (README,
 # "Supported configurations"); each part's wall time, and the CPU time (user + sys) of what
 # it ran, is printed as it ends.
-#  0. Setup: installs what is missing (scripts/setup.sh, for ONNX 1.21 and 1.17) and makes
-#     the two Debian sid roots of the protobuf-lite configuration (scripts/lite-root.sh),
+#  0. Setup: installs what is missing (`scripts/setup.sh tests`: the library level and what
+#     the test suite adds, for ONNX 1.21 and 1.17) and makes the two Debian sid roots of the
+#     protobuf-lite configuration (scripts/lite-root.sh),
 #     each once into the machine-level cache; on a fresh machine the roots are made in the
 #     background while ONNX builds.
 #  1. The default (ONNX 1.21.0): builds with g++ (release preset) and runs every suite
@@ -48,15 +49,17 @@ part() {
 setup() {
   mkdir -p build
   # The sid roots need nothing that setup.sh builds: on a fresh machine they are made while
-  # ONNX compiles (sid-root.sh locks each, so setup.sh's own call waits for the first).
+  # ONNX compiles (sid-root.sh locks each, so setup.sh's own call waits for the first; the
+  # apt-get runs of both, mmdebstrap's install and the Debian packages', wait for each other
+  # in scripts/debian-install.sh).
   local roots=
   if [ -z "${SHAPEPROP_DEFAULT_ONLY:-}" ]; then
     (bash scripts/lite-root.sh experimental && bash scripts/lite-root.sh sid) >build/lite-roots.log 2>&1 &
     roots=$!
   fi
-  bash scripts/setup.sh
+  bash scripts/setup.sh tests
   if [ -z "${SHAPEPROP_DEFAULT_ONLY:-}" ]; then
-    SHAPEPROP_ONNX=1.17 bash scripts/setup.sh
+    SHAPEPROP_ONNX=1.17 bash scripts/setup.sh tests
     wait "$roots" || { cat build/lite-roots.log; return 1; }
     grep -v '^/' build/lite-roots.log || true
   fi

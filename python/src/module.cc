@@ -100,15 +100,16 @@ py::tuple run(const py::bytes& source, bool from_path, const std::string& origin
   return py::make_tuple(model, py::str(outcome.report));
 }
 
-// onnx-infer-shapes ARGS in this process (python -m shapeprop), its exit code returned.
-int command_line(const std::vector<std::string>& args, const std::string& shipped_rules) {
+// onnx-infer-shapes ARGS in this process (python -m shapeprop), its exit code returned; its
+// messages call it `program`.
+int command_line(const std::vector<std::string>& args, const std::string& shipped_rules, const std::string& program) {
   std::vector<std::string> owned{"onnx-infer-shapes"};
   owned.insert(owned.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : owned) argv.push_back(a.data());
   argv.push_back(nullptr);
   py::gil_scoped_release release;
-  return cli::run_command_line(static_cast<int>(owned.size()), argv.data(), false, shipped_rules);
+  return cli::run_command_line(static_cast<int>(owned.size()), argv.data(), false, shipped_rules, program);
 }
 
 }  // namespace
@@ -151,9 +152,11 @@ expand_ops, target_opset: the lowering (as --expand-ops OP,... and --target-opse
 'specialize' only).
 The GIL is released while the work runs.)");
   m.def("command_line", &command_line, py::arg("args"), py::kw_only(), py::arg("shipped_rules") = "",
+        py::arg("program") = "onnx-infer-shapes",
         R"(Runs onnx-infer-shapes with these arguments in this process and returns its exit code
 (the same options, outputs and exit codes; python -m shapeprop). Writes to file
-descriptors 1 and 2: flush Python's streams first. The GIL is released while it runs.)");
+descriptors 1 and 2: flush Python's streams first. The usage line, the errors and the
+summary lines call the program `program`. The GIL is released while it runs.)");
   m.def("option_table", &option_table,
         "The options of onnx-infer-shapes, one tuple each: (flag, keyword, whether the package's functions take "
         "the keyword, the modes that take the option).");

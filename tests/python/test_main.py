@@ -1,7 +1,9 @@
 """python -m shapeprop: the command line's job from the package, in the Python process: the
-same stdout bytes, stderr and exit code as onnx-infer-shapes, for results, findings and errors."""
+same stdout bytes, stderr and exit code as onnx-infer-shapes, for results, findings and errors,
+but that its usage line, errors and summary lines call it `python3 -m shapeprop`."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -29,6 +31,15 @@ def run(command):
     return done.returncode, done.stdout, done.stderr.decode()
 
 
+# What python -m shapeprop calls itself, run as sys.executable is.
+PROGRAM = os.path.basename(sys.executable) + " -m shapeprop"
+
+
+def as_python_m(stderr):
+    """The tool's stderr with its name where python -m shapeprop writes its own."""
+    return re.sub(r"^onnx-infer-shapes: ", PROGRAM + ": ", stderr, flags=re.M)
+
+
 @pytest.mark.parametrize("args", CASES, ids=lambda a: " ".join(str(x).replace(str(ROOT) + "/", "") for x in a))
 def test_python_m_is_the_command_line(shapeprop, args):
     args = [str(a) for a in args]
@@ -39,7 +50,7 @@ def test_python_m_is_the_command_line(shapeprop, args):
         strip = lambda out: [l for l in out.decode().splitlines() if not l.startswith("shipped rules:")]
         assert got[0] == expected[0] == 0 and strip(got[1]) == strip(expected[1])
         return
-    assert got == expected
+    assert got == (expected[0], expected[1], as_python_m(expected[2]))
     assert expected[0] in (0, 1, 2)
 
 
@@ -54,3 +65,11 @@ def test_python_m_writes_the_output_file(shapeprop, tmp_path):
     assert run([sys.executable, "-m", "shapeprop", str(model), "--mode", "inline", "-o", str(ours)])[0] == 0
     assert run([CLI, str(model), "--mode", "inline", "-o", str(theirs)])[0] == 0
     assert ours.read_bytes() == theirs.read_bytes()
+
+
+def test_python_m_names_itself(shapeprop):
+    status, out, err = run([sys.executable, "-m", "shapeprop", "--help"])
+    assert status == 0 and out.decode().splitlines()[0] == f"usage: {PROGRAM} [options] INPUT"
+    assert run([CLI, "--help"])[1].decode().splitlines()[0] == "usage: onnx-infer-shapes [options] INPUT"
+    status, out, err = run([sys.executable, "-m", "shapeprop", "--bogus"])
+    assert status == 2 and err.startswith(f"{PROGRAM}: error: ") and "onnx-infer-shapes" not in err

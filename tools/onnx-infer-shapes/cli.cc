@@ -41,12 +41,12 @@ shapeprop::ProgressLine* progress = nullptr;
 std::filesystem::path shipped_rules;  // run_command_line's
 
 // Errors: one line, the first and a count of the rest. One that names no file is the
-// tool's own ("onnx-infer-shapes: error: ..."), as a usage error is.
+// tool's own ("onnx-infer-shapes: error: ..." under the program's name), as a usage error is.
 void print_errors(const shapeprop::Diagnostics& diagnostics) {
   shapeprop::ProgressLine::Pause pause(progress);
   for (const auto& d : diagnostics)
     if (d.severity == shapeprop::Severity::Error) {
-      if (d.file.empty()) std::cerr << "onnx-infer-shapes: ";
+      if (d.file.empty()) std::cerr << cli::program_name() << ": ";
       break;
     }
   if (auto line = shapeprop::first_and_count(diagnostics); !line.empty()) std::cerr << line << '\n';
@@ -92,7 +92,7 @@ void print_step(const Options& o, shapeprop::Step step, const shapeprop::Diagnos
 void finish(const Options& o, const std::vector<std::string>& summary) {
   if (progress) progress->stop();
   if (o.quiet) return;
-  for (const auto& line : summary) std::cerr << "onnx-infer-shapes: " << line << '\n';
+  for (const auto& line : summary) std::cerr << cli::program_name() << ": " << line << '\n';
   if (!o.infer || !isatty(STDERR_FILENO) || !run_report.before || !run_report.after) return;
   std::cerr << shapeprop::counts_table(*run_report.before, *run_report.after);
 }
@@ -210,8 +210,10 @@ int write_report(const Options& o, int status) {
 
 }  // namespace
 
-int cli::run_command_line(int argc, char** argv, bool own_process, const std::filesystem::path& rules) {
+int cli::run_command_line(int argc, char** argv, bool own_process, const std::filesystem::path& rules,
+                          std::string_view program) {
   shipped_rules = rules;
+  cli::set_program_name(program);
   if (own_process) std::ios::sync_with_stdio(false);
   // A reader that goes away (a closed pipe, a FIFO) makes a write fail with EPIPE, which
   // is reported like any failed write, instead of killing the process silently.
@@ -227,7 +229,7 @@ int cli::run_command_line(int argc, char** argv, bool own_process, const std::fi
   options.infer_options.describe_contexts = !options.report.empty();
   std::optional<shapeprop::ProgressLine> line;
   if (!options.quiet && isatty(STDERR_FILENO)) {
-    line.emplace(stderr, "onnx-infer-shapes");
+    line.emplace(stderr, cli::program_name());
     progress = &*line;
     options.infer_options.on_phase = [](std::string_view phase) { progress->phase(phase); };
   }

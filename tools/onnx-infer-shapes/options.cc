@@ -100,9 +100,14 @@ std::optional<int> apply(const shapeprop::OptionSpec& spec, const std::string& v
   using shapeprop::OptionId;
   const std::string flag(spec.flag);
   switch (spec.id) {
-    case OptionId::Help:
-      std::cout << shapeprop::help_text();
+    case OptionId::Help: {
+      // The usage line names the program as it was run.
+      std::string help = shapeprop::help_text();
+      const std::string_view usage = "usage: onnx-infer-shapes";
+      if (help.starts_with(usage)) help.replace(0, usage.size(), "usage: " + program_name());
+      std::cout << help;
       return kOk;
+    }
     case OptionId::Version:
       print_version();
       return kOk;
@@ -273,9 +278,19 @@ std::optional<int> apply(const shapeprop::OptionSpec& spec, const std::string& v
 
 }  // namespace
 
+namespace {
+std::string& program() {
+  static std::string name = "onnx-infer-shapes";
+  return name;
+}
+}  // namespace
+
+const std::string& program_name() { return program(); }
+void set_program_name(std::string_view name) { program() = name; }
+
 void error(const std::string& message) {
   // As a Diagnostic, so that names from the command line are clipped like any other.
-  std::cerr << "onnx-infer-shapes: " << shapeprop::Diagnostic::error(message).str() << '\n';
+  std::cerr << program_name() << ": " << shapeprop::Diagnostic::error(message).str() << '\n';
 }
 
 std::optional<int> parse_args(int argc, char** argv, Options& o) {

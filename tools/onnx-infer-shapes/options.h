@@ -62,7 +62,12 @@ struct Options {
   }
 };
 
-// "onnx-infer-shapes: error: MESSAGE" on stderr.
+// The name the usage line, the errors and the summary lines call the program by
+// ("onnx-infer-shapes" unless set_program_name names it otherwise).
+const std::string& program_name();
+void set_program_name(std::string_view name);
+
+// "PROGRAM: error: MESSAGE" on stderr.
 void error(const std::string& message);
 
 // Reads the command line into `options`. Returns the exit code when the command line
