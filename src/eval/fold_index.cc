@@ -15,6 +15,9 @@ namespace shapeprop::eval::detail {
 namespace {
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+// The bound docs/dims.md states: no tensor dim reaches 2^62 (a tensor that long would not
+// fit any machine's memory, one byte an element).
+constexpr int64_t kMaxTensorDim = int64_t{1} << 62;
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 
 // The product of dims[from, to). Callers use it on shapes of small non-zero element count
@@ -71,6 +74,10 @@ struct SliceIndex {
 };
 std::optional<SliceIndex> slice_index(const Dim& d, const Dim& i, int64_t low, int64_t high) {
   const auto c = i.as_constant();
+  // No tensor dim reaches 2^62 (docs/dims.md): a bound that far from 0 is past either end
+  // of d, as torch's x[-k:] (an end of INT64_MAX, or of INT64_MAX less a few) says.
+  if (c && *c >= kMaxTensorDim) return SliceIndex{false, d + Dim::constant(high)};
+  if (c && *c <= -kMaxTensorDim) return SliceIndex{true, Dim::constant(low)};
   const bool from_back = c ? *c < 0 : proven_at_least(-i, 1);
   if (!from_back && !c && !proven_at_least(i, 0)) return std::nullopt;
   const Dim at = from_back ? d + i : i;
