@@ -154,6 +154,7 @@ class Checker {
       return it != defined.end() ? it->second : with(root, "input '" + name + "'");
     };
     DimParams dim_params;
+    dim_params.collect_unproven();
     // Graph inputs are the contract: their dim_params name the sizes the caller gives.
     std::map<std::string, const onnx::TensorProto*> initializers;
     for (const auto& t : g.initializer()) initializers[t.name()] = &t;
@@ -189,6 +190,21 @@ class Checker {
     ++graph_checked_;
     if (auto why = infer::contradiction(d.entry->type(), *proven, dim_params, "'" + d.value + "'"))
       error(path, declared_as(d) + " but proven " + infer::fact_text(*proven) + ": " + *why);
+    else
+      warn_unproven(path, d, *proven, dim_params.take_unproven());
+  }
+
+  // A declaration nothing refutes but the proof does not show either: a warning that
+  // names what could not be proven (no size tried tells the two apart).
+  void warn_unproven(const Path& path, const Declared& d, const Fact& proven, const std::vector<std::string>& unproven) {
+    if (unproven.empty()) return;
+    std::string what;
+    for (const auto& u : unproven) what += (what.empty() ? "" : "; ") + u;
+    Diagnostic w = Diagnostic::warning(declared_as(d) + ", proven " + infer::fact_text(proven) + ": could not prove " + what +
+                                       " (they agree at every size tried)")
+                       .in_file(options_.origin);
+    w.call_path = path;
+    diagnostics_.push_back(std::move(w));
   }
 
   // Subgraphs of the main graph that run: value_info, inputs and outputs.
@@ -252,10 +268,14 @@ class Checker {
       Fact proven;
       size_t false_in = 0, computed_in = 0;
       std::optional<Fact> joined;
+      const FactsView::Context* first_unproven = nullptr;
+      std::vector<std::string> unproven;
+      Fact unproven_fact;
     };
     std::vector<Verdict> verdicts(declared.size());
     for (const FactsView::Context* c : contexts) {
       DimParams dim_params;  // one call's sizes
+      dim_params.collect_unproven();
       for (size_t i = 0; i < declared.size(); ++i) {
         const Declared& d = declared[i];
         // A subgraph's own values as that subgraph computes them (absent where this context
@@ -267,19 +287,29 @@ class Checker {
         ++v.computed_in;
         v.joined = v.joined ? join(*v.joined, *proven) : *proven;
         auto why = infer::contradiction(declared[i].entry->type(), *proven, dim_params, "'" + declared[i].value + "'");
+        if (auto unproven = dim_params.take_unproven(); !why && !unproven.empty() && !v.first_unproven)
+          v.first_unproven = c, v.unproven = std::move(unproven), v.unproven_fact = *proven;
         if (!why) continue;
         if (v.false_in++ == 0) v.first_false = c, v.why = *why, v.proven = *proven;
       }
     }
     const auto defined = definitions(f.node(), {});
-    for (size_t i = 0; i < declared.size(); ++i) {
-      const Verdict& v = verdicts[i];
-      if (!v.first_false) continue;
-      Path path = call_path_.count(v.first_false) ? call_path_.at(v.first_false) : Path{"function " + FunctionId::of(f).str()};
-      if (auto it = defined.find(declared[i].value); it != defined.end())
+    // Where a context is reported: its call path, then where the body defines the value.
+    auto path_in = [&](const FactsView::Context* c, const std::string& value) {
+      Path path = call_path_.count(c) ? call_path_.at(c) : Path{"function " + FunctionId::of(f).str()};
+      if (auto it = defined.find(value); it != defined.end())
         path.insert(path.end(), it->second.begin(), it->second.end());
       else
-        path.push_back("input '" + declared[i].value + "'");
+        path.push_back("input '" + value + "'");
+      return path;
+    };
+    for (size_t i = 0; i < declared.size(); ++i) {
+      const Verdict& v = verdicts[i];
+      if (!v.first_false) {
+        if (v.first_unproven) warn_unproven(path_in(v.first_unproven, declared[i].value), declared[i], v.unproven_fact, v.unproven);
+        continue;
+      }
+      Path path = path_in(v.first_false, declared[i].value);
       std::string message = declared_as(declared[i]) + " but proven " + infer::fact_text(v.proven) + " in the context " +
                             facts_.describe(*v.first_false) + ": " + v.why;
       if (v.computed_in > 1)

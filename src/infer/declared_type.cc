@@ -72,9 +72,14 @@ std::optional<std::string> compare_tensor(int32_t elem_type, const onnx::TensorS
     if (d.has_dim_value()) {
       const auto eq = p.equals(Dim::constant(d.dim_value()));
       if (eq == false) return dim + " is " + std::to_string(d.dim_value()) + ", proven " + p.str();
-      // A size the graph leaves to its inputs (or to the data): the constant is true of
-      // some runs only.
-      if (!eq) return dim + " is " + std::to_string(d.dim_value()) + " where the graph leaves it " + p.str();
+      // A size the graph leaves to its inputs (or to the data): the constant is false
+      // where some sizes make the expression another number, and unproven where none
+      // tried does (max(min(T,huge)-T,-5)+5 is 5 for every T).
+      if (!eq) {
+        std::string text = dim + " is " + std::to_string(d.dim_value()) + " where the graph leaves it " + p.str();
+        if (sizes_where_they_differ(Dim::constant(d.dim_value()), p)) return text;
+        dim_params.note_unproven(std::move(text));
+      }
     } else if (d.has_dim_param() && !d.dim_param().empty()) {
       // A text that reads as an expression of the scope's sizes ('batch*seq', as torch
       // writes it) means that expression, and is compared as one; any other is a name.
@@ -82,6 +87,7 @@ std::optional<std::string> compare_tensor(int32_t elem_type, const onnx::TensorS
       if (!e.is_unknown() && !e.is_symbol() && dim_params.sizes_of_scope(e.symbols())) {
         if (auto witness = sizes_where_they_differ(e, p))
           return dim + " is " + d.dim_param() + ", proven " + p.str() + (witness->empty() ? "" : " (they differ where " + *witness + ")");
+        if (e != p) dim_params.note_unproven(dim + " is " + d.dim_param() + ", proven " + p.str());
         continue;
       }
       if (auto why = dim_params.bind(d.dim_param(), p, where + " (" + dim + ")")) return dim + " is " + *why;
@@ -142,7 +148,11 @@ std::optional<std::string> DimParams::bind(const std::string& name, const Dim& p
   auto [it, fresh] = bound_.try_emplace(name, Binding{proven, where});
   if (fresh) return std::nullopt;
   const auto witness = sizes_where_they_differ(it->second.dim, proven);
-  if (!witness) return std::nullopt;
+  if (!witness) {
+    if (it->second.dim != proven)
+      note_unproven(where + " is " + name + ", which is " + it->second.dim.str() + " at " + it->second.where + ", proven " + proven.str());
+    return std::nullopt;
+  }
   contradicted_.insert(name);
   return name + ", which is " + it->second.dim.str() + " at " + it->second.where + ", proven " + proven.str() +
          (witness->empty() ? "" : " (they differ where " + *witness + ")");

@@ -12,6 +12,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/dim.h"
@@ -36,6 +38,16 @@ class DimParams {
   // The dim_params some bind() found naming different sizes.
   const std::set<std::string>& contradicted() const { return contradicted_; }
 
+  // The declared dims contradiction() could neither prove nor refute (a constant or an
+  // expression where the graph leaves another expression that agrees with it at every
+  // size tried), kept for a checker to warn of when it asks (collect_unproven); taken
+  // (and cleared) by take_unproven.
+  void collect_unproven() { collecting_ = true; }
+  void note_unproven(std::string what) {
+    if (collecting_) unproven_.push_back(std::move(what));
+  }
+  std::vector<std::string> take_unproven() { return std::exchange(unproven_, {}); }
+
  private:
   struct Binding {
     Dim dim;
@@ -44,13 +56,18 @@ class DimParams {
   std::map<std::string, Binding> bound_;
   std::set<std::string> contradicted_;
   std::set<std::string> inputs_;  // the symbols of the graph's inputs (bind_all)
+  bool collecting_ = false;
+  std::vector<std::string> unproven_;
 };
 
 // nullopt when `declared` may hold of a value proven to be `proven`; otherwise the first
 // contradiction: "dim 1 is 4, proven 3", "element type int64, proven float", "rank 1,
 // proven 2", "dim 1 is 8 where the graph leaves it S", "dim 0 is S, which is 7 at 'a'
-// (dim 0), proven 9". `where` names the value for later bindings ("'a'"). Unknown parts
-// on either side contradict nothing, nor do proven dims that mention a fresh symbol.
+// (dim 0), proven 9". A declared constant or expression where the graph leaves another
+// expression is a contradiction only with a counterexample (sizes_where_they_differ):
+// otherwise it is noted as unproven (DimParams::note_unproven), not false. `where` names
+// the value for later bindings ("'a'"). Unknown parts on either side contradict nothing,
+// nor do proven dims that mention a fresh symbol.
 std::optional<std::string> contradiction(const onnx::TypeProto& declared, const Fact& proven, DimParams& dim_params,
                                          const std::string& where);
 
