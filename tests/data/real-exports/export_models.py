@@ -21,6 +21,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 import sys
 import traceback
 import warnings
@@ -674,6 +675,7 @@ def main(argv):
                     if os.path.exists(p):
                         os.remove(p)
                 first = next((l for l in str(e).splitlines() if l.strip()), type(e).__name__)
+                first = re.sub(r" at 0x[0-9a-f]+>", ">", first)  # object addresses differ per run
                 origin["failed"][file] = f"{type(e).__name__}: {first}"[:400]
                 print(f"FAILED {file}: {origin['failed'][file]}", flush=True)
                 if os.environ.get("EXPORT_LOGS"):  # the whole story, for whoever debugs it
