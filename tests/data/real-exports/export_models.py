@@ -21,6 +21,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 import sys
 import traceback
 import warnings
@@ -120,6 +121,100 @@ class TwoBlocks(nn.Module):
         return self.first(x[:, :, :12]), self.second(x[:, :, :6])
 
 
+class ConvGRU(nn.Module):
+    """A Conv1d over time feeding a bidirectional 2-layer GRU, then a strided pooling over
+    time (floor dims). With a strided conv before the GRU, torch.export fails (its GRU
+    decomposition does not take the floor expression for the time dim)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(4, 8, 3, padding=1)
+        self.gru = nn.GRU(8, 8, num_layers=2, batch_first=True, bidirectional=True)
+        self.pool = nn.AvgPool1d(3, stride=2, padding=1)
+        self.proj = nn.Linear(16, 4)
+
+    def forward(self, x):
+        y = F.relu(self.conv(x.transpose(1, 2))).transpose(1, 2)
+        h, last = self.gru(y)
+        pooled = self.pool(h.transpose(1, 2)).transpose(1, 2)
+        return self.proj(pooled), last.transpose(0, 1).flatten(1)
+
+
+class PairSplit(nn.Module):
+    """RAFT-style: frame pairs stacked on the batch dim, cut to an even count and split in
+    two (a chunk of 2*floor(batch/2)); the width split in halves of floor(width/2) and the
+    rest; the height cut to at most 16 (a Min dim)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        n = x.shape[0] // 2
+        f = self.enc(x[: 2 * n])
+        f1, f2 = f.chunk(2, dim=0)
+        corr = (f1 * f2).sum(1, keepdim=True) / 8 ** 0.5
+        w = x.shape[3]
+        left, right = torch.split(x, [w // 2, w - w // 2], dim=3)
+        top = x[:, :, :16]
+        return corr, torch.cat([right, left], dim=3), top.mean(1)
+
+
+class Detector(nn.Module):
+    """A tiny one-stage detector: a strided conv backbone, per-location box deltas and
+    scores, torchvision's batched_nms over all images' boxes (NonMaxSuppression), and
+    torchvision's roi_align of the kept boxes on the feature map (RoiAlign)."""
+
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Sequential(nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.ReLU(),
+                                      nn.Conv2d(8, 8, 3, stride=2, padding=1), nn.ReLU())
+        self.box = nn.Conv2d(8, 4, 1)
+        self.score = nn.Conv2d(8, 1, 1)
+
+    def forward(self, images):
+        from torchvision.ops import batched_nms, roi_align
+
+        f = self.backbone(images)
+        b, _, h, w = f.shape
+        ys = (torch.arange(h, dtype=torch.float32) + 0.5) * 4
+        xs = (torch.arange(w, dtype=torch.float32) + 0.5) * 4
+        cy, cx = torch.meshgrid(ys, xs, indexing="ij")
+        centers = torch.stack([cx, cy, cx, cy], dim=-1).reshape(1, -1, 4)
+        half = torch.tensor([-6.0, -6.0, 6.0, 6.0])
+        deltas = self.box(f).permute(0, 2, 3, 1).reshape(b, -1, 4)
+        boxes = (centers + half * deltas.clamp(-2, 2).exp()).reshape(-1, 4)
+        scores = self.score(f).sigmoid().reshape(-1)
+        image = torch.arange(b)[:, None].expand(b, h * w).reshape(-1)
+        keep = batched_nms(boxes, scores, image, 0.3)
+        rois = torch.cat([image[keep].to(torch.float32)[:, None], boxes[keep]], dim=1)
+        pooled = roi_align(f, rois, output_size=(4, 4), spatial_scale=0.25, sampling_ratio=2, aligned=True)
+        return boxes[keep], scores[keep], pooled.flatten(1)
+
+
+class KVDecode(nn.Module):
+    """One decode step of a decoder-only transformers model with its KV cache: the new
+    token's ids and every layer's past keys and values as inputs (put into a DynamicCache),
+    the hidden state and every layer's present keys and values as outputs."""
+
+    def __init__(self, model, layers):
+        super().__init__()
+        self.model = model
+        self.layers = layers
+
+    def forward(self, input_ids, *past):
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.model.config)
+        for i in range(self.layers):
+            cache.update(past[2 * i], past[2 * i + 1], i)
+        out = self.model(input_ids=input_ids, past_key_values=cache, use_cache=True, return_dict=True)
+        present = []
+        for layer in out.past_key_values.layers:
+            present += [layer.keys, layer.values]
+        return (out.last_hidden_state, *present)
+
+
 # ------------------------------------------------------------------ transformers
 
 
@@ -197,6 +292,61 @@ def wav2vec2():
     return Wav2Vec2Model(cfg), ("input_values",)
 
 
+def mixtral():
+    from transformers import MixtralConfig, MixtralModel
+
+    cfg = MixtralConfig(hidden_size=32, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        num_key_value_heads=1, num_local_experts=4, num_experts_per_tok=2, vocab_size=128,
+                        max_position_embeddings=64, use_cache=False, attn_implementation="eager",
+                        experts_implementation="batched_mm")
+    # batched_mm: the experts of each token's top 2 gathered and multiplied in batches. The
+    # default (grouped_mm) calls transformers' own op, which the dynamo exporter has no ONNX
+    # function for; "eager" loops over nonzero() experts, which torch.export refuses.
+    return MixtralModel(cfg), ("input_ids", "attention_mask")
+
+
+KV_LAYERS = 2
+
+
+def qwen2_kv():
+    from transformers import Qwen2Config, Qwen2Model
+
+    cfg = Qwen2Config(hidden_size=32, intermediate_size=64, num_hidden_layers=KV_LAYERS, num_attention_heads=4,
+                      num_key_value_heads=2, vocab_size=128, max_position_embeddings=64, use_cache=True,
+                      attn_implementation="eager")
+    names = ("input_ids",) + tuple(f"past_{kv}.{i}" for i in range(KV_LAYERS) for kv in ("key", "value"))
+    return KVDecode(Qwen2Model(cfg), KV_LAYERS), names
+
+
+def marian():
+    from transformers import MarianConfig, MarianMTModel
+
+    cfg = MarianConfig(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                       decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=128,
+                       decoder_vocab_size=128, max_position_embeddings=64, pad_token_id=1, eos_token_id=0,
+                       decoder_start_token_id=1, use_cache=False, attn_implementation="eager")
+    return MarianMTModel(cfg), ("input_ids", "attention_mask", "decoder_input_ids")
+
+
+def gpt_neox():
+    from transformers import GPTNeoXConfig, GPTNeoXModel
+
+    cfg = GPTNeoXConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                        rotary_pct=0.5, vocab_size=128, max_position_embeddings=64, use_parallel_residual=True,
+                        use_cache=False, attn_implementation="eager")
+    return GPTNeoXModel(cfg), ("input_ids", "attention_mask")
+
+
+def gemma2():
+    from transformers import Gemma2Config, Gemma2Model
+
+    cfg = Gemma2Config(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                       num_key_value_heads=1, head_dim=16, vocab_size=128, max_position_embeddings=64,
+                       sliding_window=4, attn_logit_softcapping=50.0, final_logit_softcapping=30.0,
+                       use_cache=False, attn_implementation="eager")
+    return Gemma2Model(cfg), ("input_ids", "attention_mask")
+
+
 # ------------------------------------------------------------------ torchvision
 
 
@@ -224,6 +374,28 @@ def mobilenet_v3():
     return mobilenet_v3_small(weights=None, num_classes=10, width_mult=0.125), ("images",)
 
 
+def shufflenet_v2():
+    # torchvision's ShuffleNetV2 (channel split and channel shuffle) at tiny widths.
+    from torchvision.models.shufflenetv2 import ShuffleNetV2
+
+    return ShuffleNetV2([2, 2, 1], [8, 16, 32, 64, 64], num_classes=10), ("images",)
+
+
+def lraspp():
+    # torchvision's LR-ASPP segmentation head on its dilated MobileNetV3-Large backbone at
+    # 1/8 of its widths; the head upsamples to the input's size (Resize to a Shape slice).
+    from torchvision.models import mobilenet_v3_large
+    from torchvision.models.segmentation.lraspp import _lraspp_mobilenetv3
+
+    backbone = mobilenet_v3_large(weights=None, width_mult=0.125, dilated=True)
+    model = _lraspp_mobilenetv3(backbone, num_classes=3)
+    model.classifier.cbr[0] = nn.Conv2d(model.classifier.cbr[0].in_channels, 16, 1, bias=False)
+    model.classifier.cbr[1] = nn.BatchNorm2d(16)
+    model.classifier.scale[1] = nn.Conv2d(model.classifier.scale[1].in_channels, 16, 1, bias=False)
+    model.classifier.high_classifier = nn.Conv2d(16, 3, 1)
+    return model, ("images",)
+
+
 # ------------------------------------------------------------------ the table
 
 
@@ -235,6 +407,7 @@ class Spec:
     dims: dict  # input name -> {axis: dim name}
     origin: str
     ways: tuple = ("dynamo", "dynamo-opt", "ts-functions")  # WAYS it is exported
+    positional: bool = False  # make() gives a module taking positional inputs (no keywords)
 
 
 def ids(*shape):
@@ -280,6 +453,30 @@ SPECS = [
     # TorchScript's declarations are what it is here for (issue 44).
     Spec("two_blocks", lambda: (TwoBlocks(), ("x",)), lambda: (torch.randn(BATCH, 3, 16, 16),),
          {"x": {0: "batch", 2: "height", 3: "width"}}, "module", ways=("ts-functions",)),
+    # Added together (issue 50): MoE, KV-cache decode, a second seq2seq, NMS and RoIAlign,
+    # channel shuffle, splits of expression dims, GRU, and more decoder-only families.
+    Spec("mixtral", mixtral, lambda: (ids(BATCH, SEQ), mask(BATCH, SEQ)), {"input_ids": BS, "attention_mask": BS},
+         "transformers"),
+    Spec("qwen2_kv", qwen2_kv,
+         lambda: (ids(BATCH, 1),) + tuple(torch.randn(BATCH, 2, SEQ, 8) for _ in range(2 * KV_LAYERS)),
+         {"input_ids": {0: "batch"},
+          **{f"past_{kv}.{i}": {0: "batch", 2: "past"} for i in range(KV_LAYERS) for kv in ("key", "value")}},
+         "transformers", positional=True),
+    Spec("marian", marian, lambda: (ids(BATCH, SEQ), mask(BATCH, SEQ), ids(BATCH, 5)),
+         {"input_ids": BS, "attention_mask": BS, "decoder_input_ids": {0: "batch", 1: "dec_seq"}}, "transformers"),
+    Spec("gpt_neox", gpt_neox, lambda: (ids(BATCH, SEQ), mask(BATCH, SEQ)), {"input_ids": BS, "attention_mask": BS},
+         "transformers"),
+    Spec("gemma2", gemma2, lambda: (ids(BATCH, SEQ), mask(BATCH, SEQ)), {"input_ids": BS, "attention_mask": BS},
+         "transformers"),
+    Spec("shufflenet_v2", shufflenet_v2, lambda: (torch.randn(BATCH, 3, 64, 64),),
+         {"images": {0: "batch", 2: "height", 3: "width"}}, "torchvision"),
+    Spec("lraspp", lraspp, lambda: (torch.randn(BATCH, 3, 64, 64),),
+         {"images": {0: "batch", 2: "height", 3: "width"}}, "torchvision"),
+    Spec("detector", lambda: (Detector(), ("images",)), lambda: (torch.randn(BATCH, 3, 32, 32),),
+         {"images": {0: "batch", 2: "height", 3: "width"}}, "module"),
+    Spec("pair_split", lambda: (PairSplit(), ("x",)), lambda: (torch.randn(4, 3, 20, 12),),
+         {"x": {0: "batch", 2: "height", 3: "width"}}, "module"),
+    Spec("conv_gru", lambda: (ConvGRU(), ("x",)), lambda: (torch.randn(BATCH, SEQ, 4),), {"x": BS}, "module"),
 ]
 
 
@@ -302,6 +499,8 @@ class Positional(nn.Module):
             out = self.model(*args)
         if isinstance(out, torch.Tensor):
             return (out,)
+        if isinstance(out, dict):  # torchvision's segmentation models: {"out": ...}
+            out = tuple(out.values())
         return tuple(o for o in out if isinstance(o, torch.Tensor))
 
 
@@ -313,7 +512,7 @@ def fresh(spec):
     model.eval()
     torch.manual_seed(SEED + 1)
     example = spec.inputs()
-    return Positional(model, names, spec.origin == "transformers"), names, example
+    return Positional(model, names, spec.origin == "transformers" and not spec.positional), names, example
 
 
 def output_names(spec):
@@ -476,6 +675,7 @@ def main(argv):
                     if os.path.exists(p):
                         os.remove(p)
                 first = next((l for l in str(e).splitlines() if l.strip()), type(e).__name__)
+                first = re.sub(r" at 0x[0-9a-f]+>", ">", first)  # object addresses differ per run
                 origin["failed"][file] = f"{type(e).__name__}: {first}"[:400]
                 print(f"FAILED {file}: {origin['failed'][file]}", flush=True)
                 if os.environ.get("EXPORT_LOGS"):  # the whole story, for whoever debugs it
