@@ -44,6 +44,7 @@ const std::unordered_map<std::string_view, Rule>& rules() {
       {"Gather", fold_gather},
       {"Slice", fold_slice},
       {"Split", fold_split},
+      {"OneHot", fold_one_hot},
       {"ScatterND", fold_scatter_nd},
       {"ReduceSum", fold_reduce_sum},
       {"ReduceProd", fold_reduce_prod},

@@ -391,6 +391,43 @@ std::vector<Fact> fold_gather(const FoldInput& node) {
   return {gather_elements(*data, std::move(out), map)};
 }
 
+// OneHot(indices, depth, values): the indices' shape with `depth` inserted at `axis`
+// (default -1, the last); each element is values[1] where its position along that axis is
+// the index there (a negative index counting from depth), values[0] elsewhere, an index
+// outside [-depth, depth) giving values[0] throughout, as ONNX says. depth may be of any
+// numeric type (ONNX casts it to int64). The elements when the indices, depth and values
+// are known and few (torch's repeat_interleave in TorchScript exports: OneHot of constants,
+// then Tile by the result).
+std::vector<Fact> fold_one_hot(const FoldInput& node) {
+  const Fact *indices = node.input(0), *depth = node.input(1), *values = node.input(2);
+  const int32_t type = values ? values->elem_type : 0;
+  if (!indices || !indices->shape) return {typed(type, std::nullopt)};
+  std::optional<Dim> n = scalar_dim(depth);
+  if (!n && depth && depth->reals && depth->reals->size() == 1 && std::isfinite((*depth->reals)[0]) &&
+      std::fabs((*depth->reals)[0]) < 1e15)
+    n = Dim::constant(static_cast<int64_t>((*depth->reals)[0]));
+  const std::vector<Dim>& in = *indices->shape;
+  const auto axis = normalize_axis(attr_int(node, "axis", -1), static_cast<int64_t>(in.size()) + 1);
+  if (!axis) return {typed(type, std::nullopt)};
+  std::vector<Dim> out = in;
+  out.insert(out.begin() + *axis, n && n->as_constant().value_or(1) > 0 ? *n : Dim::unknown());
+  const auto ids = constant_ints(indices);
+  const auto shape = static_dims(out);
+  const int64_t count = static_count(shape);
+  if (!values || !ids || !shape || !fits_cap(type, count) || values->static_size() != 2) return {Fact::tensor(type, std::move(out))};
+  const int64_t classes = (*shape)[static_cast<size_t>(*axis)];
+  int64_t inner = 1;
+  for (size_t k = static_cast<size_t>(*axis); k < in.size(); ++k) inner *= (*shape)[k + 1];
+  std::vector<size_t> pick(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t outer = i / (classes * inner), k = (i / inner) % classes, rest = i % inner;
+    int64_t index = (*ids)[static_cast<size_t>(outer * inner + rest)];
+    if (index < 0) index += classes;
+    pick[static_cast<size_t>(i)] = index == k ? 1 : 0;
+  }
+  return {gather_elements(*values, std::move(out), pick)};
+}
+
 // Slice(data, starts, ends[, axes, steps]): per ONNX's clamping rules on constant dims
 // (INT64_MAX ends, negative starts/ends, negative steps); symbolic dims and bounds where
 // their signs are known (slice_symbolic). Unsliced axes keep their dims; elements when every axis's

@@ -176,6 +176,7 @@ std::vector<Fact> fold_size(const FoldInput&);
 std::vector<Fact> fold_constant(const FoldInput&);
 std::vector<Fact> fold_constant_of_shape(const FoldInput&);
 std::vector<Fact> fold_range(const FoldInput&);
+std::vector<Fact> fold_one_hot(const FoldInput&);
 std::vector<Fact> fold_reshape(const FoldInput&);
 std::vector<Fact> fold_expand(const FoldInput&);
 std::vector<Fact> fold_squeeze(const FoldInput&);
