@@ -460,7 +460,11 @@ void MutableBody::collapse_identities() {
     const ValueId x = input(id, 0), y = output(id, 0);
     size_t k = 0;
     const NodeId p = producer(x, &k);
-    if (!values_[y].interface || values_[x].interface || uses(x) != 1 || p == kNone) continue;
+    if (!values_[y].interface || values_[x].interface || p == kNone) continue;
+    // x read elsewhere too (torchvision's detector: a GatherND result concatenated and
+    // returned): its readers read y, unless a subgraph defines y's name itself, where a
+    // read of x by that name would find the subgraph's own value.
+    if (uses(x) != 1 && defined_in_subgraph(values_[y].name)) continue;
     changed_ = true;
     nodes_[id].erased = true;
     forget_uses(id);
@@ -469,6 +473,7 @@ void MutableBody::collapse_identities() {
     nodes_[p].proto->set_output(static_cast<int>(k), values_[y].name);
     values_[y].producer = p;
     values_[y].output = static_cast<uint32_t>(k);
+    if (uses(x) > 0) replace_all_uses(x, y);
   }
 }
 

@@ -138,8 +138,9 @@ class MutableBody {
   // Erases the node, then every producer it leaves without readers.
   void erase(NodeId id);
   // y = Identity(x): readers of y read x instead, in order; then, where y keeps its name
-  // (an interface value), x's producer at this level writes y itself when that identity
-  // is x's only reader and x may lose its name. What ONNX's optimizer calls
+  // (an interface value), x's producer at this level writes y itself when x may lose its
+  // name, and x's other readers read y (unless a subgraph defines y's name itself).
+  // What ONNX's optimizer calls
   // eliminate_identity, on use lists rather than a rescan per identity.
   void collapse_identities();
   // Erases every node none of whose outputs is read or kept, the last first (so that a
