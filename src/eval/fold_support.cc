@@ -260,6 +260,11 @@ std::optional<Dim> broadcast_dim(const Dim& a, const Dim& b) {
   if (ca) return a;
   if (cb) return b;
   if (a.equals(b) == true) return a;
+  // One is the other clamped at 0 (x[:-1] of a dim d is max(d,1)-1, that is max(d-1,0)):
+  // both being sizes, they are one size (issue 52: Wav2Vec2's positional convolution,
+  // then the Add and the mask's Expand against floor(samples/10)-1).
+  if (a == Dim::max(b, Dim::constant(0))) return b;
+  if (b == Dim::max(a, Dim::constant(0))) return a;
   if (covers(a, b)) return a;
   if (covers(b, a)) return b;
   return Dim::unknown();
