@@ -118,9 +118,30 @@ g (float[2] x) => (float[2] y, float[2] z, float[2] w, float[2] v) {
   b.body->collapse_identities();
   EXPECT_TRUE(b.body->commit());
   // y: the chain a -> b -> c collapses, and Neg, now a's only reader being y's identity,
-  // writes y. z and w both read p: p keeps its name. v reads an input: it stays.
-  EXPECT_EQ(lines(b.model.graph()), (std::vector<std::string>{"y = Neg(x)", "p = Abs(x)", "z = Identity(p)",
-                                                              "w = Identity(p)", "v = Identity(x)"}));
+  // writes y. z and w both read p: Abs writes z, the first, and w reads z. v reads an
+  // input: it stays.
+  EXPECT_EQ(lines(b.model.graph()),
+            (std::vector<std::string>{"y = Neg(x)", "z = Abs(x)", "w = Identity(z)", "v = Identity(x)"}));
+}
+
+// An output's Identity of a value with other readers: the value's producer writes the
+// output, unless a subgraph defines the output's name itself (ONNX's scoping lets a branch
+// define z before the graph does), where a read of p renamed z would find the branch's z.
+TEST(MutableBodyTest, AnOutputsNameTakenBySubgraphKeepsItsIdentity) {
+  Body b(R"(
+<ir_version: 10, opset_import: ["" : 18]>
+g (float[2] x, bool c) => (float[2] z, float[2] r) {
+  p = Abs (x)
+  r = If (c) <then_branch = t () => (float[2] o) { z = Neg (x)
+    o = Add (z, p) }, else_branch = e () => (float[2] o2) { o2 = Identity (p) }>
+  z = Identity (p)
+}
+)",
+         {"x", "c", "z", "r"});
+  b.body->collapse_identities();
+  b.body->commit();
+  EXPECT_EQ(lines(b.model.graph()), (std::vector<std::string>{"p = Abs(x)", "r = If(c)", "z = Identity(p)"}));
+  EXPECT_EQ(b.model.graph().node(1).attribute(0).g().node(1).input(1), "p");
 }
 
 // A subgraph defines k and the graph defines k after it (ONNX's scoping allows both): a
