@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "io/model_prefix.h"
@@ -82,12 +83,20 @@ void run_pipeline(const onnx::ModelProto& model, const Invariants& invariants) {
 
   InferOptions options;
   options.limits = limits;
+  // What a written model may hold (issue 50): no dim_param but the model's names, minted
+  // ones and expressions over them, whatever the library wrote.
+  const std::set<std::string> names = dim_params_of(model);
+  auto written_dims = [&names](const onnx::ModelProto& out, const char* what) {
+    const auto foreign = foreign_dim_param(out, names);
+    require(!foreign, std::string(what) + ": " + foreign.value_or(""));
+  };
   onnx::ModelProto annotated = model;
   auto inferred = infer_shapes(annotated, options);
   if (!inferred) {
     check_diagnostic(inferred.error());
   } else {
     check_diagnostics(inferred->diagnostics);
+    written_dims(annotated, "annotated");
     (void)print_model(annotated);
     if (invariants.deterministic) {
       onnx::ModelProto again = model;
@@ -111,6 +120,7 @@ void run_pipeline(const onnx::ModelProto& model, const Invariants& invariants) {
     return;
   }
   check_diagnostics(specialized->diagnostics);
+  written_dims(flat, "specialized and inlined");
   (void)print_model(flat);
 }
 
