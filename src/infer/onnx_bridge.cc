@@ -42,7 +42,7 @@ class DimTokens {
   }
 
  private:
-  static constexpr char kMark = '\x01';  // no identifier, no model's name of ours, holds it
+  static constexpr char kMark = '\x01';  // in no identifier (a model's own name with it reads back unknown)
   std::string token(const Dim& d) {
     auto it = std::find(dims_.begin(), dims_.end(), d);
     if (it == dims_.end()) it = dims_.insert(dims_.end(), d);
