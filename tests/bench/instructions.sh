@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# instructions.sh BUILD DATA CONFIG [--record]: the speed guard. Counts the instructions
+# (valgrind --tool=callgrind: deterministic, unlike a timing on a shared machine) of
+# scripts/bench.sh's jobs on the transformer `gen-transformer --layers L` writes (L from
+# DATA), and compares them with the figures DATA records:
+#   floor     onnx-infer-shapes --no-infer (load, validation, save)
+#   annotate  onnx-infer-shapes
+#   inline    onnx-infer-shapes --mode inline
+#   baseline  onnx-infer-baseline: ONNX's own load + InferShapes + save, as ONNX ships it
+# It fails when annotate or inline counts more than 10% over its recorded figure, or when
+# a ratio that DATA enforces (`goal A/B LIMIT`) is above its limit; a goal marked
+# `pending` (not met yet) is reported, not enforced. The figures hold for one
+# configuration (compiler, ONNX, allocator: CONFIG, as CMake describes the build): in
+# another the test is skipped (exit 77). With --record it writes the counts measured into
+# DATA instead (after a change that is meant to cost more, or a new configuration), keeping
+# its goals.
+set -euo pipefail
+build=${1:?usage: instructions.sh BUILD DATA CONFIG [--record]}
+data=${2:?usage: instructions.sh BUILD DATA CONFIG [--record]}
+config=${3:?usage: instructions.sh BUILD DATA CONFIG [--record]}
+record=${4:-}
+export LC_ALL=C
+command -v valgrind >/dev/null || { echo "SKIP: valgrind is not installed (scripts/setup.sh tests installs it)"; exit 77; }
+tool=$build/tools/onnx-infer-shapes
+baseline=$build/tools/onnx-infer-baseline
+gen=$build/tools/gen-transformer
+for need in "$tool" "$baseline" "$gen"; do [ -x "$need" ] || { echo "FAIL: $need is missing"; exit 1; }; done
+
+field() { awk -v k="$1" '$1 == k { print $2; exit }' "$data"; }
+recorded_config=$(awk '$1 == "config" { $1 = ""; sub(/^ /, ""); print; exit }' "$data")
+if [ -z "$record" ] && [ "$recorded_config" != "$config" ]; then
+  echo "SKIP: the figures are for '$recorded_config', this build is '$config' (re-record with --record)"
+  exit 77
+fi
+layers=$(field layers)
+layers=${layers:-128}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+model=$work/model.onnx
+"$gen" --layers "$layers" -o "$model" >/dev/null
+
+count() {  # count JOB: the instructions of one run
+  local out=$work/$1.log
+  case $1 in
+    floor) set -- "$tool" "$model" -o "$work/out.onnx" -q --no-infer ;;
+    annotate) set -- "$tool" "$model" -o "$work/out.onnx" -q ;;
+    inline) set -- "$tool" "$model" -o "$work/out.onnx" -q --mode inline ;;
+    baseline) set -- "$baseline" "$model" "$work/out.onnx" ;;
+  esac
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" >"$out" 2>&1 || { cat "$out"; echo "FAIL: $* failed"; exit 1; }
+  awk '/I *refs:/ { gsub(/,/, "", $NF); print $NF }' "$out"
+}
+
+declare -A now
+for job in floor annotate inline baseline; do now[$job]=$(count $job); done
+
+if [ -n "$record" ]; then
+  {
+    grep -E '^(#|goal )' "$data" || true
+    echo "config $config"
+    echo "layers $layers"
+    for job in floor annotate inline baseline; do echo "$job ${now[$job]}"; done
+  } > "$data.new"
+  mv "$data.new" "$data"
+  echo "recorded in $data:"; grep -vE '^#' "$data"
+  exit 0
+fi
+
+status=0
+printf '%-9s %15s %15s %8s\n' job recorded now change
+for job in floor annotate inline baseline; do
+  was=$(field "$job")
+  printf '%-9s %15s %15s %+7.1f%%\n' "$job" "$was" "${now[$job]}" "$(awk -v a="${now[$job]}" -v b="$was" 'BEGIN { print (a / b - 1) * 100 }')"
+done
+for job in annotate inline; do
+  was=$(field "$job")
+  if awk -v a="${now[$job]}" -v b="$was" 'BEGIN { exit !(a > b * 1.10) }'; then
+    echo "FAIL: $job counts ${now[$job]} instructions, more than 10% over the recorded $was"
+    status=1
+  fi
+done
+# The baseline and the floor are ONNX's and protobuf's code: when they moved, the
+# environment did (a library upgrade), and the figures need recording anew.
+for job in floor baseline; do
+  was=$(field "$job")
+  if awk -v a="${now[$job]}" -v b="$was" 'BEGIN { exit !(a > b * 1.10 || a < b * 0.90) }'; then
+    echo "FAIL: $job counts ${now[$job]} instructions where $was were recorded: the environment changed; re-record (--record)"
+    status=1
+  fi
+done
+while read -r _ ratio limit state; do
+  a=${ratio%/*}; b=${ratio#*/}
+  value=$(awk -v x="${now[$a]}" -v y="${now[$b]}" 'BEGIN { printf "%.3f", x / y }')
+  if awk -v v="$value" -v l="$limit" 'BEGIN { exit !(v > l) }'; then
+    if [ "$state" = pending ]; then
+      echo "goal $ratio <= $limit: $value, not met yet (pending: reported, not enforced)"
+    else
+      echo "FAIL: $ratio is $value, above the goal $limit"
+      status=1
+    fi
+  else
+    echo "goal $ratio <= $limit: $value, met"
+  fi
+done < <(grep -E '^goal ' "$data")
+[ $status -eq 0 ] && echo "instructions within 10% of the recorded figures"
+exit $status
