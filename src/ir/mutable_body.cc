@@ -603,7 +603,19 @@ size_t MutableBody::remove_unread_initializers() {
   if (unread.empty()) return 0;
   auto& inits = *main_graph_->mutable_initializer();
   const auto before = static_cast<size_t>(inits.size());
-  keep_in_order(inits, [&unread](const TensorProto& t, int) { return !unread.count(&t); });
+  if (!retired_) {
+    keep_in_order(inits, [&unread](const TensorProto& t, int) { return !unread.count(&t); });
+    return before - static_cast<size_t>(inits.size());
+  }
+  // The same order kept, the unread ones moved by pointer into the bin.
+  std::vector<TensorProto*> all(before);
+  inits.ExtractSubrange(0, static_cast<int>(before), all.data());
+  for (TensorProto* t : all) {
+    if (unread.count(t))
+      retired_->mutable_initializer()->AddAllocated(t);
+    else
+      inits.AddAllocated(t);
+  }
   return before - static_cast<size_t>(inits.size());
 }
 
@@ -640,7 +652,13 @@ bool MutableBody::commit() {
     else
       list_.Add()->Swap(nodes_[id].proto);
   }
-  for (NodeProto* erased : owned) delete erased;
+  for (NodeProto* erased : owned) {
+    if (!erased) continue;
+    if (retired_)
+      retired_->mutable_node()->AddAllocated(erased);
+    else
+      delete erased;
+  }
   return true;
 }
 
