@@ -13,7 +13,8 @@
 # configuration (compiler, ONNX, allocator: CONFIG, as CMake describes the build): in
 # another the test is skipped (exit 77). With --record it writes the counts measured into
 # DATA instead (after a change that is meant to cost more, or a new configuration), keeping
-# its goals.
+# its goals. With --print L it only prints the counts at L layers and their ratios
+# (docs/performance.md's table), comparing nothing.
 set -euo pipefail
 build=${1:?usage: instructions.sh BUILD DATA CONFIG [--record]}
 data=${2:?usage: instructions.sh BUILD DATA CONFIG [--record]}
@@ -27,13 +28,18 @@ gen=$build/tools/gen-transformer
 for need in "$tool" "$baseline" "$gen"; do [ -x "$need" ] || { echo "FAIL: $need is missing"; exit 1; }; done
 
 field() { awk -v k="$1" '$1 == k { print $2; exit }' "$data"; }
+print_layers=
+if [ "$record" = --print ]; then
+  print_layers=${5:?--print takes the number of layers}
+  record=
+fi
 recorded_config=$(awk '$1 == "config" { $1 = ""; sub(/^ /, ""); print; exit }' "$data")
-if [ -z "$record" ] && [ "$recorded_config" != "$config" ]; then
+if [ -z "$record" ] && [ -z "$print_layers" ] && [ "$recorded_config" != "$config" ]; then
   echo "SKIP: the figures are for '$recorded_config', this build is '$config' (re-record with --record)"
   exit 77
 fi
 layers=$(field layers)
-layers=${layers:-128}
+layers=${print_layers:-${layers:-128}}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 model=$work/model.onnx
@@ -53,6 +59,17 @@ count() {  # count JOB: the instructions of one run
 
 declare -A now
 for job in floor annotate inline baseline; do now[$job]=$(count $job); done
+
+if [ -n "$print_layers" ]; then
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
+  echo "| L | job | instructions | / ONNX | / floor |"
+  echo "|---|---|---|---|---|"
+  for job in baseline floor annotate inline; do
+    printf '| %s | %s | %s | %s | %s |\n' "$layers" "$job" "$(sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"${now[$job]}")" \
+      "$(ratio "${now[$job]}" "${now[baseline]}")" "$(ratio "${now[$job]}" "${now[floor]}")"
+  done
+  exit 0
+fi
 
 if [ -n "$record" ]; then
   {
