@@ -99,15 +99,14 @@ bool same_tensor_value(const TensorProto& a, const TensorProto& b) {
   // the keys are equal exactly where the types, dims, that field and its data are: the
   // type, the rank and the dims are the keys' first bytes, the field's tag comes next.
   // Otherwise (several fields, external data, segments: invalid or rare) by the keys.
-  auto fields = [](const TensorProto& t) {
-    if (t.external_data_size() > 0 || t.has_segment() || t.data_location() != TensorProto::DEFAULT) return -1;
-    const int n = int{t.has_raw_data()} + int{!t.float_data().empty()} + int{!t.int32_data().empty()} +
-                  int{!t.int64_data().empty()} + int{!t.double_data().empty()} + int{!t.uint64_data().empty()} +
-                  int{!t.string_data().empty()};
-    return n;
+  auto simple = [](const TensorProto& t) {
+    if (t.external_data_size() > 0 || t.has_segment() || t.data_location() != TensorProto::DEFAULT) return false;
+    const int fields = int{t.has_raw_data()} + int{!t.float_data().empty()} + int{!t.int32_data().empty()} +
+                       int{!t.int64_data().empty()} + int{!t.double_data().empty()} +
+                       int{!t.uint64_data().empty()} + int{!t.string_data().empty()};
+    return fields <= 1;
   };
-  if (fields(a) < 0 || fields(a) > 1 || fields(b) < 0 || fields(b) > 1)
-    return tensor_value_key(a) == tensor_value_key(b);
+  if (!simple(a) || !simple(b)) return tensor_value_key(a) == tensor_value_key(b);
   if (a.data_type() != b.data_type() || a.dims_size() != b.dims_size() ||
       !std::equal(a.dims().begin(), a.dims().end(), b.dims().begin()))
     return false;

@@ -65,8 +65,6 @@ class Round {
     if (options_.retire && (retired_.graph().node_size() > 0 || retired_.graph().initializer_size() > 0))
       options_.retire(std::move(retired_));
   }
-  Round(const Round&) = delete;
-  Round& operator=(const Round&) = delete;
 
   // One round of specialize + fold + remove dead code into `out`. False (and `out`
   // untouched) when the analysis found errors; an error when it could not run at all.
