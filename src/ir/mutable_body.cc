@@ -602,19 +602,7 @@ size_t MutableBody::remove_unread_initializers() {
   if (unread.empty()) return 0;
   auto& inits = *main_graph_->mutable_initializer();
   const auto before = static_cast<size_t>(inits.size());
-  if (!retired_) {
-    keep_in_order(inits, [&unread](const TensorProto& t, int) { return !unread.count(&t); });
-    return before - static_cast<size_t>(inits.size());
-  }
-  // The same order kept, the unread ones moved by pointer into the bin.
-  std::vector<TensorProto*> all(before);
-  inits.ExtractSubrange(0, static_cast<int>(before), all.data());
-  for (TensorProto* t : all) {
-    if (unread.count(t))
-      retired_->mutable_initializer()->AddAllocated(t);
-    else
-      inits.AddAllocated(t);
-  }
+  keep_in_order(inits, [&unread](const TensorProto& t, int) { return !unread.count(&t); });
   return before - static_cast<size_t>(inits.size());
 }
 
@@ -651,13 +639,7 @@ bool MutableBody::commit() {
     else
       list_.Add()->Swap(nodes_[id].proto);
   }
-  for (NodeProto* erased : owned) {
-    if (!erased) continue;
-    if (retired_)
-      retired_->mutable_node()->AddAllocated(erased);
-    else
-      delete erased;
-  }
+  for (NodeProto* erased : owned) delete erased;
   return true;
 }
 

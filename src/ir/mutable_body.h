@@ -161,11 +161,6 @@ class MutableBody {
   // many went; nothing in a function body.
   size_t remove_unread_initializers();
 
-  // What commit() and remove_unread_initializers() remove (erased nodes, unread
-  // initializers) goes into `bin` by pointer instead of being destroyed: a process about
-  // to exit keeps it rather than freeing it message by message (TransformOptions::retire).
-  void retire_into(onnx::GraphProto* bin) { retired_ = bin; }
-
   bool changed() const { return changed_; }
   // The nodes as commit() would write them, copied, the body unchanged (to print it
   // between passes).
@@ -250,7 +245,6 @@ class MutableBody {
   std::optional<NameSet> names_;
   std::optional<NameCounts> subgraph_definitions_;  // names the subgraphs of the nodes define: defined_in_subgraph()
   std::vector<ValueId> initializers_;
-  onnx::GraphProto* retired_ = nullptr;  // retire_into()
   bool changed_ = false;
 
   NodeId next_live(NodeId id) const {

@@ -43,7 +43,6 @@ BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget
                      const ir::ValueNames& interface, const std::vector<Pass>& passes,
                      const RewriteOptions& options, bool dry, Counters& counters, bool tidy, const PassWatch& watch) {
   MutableBody body(nodes, facts.source(), target.main_graph, interface);
-  if (!dry) body.retire_into(target.retired);
   BodyRun run;
   tidy = tidy && !dry;
   PassTimes* const times = dry ? nullptr : watch.times;

@@ -36,9 +36,6 @@ struct BodyTarget {
   // innermost first (the dce pass; the top level is tidied on the mutable body,
   // rewrite_body with tidy).
   bool tidy = true;
-  // Where the rewrites put the nodes and initializers they remove, kept until the process
-  // exits (MutableBody::retire_into, TransformOptions::retire); nullptr: destroyed.
-  onnx::GraphProto* retired = nullptr;
 };
 
 // What is known of a body's top-level values by place, for the mutable body

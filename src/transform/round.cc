@@ -260,7 +260,6 @@ transform::BodyTarget Round::body_target() {
   target.callee_overload = callee_overloads();
   target.decide = stage_.fold;
   target.tidy = stage_.dce;
-  if (options_.retire) target.retired = retired_.mutable_graph();
   return target;
 }
 

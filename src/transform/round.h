@@ -60,12 +60,6 @@ class Round {
           watched_.push_back(p);
   }
 
-  // What the rewrites removed goes to TransformOptions::retire, when set.
-  ~Round() {
-    if (options_.retire && (retired_.graph().node_size() > 0 || retired_.graph().initializer_size() > 0))
-      options_.retire(std::move(retired_));
-  }
-
   // One round of specialize + fold + remove dead code into `out`. False (and `out`
   // untouched) when the analysis found errors; an error when it could not run at all.
   // `out` takes (or copies) the input's initializers; give_back returns them.
@@ -93,9 +87,6 @@ class Round {
   std::unordered_map<const infer::CallContext*, std::string> name_of_;
   std::unordered_map<const infer::CallContext*, std::string> overload_of_;
   bool unchanged_ = false;
-  // The nodes and initializers the rewrites removed, kept for TransformOptions::retire
-  // rather than freed one by one (BodyTarget::retired); unused without it.
-  ModelProto retired_;
 
   // --print-after: the passes of the stage to print the model after, in stage order (inline
   // aside: the pipeline prints it after inline_stage), and what each body was right after
