@@ -89,7 +89,7 @@ debian_packages=(
   dpkg-dev ca-certificates ccache
   python3-dev python3-pybind11 pybind11-dev patchelf python3-onnx
 )
-tests_level && debian_packages+=(clang-14 libclang-rt-14-dev time python3-pytest python3-jsonschema)
+tests_level && debian_packages+=(clang-14 libclang-rt-14-dev time valgrind python3-pytest python3-jsonschema)
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -19,11 +19,14 @@ std::optional<OpMemo::Key> OpMemo::key(const onnx::OpSchema& schema, int version
   k.version = version;
   k.num_outputs = num_outputs;
   k.inputs = inputs;
-  for (const onnx::AttributeProto* a : attributes) {
-    const std::string bytes = a->SerializeAsString();
-    k.attributes += std::to_string(bytes.size());
+  for (const onnx::AttributeProto* a : attributes) {  // each as its length, ':', its bytes
+    const size_t bytes = a->ByteSizeLong();
+    k.attributes += std::to_string(bytes);
     k.attributes += ':';
-    k.attributes += bytes;
+    // Serialised in place, by the size just computed (no string of its own to copy).
+    const size_t at = k.attributes.size();
+    k.attributes.resize(at + bytes);
+    a->SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(k.attributes.data() + at));
   }
   hash_combine(k.hash, std::hash<const void*>()(&schema));
   hash_combine(k.hash, static_cast<size_t>(version));

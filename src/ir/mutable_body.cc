@@ -94,6 +94,32 @@ std::string tensor_value_key(const TensorProto& t) {
   return key;
 }
 
+bool same_tensor_value(const TensorProto& a, const TensorProto& b) {
+  // Where each holds its data in one field at most (the fields visit_tensor_value tags),
+  // the keys are equal exactly where the types, dims, that field and its data are: the
+  // type, the rank and the dims are the keys' first bytes, the field's tag comes next.
+  // Otherwise (several fields, external data, segments: invalid or rare) by the keys.
+  auto simple = [](const TensorProto& t) {
+    if (t.external_data_size() > 0 || t.has_segment() || t.data_location() != TensorProto::DEFAULT) return false;
+    const int fields = int{t.has_raw_data()} + int{!t.float_data().empty()} + int{!t.int32_data().empty()} +
+                       int{!t.int64_data().empty()} + int{!t.double_data().empty()} +
+                       int{!t.uint64_data().empty()} + int{!t.string_data().empty()};
+    return fields <= 1;
+  };
+  if (!simple(a) || !simple(b)) return tensor_value_key(a) == tensor_value_key(b);
+  if (a.data_type() != b.data_type() || a.dims_size() != b.dims_size() ||
+      !std::equal(a.dims().begin(), a.dims().end(), b.dims().begin()))
+    return false;
+  auto same = [](const auto& x, const auto& y) {
+    return x.size() == y.size() &&
+           (x.empty() || std::memcmp(x.data(), y.data(), sizeof(x.Get(0)) * static_cast<size_t>(x.size())) == 0);
+  };
+  return a.has_raw_data() == b.has_raw_data() && a.raw_data() == b.raw_data() && same(a.float_data(), b.float_data()) &&
+         same(a.int32_data(), b.int32_data()) && same(a.int64_data(), b.int64_data()) &&
+         same(a.double_data(), b.double_data()) && same(a.uint64_data(), b.uint64_data()) &&
+         std::equal(a.string_data().begin(), a.string_data().end(), b.string_data().begin(), b.string_data().end());
+}
+
 uint64_t tensor_value_hash(const TensorProto& t) {
   uint64_t h = 0x9e3779b97f4a7c15ull;
   visit_tensor_value(t, [&h](const void* data, size_t bytes) {
@@ -516,10 +542,9 @@ ValueId MutableBody::add_constant(TensorProto value, std::string_view base) {
 std::optional<ValueId> MutableBody::find_constant(const TensorProto& value, uint64_t hash) const {
   auto [from, to] = constants_.equal_range(hash);
   if (from == to) return std::nullopt;
-  const std::string key = tensor_value_key(value);
   for (auto it = from; it != to; ++it) {
     const TensorProto* t = stored_constant(it->second);
-    if (t && tensor_value_key(*t) == key) return it->second;
+    if (t && same_tensor_value(*t, value)) return it->second;
   }
   return std::nullopt;
 }

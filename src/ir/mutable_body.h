@@ -277,6 +277,8 @@ onnx::NodeProto constant_node(const std::string& name, onnx::TensorProto value);
 // The element type, dims and data of a tensor, not its name: equal keys are equal
 // constants (the same values stored differently may have different keys).
 std::string tensor_value_key(const onnx::TensorProto& t);
+// Whether two tensors' tensor_value_key()s are equal, compared without building them.
+bool same_tensor_value(const onnx::TensorProto& a, const onnx::TensorProto& b);
 // A hash of what tensor_value_key() holds, computed without it.
 uint64_t tensor_value_hash(const onnx::TensorProto& t);
 

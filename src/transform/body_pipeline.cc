@@ -3,6 +3,8 @@
 #include "body_pipeline.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 
 namespace shapeprop::transform {
 
@@ -54,7 +56,17 @@ BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget
     clean();
     if (watch_after) watch.after_first(Pass::Dce, body);
   }
+  // A pass is a function of the body (its nodes, values and facts) and the options: one
+  // that found nothing would find nothing again on the same body. So in the rounds after
+  // the first, a pass runs only where some pass changed the body since it last found
+  // nothing (`changes` counts the passes that changed it): the round that confirms the
+  // fixed point runs only the passes up to the last one that changed something.
+  uint64_t changes = 0;
+  std::array<uint64_t, kPassCount> found_nothing_at;  // by pass: `changes` then
+  found_nothing_at.fill(UINT64_MAX);
   auto step = [&](Pass p, bool first) {
+    uint64_t& idle_at = found_nothing_at[static_cast<size_t>(p)];
+    if (!first && idle_at == changes) return false;
     bool changed;
     {
       PassClock clock(times, p);
@@ -62,6 +74,11 @@ BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget
       changed = body_pass(p)(ctx);
     }
     if (first && watch_after) watch.after_first(p, body);
+    if (changed) {
+      ++changes;
+    } else {
+      idle_at = changes;
+    }
     return changed;
   };
   std::vector<Pass> rounds;

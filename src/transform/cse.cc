@@ -71,7 +71,7 @@ uint64_t hash_attribute(const AttributeProto& a) {
 bool same_attribute(const AttributeProto& a, const AttributeProto& b) {
   if (a.name() != b.name() || a.type() != b.type()) return false;
   if (a.has_t() || b.has_t()) {
-    if (a.has_t() != b.has_t() || tensor_value_key(a.t()) != tensor_value_key(b.t())) return false;
+    if (a.has_t() != b.has_t() || (a.has_t() && !same_tensor_value(a.t(), b.t()))) return false;
     AttributeProto x = a, y = b;
     x.clear_t();
     y.clear_t();

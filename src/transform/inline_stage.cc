@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -75,6 +77,7 @@ class InlinedSize {
  public:
   InlinedSize(const ModelProto& m, const std::set<std::pair<std::string, std::string>>& selected) : selected_(selected) {
     for (const auto& f : m.functions()) functions_[FunctionId::of(f)] = &f;
+    for (const auto& id : selected_) selected_function_names_.insert(id.second);
   }
 
   // The main graph with the selected calls expanded, plus each function that stays.
@@ -90,10 +93,13 @@ class InlinedSize {
   const std::set<std::pair<std::string, std::string>>& selected_;
   std::map<FunctionId, const FunctionProto*> functions_;
   std::map<const FunctionProto*, size_t> sizes_;
+  // The selected functions' names (views of selected_'s): most nodes are ops no selected
+  // function is named after, told apart without building a (domain, name) pair.
+  std::unordered_set<std::string_view> selected_function_names_;
 
   static size_t add(size_t a, size_t b) { return std::min(a + b, kSaturated); }  // both below kSaturated
   bool selected(const std::string& domain, const std::string& name) const {
-    return selected_.count({domain, name}) > 0;
+    return selected_function_names_.contains(name) && selected_.count({domain, name}) > 0;
   }
   size_t body(const FunctionProto& f) {
     auto [it, fresh] = sizes_.emplace(&f, 0);

@@ -18,6 +18,7 @@
 namespace shapeprop::transform {
 
 using ir::tensor_value_hash;
+using ir::same_tensor_value;
 using ir::tensor_value_key;
 
 inline bool is_op(const onnx::NodeProto& n, std::string_view op) {

@@ -227,3 +227,45 @@ g (bool c, float[2] x, float[2] dflt) => (float[2] y, float[2] kept_out)
 
 }  // namespace
 }  // namespace shapeprop::ir
+
+// same_tensor_value compares what tensor_value_key holds without building it: equal
+// exactly where the keys are, whatever field holds the data and however long it is.
+TEST(MutableBodyTest, SameTensorValueAgreesWithTheKeys) {
+  std::vector<onnx::TensorProto> ts;
+  auto add = [&ts](int32_t type, std::vector<int64_t> dims, auto fill) {
+    onnx::TensorProto t;
+    t.set_data_type(type);
+    for (int64_t d : dims) t.add_dims(d);
+    fill(t);
+    ts.push_back(t);
+  };
+  using onnx::TensorProto;
+  add(TensorProto::FLOAT, {2}, [](TensorProto& t) { t.add_float_data(1); t.add_float_data(2); });
+  add(TensorProto::FLOAT, {2}, [](TensorProto& t) { t.add_float_data(1); t.add_float_data(3); });
+  add(TensorProto::FLOAT, {1, 2}, [](TensorProto& t) { t.add_float_data(1); t.add_float_data(2); });
+  add(TensorProto::FLOAT, {2}, [](TensorProto& t) { float v[2] = {1, 2}; t.set_raw_data(std::string(reinterpret_cast<char*>(v), 8)); });
+  add(TensorProto::INT32, {2}, [](TensorProto& t) { t.add_int32_data(1); t.add_int32_data(2); });
+  add(TensorProto::INT64, {}, [](TensorProto& t) { t.add_int64_data(7); });
+  add(TensorProto::INT64, {}, [](TensorProto& t) { t.add_int64_data(8); });
+  add(TensorProto::STRING, {2}, [](TensorProto& t) { t.add_string_data("ab"); t.add_string_data("c"); });
+  add(TensorProto::STRING, {2}, [](TensorProto& t) { t.add_string_data("a"); t.add_string_data("bc"); });
+  add(TensorProto::FLOAT, {300}, [](TensorProto& t) { t.set_raw_data(std::string(1200, '\x01')); });
+  add(TensorProto::FLOAT, {300}, [](TensorProto& t) { std::string s(1200, '\x01'); s[1199] = 2; t.set_raw_data(s); });
+  add(TensorProto::FLOAT, {2}, [](TensorProto& t) { t.set_raw_data(std::string(4, '\0')); t.add_float_data(2); });
+  add(TensorProto::FLOAT, {2}, [](TensorProto& t) { t.set_raw_data(""); });
+  add(TensorProto::FLOAT, {2}, [](TensorProto&) {});
+  add(TensorProto::FLOAT, {2}, [](TensorProto& t) {
+    t.set_data_location(TensorProto::EXTERNAL);
+    auto* e = t.add_external_data();
+    e->set_key("location");
+    e->set_value("w.bin");
+  });
+  const size_t n = ts.size();
+  for (size_t i = 0; i < n; ++i) ts.push_back(ts[i]);  // an equal copy of each, named apart
+  for (size_t i = n; i < ts.size(); ++i) ts[i].set_name("copy");
+  for (const auto& a : ts)
+    for (const auto& b : ts)
+      EXPECT_EQ(shapeprop::ir::same_tensor_value(a, b),
+                shapeprop::ir::tensor_value_key(a) == shapeprop::ir::tensor_value_key(b))
+          << a.ShortDebugString() << " / " << b.ShortDebugString();
+}
