@@ -13,8 +13,8 @@ namespace {
 
 using onnx::TypeProto;
 
-const char* kind_of(const TypeProto& t) {
-  switch (t.value_case()) {
+const char* kind_of(TypeProto::ValueCase value_case) {
+  switch (value_case) {
     case TypeProto::kTensorType: return "tensor";
     case TypeProto::kSparseTensorType: return "sparse tensor";
     case TypeProto::kSequenceType: return "sequence";
@@ -23,8 +23,9 @@ const char* kind_of(const TypeProto& t) {
     default: return "value of unknown kind";
   }
 }
+const char* kind_of(const TypeProto& t) { return kind_of(t.value_case()); }
 
-// The TypeProto case of a non-tensor kind, and its name as kind_of gives it.
+// The TypeProto case of a non-tensor kind.
 TypeProto::ValueCase value_case_of(NonTensor::Kind kind) {
   switch (kind) {
     case NonTensor::Kind::kSparseTensor: return TypeProto::kSparseTensorType;
@@ -34,16 +35,6 @@ TypeProto::ValueCase value_case_of(NonTensor::Kind kind) {
     case NonTensor::Kind::kOpaque: return TypeProto::kOpaqueType;
   }
   return TypeProto::VALUE_NOT_SET;
-}
-const char* kind_of(NonTensor::Kind kind) {
-  switch (kind) {
-    case NonTensor::Kind::kSparseTensor: return "sparse tensor";
-    case NonTensor::Kind::kSequence: return "sequence";
-    case NonTensor::Kind::kOptional: return "optional";
-    case NonTensor::Kind::kMap: return "map";
-    case NonTensor::Kind::kOpaque: break;
-  }
-  return "value of unknown kind";
 }
 
 // A sparse tensor type as the dense tensor type of the same element type and shape.
@@ -102,7 +93,7 @@ std::optional<std::string> compare_non_tensor(const TypeProto& declared, const N
                                               const std::string& where) {
   using Kind = NonTensor::Kind;
   if (declared.value_case() != value_case_of(proven.kind))
-    return std::string("a ") + kind_of(declared) + ", proven a " + kind_of(proven.kind);
+    return std::string("a ") + kind_of(declared) + ", proven a " + kind_of(value_case_of(proven.kind));
   switch (proven.kind) {
     case Kind::kSparseTensor: {
       const auto& d = declared.sparse_tensor_type();

@@ -37,7 +37,8 @@ std::set<std::string> listed_fresh_symbols(const onnx::ModelProto& model);
 std::set<std::string> names_taken(const onnx::ModelProto& model);
 
 // Whether `name` is spelled as a name shapeprop mints: a fresh symbol of a data-dependent
-// or unknown size (dyn__N) or a function's join of sizes that differ between calls (unk__N).
+// or unknown size (dyn__N) or a function's join of sizes that differ between calls (unk__N,
+// ONNX's spelling of its own unknowns): names no user gives.
 bool is_minted_name(std::string_view name);
 
 // A declared type as a fact: the expressions in `ours` read as expressions, the fresh

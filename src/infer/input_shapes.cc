@@ -62,12 +62,6 @@ std::string unique_name(const std::string& base, std::set<std::string>& taken) {
   return name;
 }
 
-// Shapeprop's fresh symbols and ONNX's unknowns: names no user gives.
-bool reserved_spelling(const std::string& s) {
-  return Dim::is_fresh_symbol(s) || (s.rfind("unk__", 0) == 0 && s.size() > 5 &&
-                                     std::all_of(s.begin() + 5, s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }));
-}
-
 const TensorShapeProto* tensor_shape(const ValueInfoProto& vi) {
   return vi.type().has_tensor_type() && vi.type().tensor_type().has_shape() ? &vi.type().tensor_type().shape() : nullptr;
 }
@@ -215,7 +209,7 @@ Result<AppliedShapes> apply_input_shapes(onnx::ModelProto& model, const InputSha
       return Diagnostic::error("dim " + quoted(from) + " is bound to " + std::to_string(bound.at(from)) +
                                ": no name is left to rename");
     if (!renames.emplace(from, to).second) return Diagnostic::error("dim " + quoted(from) + " is renamed twice");
-    if (!is_identifier(to) || reserved_spelling(to))
+    if (!is_identifier(to) || infer::is_minted_name(to))
       return Diagnostic::error("dim " + quoted(from) + " cannot be renamed " + quoted(to) +
                                ": a new name is an identifier ([A-Za-z_][A-Za-z0-9_]*) not spelled like a fresh "
                                "symbol (dyn__N, unk__N)");
@@ -319,14 +313,14 @@ std::vector<AppliedShapes::Named> name_output_dims(onnx::ModelProto& model, cons
       if (d.has_dim_value()) continue;
       const std::string text = d.has_dim_param() ? d.dim_param() : std::string();
       // A plain name stays: an input's, or one the model itself gave.
-      if (inputs.count(text) || (is_identifier(text) && !reserved_spelling(text))) continue;
+      if (inputs.count(text) || (is_identifier(text) && !infer::is_minted_name(text))) continue;
       std::string name;
       if (auto it = given.find(text); !text.empty() && it != given.end()) {
         name = it->second;
       } else {
         const size_t o = static_cast<size_t>(k), a = static_cast<size_t>(i);
         const std::string mine = o < declared.size() && a < declared[o].size() ? declared[o][a] : std::string();
-        if (is_identifier(mine) && !reserved_spelling(mine) && !inputs.count(mine) && !taken.count(mine)) {
+        if (is_identifier(mine) && !infer::is_minted_name(mine) && !inputs.count(mine) && !taken.count(mine)) {
           name = mine;
           taken.insert(name);
         } else {

@@ -59,12 +59,8 @@ void write_dims(onnx::TensorShapeProto& out, const std::vector<Dim>& dims, const
   }
 }
 
-void set_dim(onnx::TensorShapeProto_Dimension* out, const Dim& d) {
-  if (auto c = d.as_constant())
-    out->set_dim_value(*c);
-  else if (!d.is_unknown())
-    out->set_dim_param(d.str());
-}
+// A dim as its own text (what type() and as_shape_value() write).
+void write_text(onnx::TensorShapeProto_Dimension& out, const Dim& d) { out.set_dim_param(d.str()); }
 
 // A dense or sparse tensor type's element type and shape as a tensor fact.
 template <class T>
@@ -223,7 +219,7 @@ std::optional<double> Fact::scalar_real() const {
 }
 
 onnx::TypeProto Fact::type() const {
-  return type([](onnx::TensorShapeProto_Dimension& out, const Dim& d) { out.set_dim_param(d.str()); });
+  return type(write_text);
 }
 
 onnx::TypeProto Fact::type(const DimWriter& write) const {
@@ -331,7 +327,7 @@ std::optional<TensorProto> Fact::to_tensor() const {
 std::optional<onnx::TensorShapeProto> Fact::as_shape_value() const {
   if (!ints || !shape || shape->size() > 1) return std::nullopt;
   onnx::TensorShapeProto s;
-  for (const Dim& d : *ints) set_dim(s.add_dim(), d);
+  write_dims(s, *ints, write_text);
   return s;
 }
 
