@@ -39,6 +39,7 @@ const std::unordered_map<std::string_view, Rule>& rules() {
       {"Tile", fold_tile},
       {"DepthToSpace", fold_depth_to_space},
       {"SpaceToDepth", fold_depth_to_space},
+      {"Transpose", fold_transpose},
       // selecting and combining along axes
       {"Concat", fold_concat},
       {"Gather", fold_gather},

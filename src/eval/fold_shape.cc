@@ -389,6 +389,54 @@ std::vector<Fact> fold_tile(const FoldInput& node) {
   return {gather_elements(*x, std::move(out), count == 0 ? std::vector<size_t>{} : selection_map(*in, *out_static, picks))};
 }
 
+// Transpose(x; perm, by default the axes reversed): dim k is x's dim perm[k]; the
+// elements, when x's are known (TorchScript's Pad writes its pads as a Transpose of a
+// constant [n, 2] table, which ONNX's data propagation does not follow either).
+std::vector<Fact> fold_transpose(const FoldInput& node) {
+  const Fact* x = node.input(0);
+  const int32_t type = x ? x->elem_type : 0;
+  if (!x || !x->shape) return {typed(type, std::nullopt)};
+  const auto rank = static_cast<int64_t>(x->shape->size());
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  if (auto given = attr_ints(node, "perm")) {
+    perm = *given;
+  } else {
+    for (int64_t k = 0; k < rank; ++k) perm[static_cast<size_t>(k)] = rank - 1 - k;
+  }
+  // A permutation of the axes, or nothing is said (ONNX's inference reports it).
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  if (static_cast<int64_t>(perm.size()) != rank) return {typed(type, std::nullopt)};
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[static_cast<size_t>(p)]) return {typed(type, std::nullopt)};
+    seen[static_cast<size_t>(p)] = true;
+  }
+  std::vector<Dim> out;
+  for (int64_t p : perm) out.push_back((*x->shape)[static_cast<size_t>(p)]);
+  auto in = shape_with_elements(x);
+  if (!in) return {Fact::tensor(type, std::move(out))};
+  // Output element at index i (row-major over out's dims) is x's at the index whose axis
+  // perm[k] is i's k-th coordinate.
+  std::vector<int64_t> out_static;
+  for (int64_t p : perm) out_static.push_back((*in)[static_cast<size_t>(p)]);
+  std::vector<size_t> in_stride(static_cast<size_t>(rank), 1);
+  for (int64_t k = rank - 2; k >= 0; --k)
+    in_stride[static_cast<size_t>(k)] = in_stride[static_cast<size_t>(k + 1)] * static_cast<size_t>((*in)[static_cast<size_t>(k + 1)]);
+  const auto count = static_cast<size_t>(static_count(out_static));
+  std::vector<size_t> map(count);
+  std::vector<int64_t> index(static_cast<size_t>(rank), 0);
+  for (size_t i = 0; i < count; ++i) {
+    size_t from = 0;
+    for (int64_t k = 0; k < rank; ++k)
+      from += static_cast<size_t>(index[static_cast<size_t>(k)]) * in_stride[static_cast<size_t>(perm[static_cast<size_t>(k)])];
+    map[i] = from;
+    for (int64_t k = rank - 1; k >= 0; --k) {  // the odometer over out's index
+      if (++index[static_cast<size_t>(k)] < out_static[static_cast<size_t>(k)]) break;
+      index[static_cast<size_t>(k)] = 0;
+    }
+  }
+  return {gather_elements(*x, std::move(out), map)};
+}
+
 // DepthToSpace(x[N,C,H,W]; blocksize b): [N, C/(b*b), H*b, W*b]; SpaceToDepth:
 // [N, C*b*b, H/b, W/b]. The runtimes refuse a dim the block does not divide, so a
 // division is floor division wherever the op runs.

@@ -185,6 +185,7 @@ std::vector<Fact> fold_flatten(const FoldInput&);
 std::vector<Fact> fold_pad(const FoldInput&);
 std::vector<Fact> fold_tile(const FoldInput&);
 std::vector<Fact> fold_depth_to_space(const FoldInput&);
+std::vector<Fact> fold_transpose(const FoldInput&);
 
 // fold_index.cc
 std::vector<Fact> fold_concat(const FoldInput&);

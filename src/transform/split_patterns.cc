@@ -10,7 +10,14 @@
 //    sizes of 0, which Split takes, as ONNX Runtime's SplitToSequence does too);
 //  - SequenceConstruct read only by ConcatFromSequence: a Concat of the tensors, each
 //    unsqueezed at the axis first where new_axis is 1 (a stack);
-//  - SequenceAt at a constant position of a SequenceConstruct: that tensor.
+//  - SequenceAt at a constant position of a SequenceConstruct: that tensor;
+//  - ConcatFromSequence of a SplitToSequence's pieces (known sizes that make up the split
+//    dim, which the facts know) along the split axis: the input itself where the pieces
+//    keep the axis and are joined (new_axis 0), or are pieces of 1 squeezed and stacked
+//    (new_axis 1); the input unsqueezed next to the axis where pieces of 1 that keep it
+//    are stacked before or after it (onnxscript's folding makes the pair a Split and a
+//    Concat).
+#include <algorithm>
 #include <map>
 
 #include "rewrite_support.h"
@@ -43,6 +50,13 @@ struct SplitMatch {
 
 // What a SequenceConstruct's readers become: the SequenceAt at known positions read the
 // tensors there; else its one reader, a ConcatFromSequence, becomes a Concat on `axis`.
+// A ConcatFromSequence reading a SplitToSequence's pieces that makes its input again
+// (`unsqueeze` unset), or its input with a dim of 1 inserted at `unsqueeze`.
+struct RoundTrip {
+  NodeId concat = kNone;
+  std::optional<int64_t> unsqueeze = {};
+};
+
 struct ConstructMatch {
   std::vector<std::pair<NodeId, ValueId>> positions;
   NodeId concat = kNone;
@@ -69,6 +83,48 @@ class Sequences {
       m.at[*p].push_back(r);
     }
     return m;
+  }
+
+  // The ConcatFromSequence readers of a SplitToSequence that join its pieces back.
+  std::vector<RoundTrip> round_trips(NodeId id) const {
+    std::vector<RoundTrip> found;
+    if (body_.input(id, 0) == ir::kNoValue) return found;
+    std::optional<int64_t> squeeze;
+    const auto pieces = piece_sizes(id, squeeze);
+    if (!pieces || pieces->data != ir::kNoValue) return found;
+    const Fact* x = body_.fact(body_.input(id, 0));
+    const auto rank = static_cast<int64_t>(x->shape->size());  // piece_sizes knows it
+    int64_t axis = int_attribute(body_.node(id), "axis").value_or(0);
+    if (axis < 0) axis += rank;
+    // The sizes make up the dim exactly (else the pair fails where the input would not).
+    const auto dim = (*x->shape)[static_cast<size_t>(axis)].as_constant();
+    int64_t total = 0;
+    for (auto s : pieces->sizes) total += s;
+    if (!dim || total != *dim) return found;
+    const bool units = std::all_of(pieces->sizes.begin(), pieces->sizes.end(), [](int64_t s) { return s == 1; });
+    const ValueId seq = body_.output(id, 0);
+    for (auto r : body_.readers(seq)) {
+      const NodeProto& concat = body_.node(r);
+      if (!is_op(concat, "ConcatFromSequence") || body_.num_inputs(r) != 1 || body_.num_outputs(r) != 1 ||
+          body_.input(r, 0) != seq || body_.output(r, 0) == ir::kNoValue)
+        continue;
+      const auto new_axis = int_attribute(concat, "new_axis").value_or(0);
+      const auto at = int_attribute(concat, "axis");
+      if (!at || (new_axis != 0 && new_axis != 1)) continue;
+      // The joined result's rank: the pieces' (rank, or rank - 1 squeezed), + 1 stacked.
+      const int64_t out_rank = rank - (squeeze ? 1 : 0) + new_axis;
+      const int64_t c = *at < 0 ? *at + out_rank : *at;
+      if (c < 0 || c >= out_rank) continue;
+      if (squeeze ? new_axis == 1 && c == axis : new_axis == 0 && c == axis) {
+        found.push_back({r, std::nullopt});
+      } else if (!squeeze && new_axis == 1 && units && (c == axis || c == axis + 1) &&
+                 options_.onnx_opset >= kSplitWithSizesInput) {
+        // Piece k is x[.., k:k+1, ..]: stacked at the axis, element [.., k, 0, ..] is
+        // x[.., k, ..]; stacked after it, [.., 0, k, ..] is.
+        found.push_back({r, c == axis ? axis + 1 : axis});
+      }
+    }
+    return found;
   }
 
   std::optional<ConstructMatch> sequence_construct(NodeId id) const {
@@ -210,6 +266,14 @@ bool split(MutableBody& body, NodeId id, const SplitMatch& m) {
   return true;
 }
 
+bool round_trip(MutableBody& body, ValueId x, const RoundTrip& m) {
+  if (!m.unsqueeze) return body.forward(m.concat, x);
+  NodeProto unsqueeze;
+  unsqueeze.set_op_type("Unsqueeze");
+  body.replace_node(m.concat, std::move(unsqueeze), {x, body.add_constant(int64_vector({*m.unsqueeze}), "axes")});
+  return true;
+}
+
 bool construct(MutableBody& body, NodeId id, const ConstructMatch& m) {
   if (!m.positions.empty()) {
     bool changed = false;
@@ -245,6 +309,10 @@ bool rewrite_sequences_and_splits(PassContext& ctx) {
     const ValueId out = body.output(id, 0);
     if (body.num_outputs(id) != 1 || out == ir::kNoValue || body.is_interface(out)) continue;
     if (is_op(n, "SplitToSequence")) {
+      const ValueId x = body.input(id, 0);
+      for (const auto& trip : sequences.round_trips(id))
+        ctx.apply(Counter::SequencePatterns, [&] { return round_trip(body, x, trip); });
+      if (body.erased(id)) continue;
       if (auto m = sequences.split_to_sequence(id)) ctx.apply(Counter::SequencePatterns, [&] { return split(body, id, *m); });
     } else if (is_op(n, "SequenceConstruct")) {
       if (auto m = sequences.sequence_construct(id))

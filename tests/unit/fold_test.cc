@@ -553,6 +553,14 @@ TEST(FoldLayout, FlattenPadTileDepthToSpace) {
   EXPECT_EQ(Node("Tile", {floats({C(4) * B, C(32)}), i64s({B, C(1)})}).str(), "float[4*B*B,32]");
   EXPECT_EQ(Node("Tile", {i64s({C(1), C(2)}), i64s({C(2)})}).str(), "int64[4] {1,2,1,2}");
   EXPECT_EQ(Node("Tile", {floats({B}), tensor(TensorProto::INT64, {C(1)})}).str(), "float[?]");
+  // Transpose: dims permuted (reversed without perm); elements moved as the runtimes do.
+  const Fact table = ints_of(TensorProto::INT64, {C(3), C(2)}, {C(0), C(0), C(0), C(1), C(2), C(3)});
+  EXPECT_EQ(Node("Transpose", {table}).attr(attr_is("perm", {1, 0})).str(), "int64[2,3] {0,0,2,0,1,3}");
+  EXPECT_EQ(Node("Transpose", {table}).str(), "int64[2,3] {0,0,2,0,1,3}");
+  const Fact cube = ints_of(TensorProto::INT64, {C(2), C(3), C(1)}, {C(1), C(2), C(3), s, C(5), C(6)});
+  EXPECT_EQ(Node("Transpose", {cube}).attr(attr_is("perm", {1, 2, 0})).str(), "int64[3,1,2] {1,S,2,5,3,6}");
+  EXPECT_EQ(Node("Transpose", {floats({B, s, C(8)})}).attr(attr_is("perm", {2, 0, 1})).str(), "float[8,B,S]");
+  EXPECT_EQ(Node("Transpose", {floats({B, s})}).attr(attr_is("perm", {0, 0})).str(), "float[]");  // not a permutation: rank unknown
   // DepthToSpace and SpaceToDepth: the runtimes refuse a dim the block does not divide.
   EXPECT_EQ(Node("DepthToSpace", {floats({B, C(16), s, M})}).attr(attr_i("blocksize", 2)).str(), "float[B,4,2*S,2*M]");
   EXPECT_EQ(Node("DepthToSpace", {floats({B, N, s, M})}).attr(attr_i("blocksize", 2)).str(),

@@ -160,6 +160,22 @@ class PairSplit(nn.Module):
         return corr, torch.cat([right, left], dim=3), top.mean(1)
 
 
+class ShapeArith(nn.Module):
+    """Dims torch builds from shapes (issue 52): positions one longer than the sequence
+    (arange(seq + 1)), a flatten to 2*seq*batch rows, and values that are seq again after
+    a round trip: concatenated, padded, reshaped and sliced with ::2."""
+
+    def forward(self, x):
+        b, s = x.shape[0], x.shape[1]
+        pos = torch.arange(s + 1, device=x.device).unsqueeze(0).expand(b, -1)
+        both = torch.cat([x, x], dim=1)
+        rows = both.reshape(2 * s * b, x.shape[2])
+        padded = F.pad(x, (0, 0, 0, 1))
+        back = padded[:, :-1] + both[:, ::2] + both[:, 1::2]
+        pairs = both.reshape(b, s, 2, x.shape[2]).sum(2)
+        return pos, rows, back * pairs, padded.reshape(b, -1).sum(1)
+
+
 class Detector(nn.Module):
     """A tiny one-stage detector: a strided conv backbone, per-location box deltas and
     scores, torchvision's batched_nms over all images' boxes (NonMaxSuppression), and
@@ -477,6 +493,9 @@ SPECS = [
     Spec("pair_split", lambda: (PairSplit(), ("x",)), lambda: (torch.randn(4, 3, 20, 12),),
          {"x": {0: "batch", 2: "height", 3: "width"}}, "module"),
     Spec("conv_gru", lambda: (ConvGRU(), ("x",)), lambda: (torch.randn(BATCH, SEQ, 4),), {"x": BS}, "module"),
+    # Added for issue 52: dims built from shapes (seq+1, 2*seq*batch, seq again).
+    Spec("shape_arith", lambda: (ShapeArith(), ("x",)), lambda: (torch.randn(BATCH, SEQ, 4),), {"x": BS},
+         "module"),
 ]
 
 
