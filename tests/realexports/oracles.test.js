@@ -72,9 +72,11 @@ test("coverage: fewer values fully determined than ORT's symbolic inference is a
   assert.throws(() => coverage.compareCoverage(model(null), b2, 'other.onnx'), /no baseline for 'other.onnx'/);
 });
 
+const PEERS_ORT = coverage.PEERS.ort;
+
 test("coverage: a dim ORT's symbolic inference writes exactly, left fresh or unknown by the model, is a problem", () => {
-  // ORT: t is [2*N,3] (an expression of the input's N), Y [unk__1,3] (its own fresh name).
-  const ortSays = { t: [1, ['2*N', 3]], Y: [1, ['unk__1', 3]] };
+  // ORT: t is [2*N,3] (an expression of the input's N), Y [?,3].
+  const ortSays = { t: [1, ['2*N', 3]], Y: [1, [null, 3]] };
   const b = baselines({
     values: 2,
     onnx: { determined: 0, typed: {} },
@@ -85,14 +87,25 @@ test("coverage: a dim ORT's symbolic inference writes exactly, left fresh or unk
   assert.deepEqual(r.problems, ["t: ONNX Runtime's symbolic inference types it [2*N,3], the model says [dyn__0,3] (dim 0: 2*N)"]);
   r = coverage.compareCoverage(model([null, 3]), b, 'x.onnx');
   assert.match(r.problems[0], /^t: .* the model says \[\?,3\] \(dim 0: 2\*N\)$/);
-  // Any non-fresh dim of ours answers it (its truth is ort_types.js's question); ORT's
-  // unk__1 asks for nothing; a number must be there too.
+  // Any non-fresh dim of ours answers it (its truth is ort_types.js's question); a number
+  // must be there too. ORT's own fresh name (unk__1) asks only for a dim that is a symbol
+  // or a number (knowsMore, as ONNX's unk__N), not for an exact one.
   assert.equal(coverage.compareCoverage(model(['2*N', 3]), b, 'x.onnx').ok, true);
   const numbers = baselines({ values: 2, onnx: { determined: 0, typed: {} },
     ort: { ran: true, determined: 1, determined_values: ['t'], typed: { t: [1, [null, 3]] } } });
   assert.match(coverage.compareCoverage(model(['2*N', 'dyn__4']), numbers, 'x.onnx').problems[0], /\(dim 1: 3\)$/);
-  assert.ok(coverage.ortKnowsMore('v', [1, ['floor(N/2 - 1/2) + 1']], [1, ['dyn__2']], new Set(['N'])));
-  assert.equal(coverage.ortKnowsMore('v', [1, ['unk__3*N']], [1, ['dyn__2']], new Set(['N'])), '');
+  assert.ok(coverage.symbolicKnowsMore('v', [1, ['floor(N/2 - 1/2) + 1']], [1, ['dyn__2']], new Set(['N'])));
+  assert.equal(coverage.symbolicKnowsMore('v', [1, ['unk__3*N']], [1, ['dyn__2']], new Set(['N'])), '');
+  assert.equal(coverage.knowsMore('v', [1, ['unk__1', 3]], [1, ['dyn__2', 3]], PEERS_ORT), '');
+  assert.ok(coverage.knowsMore('v', [1, ['unk__1', 3]], [1, [null, 3]], PEERS_ORT));
+  // onnx-shape-inference and OnnxSlim are held to the same: a number or an expression of
+  // theirs where ours is fresh, and a rank where ours has none.
+  const osi = baselines({ values: 2, onnx: { determined: 0, typed: {} }, ort: { ran: false, error: 'x' },
+    osi: { ran: true, determined: 1, determined_values: ['t'], typed: { t: [1, ['N+1', 3]] } },
+    onnxslim: { ran: true, determined: 0, determined_values: [], typed: { t: [1, [null, null]] } } });
+  r = coverage.compareCoverage(model(['dyn__0', 3]), osi, 'x.onnx');
+  assert.deepEqual(r.problems, ['t: onnx-shape-inference types it [N+1,3], the model says [dyn__0,3] (dim 0: N+1)']);
+  assert.equal(coverage.compareCoverage(model(['N+1', 3]), osi, 'x.onnx').ok, true);
 });
 
 test('withoutValueInfo drops what a model declares inside, and keeps its inputs and outputs', () => {

@@ -9,7 +9,8 @@
 //
 //   node tools/equiv/coverage.js MODEL.onnx BASELINES.json [--key NAME] [--quiet]
 //
-// Three checks: no value where ONNX's InferShapes knows more (an element type, a rank, a
+// Three checks, for ONNX's InferShapes and each symbolic tool the baselines hold (ORT's,
+// onnx-shape-inference, OnnxSlim's): no value where one knows more (an element type, a rank, a
 // dim's number, or that a dim is a symbol, where the model has less); when ORT's tool ran
 // on the model, no dim it writes exactly (a number, or an expression of the inputs'
 // symbols) that the model leaves unknown or fresh (dyn__N); and at least as many values
@@ -47,10 +48,19 @@ function determined(t) {
   return t !== null && t[0] !== 0 && t[1] !== null && t[1].every((d) => d !== null);
 }
 
-// Where ONNX's typing of a value says more than ours: a message, or '' when it does not.
-function onnxKnowsMore(name, theirs, mine) {
+// The symbolic tools the baselines may hold besides ONNX's InferShapes (baselines.py):
+// key -> name in messages.
+const PEERS = {
+  ort: "ONNX Runtime's symbolic inference",
+  osi: 'onnx-shape-inference',
+  onnxslim: "OnnxSlim's shape inference",
+};
+
+// Where a tool's typing of a value (ONNX's InferShapes by default) says more than ours: a
+// message, or '' when it does not.
+function knowsMore(name, theirs, mine, tool = "ONNX's InferShapes") {
   const [elem, dims] = theirs;
-  const said = `ONNX's InferShapes types it elem ${elem} ${describeDims(dims)}`;
+  const said = `${tool} types it elem ${elem} ${describeDims(dims)}`;
   if (mine === null) return `${name}: ${said}, the model leaves it untyped`;
   if (elem !== 0 && mine[0] !== elem) return `${name}: ${said}, the model says elem ${mine[0]}`;
   if (dims === null) return '';
@@ -66,7 +76,10 @@ function onnxKnowsMore(name, theirs, mine) {
   return '';
 }
 
-function compareCoverage(modelFile, baselinesFile, key) {
+// `excused`: per peer key, the values whose "knows more" problems are known and accepted
+// for this model ({ onnxslim: ['arange', ...] }: tests/realexports/peer_exceptions.json
+// says why); their problems go into the result's `excused` ("peer:value") instead.
+function compareCoverage(modelFile, baselinesFile, key, excused = {}) {
   let model;
   let baselines;
   try {
@@ -90,30 +103,40 @@ function compareCoverage(modelFile, baselinesFile, key) {
   for (const v of values) {
     const theirs = entry.onnx.typed[v];
     if (!theirs) continue;
-    const p = onnxKnowsMore(v, theirs, mine.get(v));
+    const p = knowsMore(v, theirs, mine.get(v));
     if (p) problems.push(p);
   }
   const count = values.filter((v) => determined(mine.get(v))).length;
-  const ort = entry.ort;
-  if (ort.ran && ort.typed) {
-    const symbols = new Set();
-    for (const vi of g.inputs)
-      if (vi.type.kind === 'tensor' && vi.type.shape) for (const d of vi.type.shape) if (d.param !== undefined) symbols.add(d.param);
+  const symbols = new Set();
+  for (const vi of g.inputs)
+    if (vi.type.kind === 'tensor' && vi.type.shape) for (const d of vi.type.shape) if (d.param !== undefined) symbols.add(d.param);
+  // The symbolic tools: what each types truly must not be more precise than ours, in its
+  // kind (a type, a rank, a number, a symbol) or its exactness (a number or an expression of
+  // the inputs' symbols where ours is unknown or fresh); nor may it determine more values.
+  const excusedSeen = [];
+  for (const [peerKey, tool] of Object.entries(PEERS)) {
+    const peer = entry[peerKey];
+    if (!peer || !peer.ran) continue;
+    const accepted = new Set(excused[peerKey] || []);
     for (const v of values) {
-      const theirs = ort.typed[v];
+      const theirs = peer.typed && peer.typed[v];
       if (!theirs) continue;
-      const p = ortKnowsMore(v, theirs, mine.get(v), symbols);
-      if (p) problems.push(p);
+      const p = symbolicKnowsMore(v, theirs, mine.get(v), symbols, tool) || knowsMore(v, theirs, mine.get(v), tool);
+      if (p && accepted.has(v)) excusedSeen.push(`${peerKey}:${v}`);
+      else if (p) problems.push(p);
+    }
+    if (count + accepted.size < peer.determined) {
+      const missing = peer.determined_values.filter((v) => mine.has(v) && !determined(mine.get(v)));
+      problems.push(
+        `${count} values fully determined, fewer than ${tool}'s ${peer.determined}` +
+          (missing.length ? ` (it determines ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''})` : ''),
+      );
     }
   }
-  if (ort.ran && count < ort.determined) {
-    const missing = ort.determined_values.filter((v) => mine.has(v) && !determined(mine.get(v)));
-    problems.push(
-      `${count} values fully determined, fewer than ONNX Runtime's symbolic inference's ${ort.determined}` +
-        (missing.length ? ` (it determines ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', ...' : ''})` : ''),
-    );
-  }
-  return { ok: problems.length === 0, problems, values: values.length, determined: count, onnx: entry.onnx.determined, ort };
+  const ort = entry.ort;
+  const peers = Object.fromEntries(Object.keys(PEERS).filter((k) => entry[k]).map((k) => [k, entry[k]]));
+  return { ok: problems.length === 0, problems, excused: excusedSeen, values: values.length, determined: count,
+    onnx: entry.onnx.determined, ort, peers };
 }
 
 // A dim text of ORT's that is an expression of the graph inputs' symbols ("floor(height/2 -
@@ -125,13 +148,13 @@ function isExpressionOf(text, symbols) {
   return names.every((n) => symbols.has(n) || SYMPY_FUNCTIONS.has(n));
 }
 
-// Where ONNX Runtime's symbolic inference writes an exact dim that is true (a number, or an
-// expression of the graph inputs' symbols: the baselines keep only its true types) and the
-// model leaves the dim unknown or a fresh symbol (dyn__N): a message, or ''.
-function ortKnowsMore(name, theirs, mine, symbols) {
+// Where a symbolic tool writes an exact dim that is true (a number, or an expression of the
+// graph inputs' symbols: the baselines keep only its true types) and the model leaves the
+// dim unknown or a fresh symbol (dyn__N): a message, or ''.
+function symbolicKnowsMore(name, theirs, mine, symbols, tool = PEERS.ort) {
   const dims = theirs[1];
   if (dims === null) return '';
-  const said = `ONNX Runtime's symbolic inference types it ${describeDims(dims)}`;
+  const said = `${tool} types it ${describeDims(dims)}`;
   if (mine === null || mine[1] === null || mine[1].length !== dims.length)
     return `${name}: ${said}, the model says ${mine === null ? 'nothing' : describeDims(mine[1])}`;
   for (let i = 0; i < dims.length; i++) {
@@ -171,8 +194,8 @@ function parseArgs(argv) {
 }
 
 function summary(r) {
-  const ort = r.ort.ran ? `ONNX Runtime's symbolic inference ${r.ort.determined}` : "ONNX Runtime's symbolic inference did not run";
-  return `${r.determined} of ${r.values} values fully determined (ONNX's InferShapes ${r.onnx}, ${ort})`;
+  const peers = Object.entries(r.peers).map(([k, p]) => (p.ran ? `${PEERS[k]} ${p.determined}` : `${PEERS[k]} did not run`));
+  return `${r.determined} of ${r.values} values fully determined (ONNX's InferShapes ${r.onnx}, ${peers.join(', ')})`;
 }
 
 async function main(argv, out = process.stdout, err = process.stderr) {
@@ -192,6 +215,6 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   return r.ok ? 0 : 1;
 }
 
-module.exports = { compareCoverage, onnxKnowsMore, ortKnowsMore, main };
+module.exports = { compareCoverage, knowsMore, symbolicKnowsMore, PEERS, main };
 
 if (require.main === module) runMain('coverage', main);

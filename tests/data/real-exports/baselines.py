@@ -19,9 +19,16 @@ input dim, the range of integer inputs), writes DIR/baselines.json. For every mo
            it fully determines truly, the false ones, and for every value it types truly
            its element type and dims, as for onnx (the "exact dims" comparison: where it
            writes a number or an expression of the inputs' symbols, we must not leave a
-           fresh symbol).
+           fresh symbol);
+  osi      onnx-shape-inference's infer_symbolic_shapes(model) on an onnx_ir.Model (its
+           default policy, "refine"), as Olive calls it, recorded as for ort;
+  onnxslim OnnxSlim's shape inference (onnxslim.core.shape_infer: its fork of ORT's tool,
+           ONNX's InferShapes where that fails), as onnxslim.slim runs it, recorded as
+           for ort.
+The last two run when their packages are on PYTHONPATH (export.sh's PYDEPS); their
+versions go into "versions".
 
-Both tools see the model without its value_info (the graph's outputs keep their declared
+Every tool sees the model without its value_info (the graph's outputs keep their declared
 types), so that what they determine is derived from the graph. True means: at both
 bindings, the element type is the computed one, the rank is, every
 numeric dim is, a dim naming an input's symbol is that input's size, a dim that is an
@@ -215,6 +222,61 @@ def describe(t):
     return [tt.elem_type, dims]
 
 
+def run_peer(where, infer, model, values, runtime, runs_sizes):
+    """What one symbolic tool truly determines of the model without its value_info: as
+    "ort" in the header, or {"ran": False, "error": ...} where it crashed (a result here),
+    `where` naming the module whose innermost frame the error names."""
+    try:
+        inferred = infer(undeclared(model))
+        if inferred is None:
+            raise RuntimeError("infer_shapes returned None (incomplete symbolic shape inference)")
+        types = typed_map(inferred)
+        st = judge(types, values, runtime, runs_sizes)
+        return {
+            "ran": True,
+            "determined": sum(s == "determined" for s in st.values()),
+            "false": sorted(v for v, s in st.items() if s == "false"),
+            "determined_values": sorted(v for v, s in st.items() if s == "determined"),
+            "typed": {v: describe(types[v]) for v in values if st[v] in ("determined", "partial")},
+        }
+    except Exception as e:  # noqa: BLE001 - a crash of the tool is a result here
+        first = next((l for l in str(e).splitlines() if l.strip()), "")
+        frames = [fr for fr in traceback.extract_tb(e.__traceback__) if where in fr.filename]
+        at = f" (in {frames[-1].name})" if frames else ""
+        return {"ran": False, "error": f"{type(e).__name__}{at}: {first}"[:300]}
+
+
+def other_peers(versions):
+    """onnx-shape-inference and OnnxSlim's shape inference, where importable: key ->
+    (module path part for errors, ModelProto -> ModelProto); their versions into
+    `versions`."""
+    peers = {}
+    try:
+        import onnx_ir
+        import onnx_shape_inference
+    except ImportError:
+        pass
+    else:
+        versions["onnx_shape_inference"] = onnx_shape_inference.__version__
+        versions["onnx_ir"] = onnx_ir.__version__
+
+        def osi(m):
+            model = onnx_ir.serde.deserialize_model(m)
+            onnx_shape_inference.infer_symbolic_shapes(model)
+            return onnx_ir.serde.serialize_model(model)
+
+        peers["osi"] = ("onnx_shape_inference", osi)
+    try:
+        import onnxslim
+        from onnxslim.core import shape_infer
+    except ImportError:
+        pass
+    else:
+        versions["onnxslim"] = onnxslim.__version__
+        peers["onnxslim"] = ("onnxslim", shape_infer)
+    return peers
+
+
 def main(argv):
     here = argv[1]
     with open(os.path.join(here, "origin.json")) as f:
@@ -226,6 +288,7 @@ def main(argv):
     out = {"about": __doc__.split("\n\n")[0].replace("\n", " "),
            "versions": {"onnx": onnx.__version__, "onnxruntime": ort.__version__},
            "models": {}}
+    peers = other_peers(out["versions"])
     for file in sorted(origin["files"]):
         model = onnx.load(os.path.join(here, file))
         name = origin["files"][file]["model"]
@@ -244,30 +307,17 @@ def main(argv):
             "typed": {v: describe(types[v]) for v in values if st[v] in ("determined", "partial")},
         }
 
-        try:
-            symbolic = SymbolicShapeInference.infer_shapes(undeclared(model), int_max=2**31 - 1, auto_merge=True,
-                                                           guess_output_rank=False, verbose=0)
-            if symbolic is None:
-                raise RuntimeError("infer_shapes returned None (incomplete symbolic shape inference)")
-            types = typed_map(symbolic)
-            st = judge(types, values, runtime, runs_sizes)
-            entry["ort"] = {
-                "ran": True,
-                "determined": sum(s == "determined" for s in st.values()),
-                "false": sorted(v for v, s in st.items() if s == "false"),
-                "determined_values": sorted(v for v, s in st.items() if s == "determined"),
-                "typed": {v: describe(types[v]) for v in values if st[v] in ("determined", "partial")},
-            }
-        except Exception as e:  # noqa: BLE001 - a crash of ORT's tool is a result here
-            first = next((l for l in str(e).splitlines() if l.strip()), "")
-            frames = [fr for fr in traceback.extract_tb(e.__traceback__) if "symbolic_shape_infer" in fr.filename]
-            where = f" (in {frames[-1].name})" if frames else ""
-            entry["ort"] = {"ran": False, "error": f"{type(e).__name__}{where}: {first}"[:300]}
+        entry["ort"] = run_peer("symbolic_shape_infer", lambda m: SymbolicShapeInference.infer_shapes(
+            m, int_max=2**31 - 1, auto_merge=True, guess_output_rank=False, verbose=0), model, values, runtime,
+            runs_sizes)
+        for key, (where, infer) in peers.items():
+            entry[key] = run_peer(where, infer, model, values, runtime, runs_sizes)
         out["models"][file] = entry
-        o, r = entry["onnx"], entry["ort"]
+        o = entry["onnx"]
+        said = [f"{key} " + (f"{r['determined']} determined, {len(r['false'])} false" if r["ran"] else f"failed: {r['error']}")
+                for key, r in entry.items() if isinstance(r, dict) and "ran" in r]
         print(f"{file}: {len(values)} values; ONNX {o['determined']} determined, {len(o['false'])} false; "
-              + (f"ORT {r['determined']} determined, {len(r['false'])} false" if r["ran"] else f"ORT failed: {r['error']}"),
-              flush=True)
+              + "; ".join(said), flush=True)
     path = os.path.join(here, "baselines.json")
     with open(path + ".tmp", "w") as f:
         f.write("{\n")

@@ -8,7 +8,11 @@
 # microsoft/onnxscript and onnx/ir-py repositories (`git archive` of each, their
 # onnxscript/ and src/onnx_ir/ folders), with a dist-info METADATA for each so that
 # importlib.metadata finds their versions. It is put on PYTHONPATH inside the root; none
-# of it belongs in this repository. ONNXSCRIPT_COMMIT and ONNX_IR_COMMIT, when set, are
+# of it belongs in this repository. For baselines.py's other peers PYDEPS may also hold
+# `onnx_shape_inference` (justinchuby/onnx-shape-inference's src/ folder) and `onnxslim`
+# (inisis/OnnxSlim's), each with a dist-info METADATA; OnnxSlim needs python3-colorama,
+# which a root made before it was on the list below gets by `apt-get install` inside it.
+# ONNXSCRIPT_COMMIT and ONNX_IR_COMMIT, when set, are
 # recorded in origin.json as the commits PYDEPS came from.
 #
 # --opset23 exports the opset-23 models of opset23/ instead (opset23/export_opset23.py), alone.
@@ -30,7 +34,7 @@ for p in onnxscript onnx_ir; do
 done
 
 root=$("$repo/scripts/sid-root.sh" export python3-torch python3-transformers python3-torchvision \
-       python3-onnx python3-onnxruntime)
+       python3-onnx python3-onnxruntime python3-colorama)
 
 # A private mount namespace: nothing mounted here outlives the command.
 unshare --mount --pid --fork --mount-proc="$root/proc" bash -euo pipefail -c '
