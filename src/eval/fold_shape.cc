@@ -95,7 +95,18 @@ Fact floating_range(int32_t type, const Fact* start, const Fact* limit, const Fa
   if (!s.has_value() || !l.has_value() || !d.has_value() || d.value() == 0) return unknown_length;
   const double n = std::ceil(round_to(type, l.value() - s.value()).value_or(0) / d.value());
   if (std::isnan(n) || n >= kExactInDouble) return unknown_length;
-  return Fact::tensor(type, {Dim::constant(n <= 0 ? 0 : static_cast<int64_t>(n))});
+  const int64_t length = n <= 0 ? 0 : static_cast<int64_t>(n);
+  // The elements where every one is an integer the type holds exactly (torch's float
+  // arange(k): 0.0, 1.0, ...): start + i * delta and the runtimes' running sums then agree,
+  // each step exact. Otherwise they may round differently, and only the length is said.
+  const double exact = type == TensorProto::FLOAT ? 16777216.0 : kExactInDouble;  // 2^24, 2^53
+  const double last = s.value() + static_cast<double>(std::max<int64_t>(length - 1, 0)) * d.value();
+  if (static_cast<size_t>(length) > Fact::kMaxRealElements || std::trunc(s.value()) != s.value() ||
+      std::trunc(d.value()) != d.value() || std::fabs(s.value()) > exact || std::fabs(last) > exact)
+    return Fact::tensor(type, {Dim::constant(length)});
+  std::vector<std::optional<double>> values;
+  for (int64_t i = 0; i < length; ++i) values.push_back(s.value() + static_cast<double>(i) * d.value());
+  return real_result(type, {Dim::constant(length)}, values);
 }
 
 }  // namespace
@@ -168,8 +179,8 @@ std::vector<Fact> fold_constant_of_shape(const FoldInput& node) {
 // for constants, and symbolic for symbolic bounds (Range(0, N, 1) has N elements,
 // Range(0, N, 2) floor((N+1)/2), Range(S, 128, 1) max(128-S,0)... as Dim::max keeps it
 // where the sign of limit-start is not known); elements start + i*delta when the length
-// is a small constant. Floating: the length only (floating_range); elements are left out, since
-// runtimes accumulate them differently.
+// is a small constant. Floating: the length (floating_range), and the elements only where
+// they are integers the type holds exactly: elsewhere runtimes accumulate them differently.
 std::vector<Fact> fold_range(const FoldInput& node) {
   const Fact *start = node.input(0), *limit = node.input(1), *delta = node.input(2);
   const int32_t type = common_type({start, limit, delta});

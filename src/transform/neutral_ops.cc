@@ -70,7 +70,7 @@ enum class ZeroRead : uint8_t { kSame, kSignsOnly, kObservable };
 // x for every x that is not a zero, +-0 * y is a zero (or NaN for both) and so on; a sum
 // that is a zero (a MatMul's, a mean's) may only change its sign. So are moves, gathers
 // and pads of elements, and the norms, whose divisors are computed from squares and an
-// epsilon. Division *by* x, Reciprocal, pow(x, y) with y < 0 and anything not listed
+// epsilon. Division *by* x, Reciprocal, pow(x, y) with y < 0 (or not known) and anything not listed
 // (other domains, calls, subgraphs, a cast to strings) may tell.
 ZeroRead zero_read(const onnx::NodeProto& n, size_t slot, const MutableBody& body, NodeId id) {
   const auto same = [](std::string_view op) {
@@ -98,6 +98,18 @@ ZeroRead zero_read(const onnx::NodeProto& n, size_t slot, const MutableBody& bod
   if (op == "Where" && slot > 0) return ZeroRead::kSignsOnly;
   if (op == "Pad" && slot != 1) return ZeroRead::kSignsOnly;  // the data, the constant value
   if (op == "Pow" && slot == 1) return ZeroRead::kSame;       // pow(y, +-0) is 1, NaN y included
+  // pow(+-0, y) is a zero for y > 0 (its sign kept for odd integers), 1 for y = 0, NaN for
+  // a NaN y; only y < 0 tells (+-inf): a base read with exponents known none negative
+  // (GELU's x^3, a norm's x^2) changes only in its zeros' signs.
+  if (op == "Pow" && slot == 0 && body.num_inputs(id) == 2) {
+    const Fact* y = body.fact(body.input(id, 1));
+    if (y && y->reals && std::none_of(y->reals->begin(), y->reals->end(), [](double d) { return d < 0; }))
+      return ZeroRead::kSignsOnly;
+    if (y && y->ints && std::all_of(y->ints->begin(), y->ints->end(), [](const Dim& d) {
+          return d.as_constant().value_or(-1) >= 0;
+        }))
+      return ZeroRead::kSignsOnly;
+  }
   if (op == "CastLike" && slot == 1) return ZeroRead::kSame;  // only its type is read
   if ((op == "Cast" || op == "CastLike") && slot == 0) {
     const Fact* out = body.fact(body.output(id, 0));

@@ -172,7 +172,7 @@ async function main(argv) {
     const typed = typeProblems(decoded, g, dataDependent);
     report('static-types', typed.length ? `${typed.length} values not static; first: ${typed[0]}` : '');
     const last = rep.summary[rep.summary.length - 1];
-    const onlyData = fromData.length > 0 && fromData.length === dynamic.length && / stay dynamic: /.test(last);
+    const onlyData = fromData.length > 0 && fromData.length === dynamic.length && / stays? dynamic: /.test(last);
     const line = rep.summary.find((l) => l.startsWith('every value static')) || onlyData ? '' : `summary: ${last}`;
     report('summary', line || (dynamic.length > fromData.length ? 'the report lists dynamic values' : ''));
     try {

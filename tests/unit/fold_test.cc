@@ -981,7 +981,12 @@ TEST(FoldRange, ConstantAndSymbolic) {
   EXPECT_EQ(Node("Range", {i64(M), i64(N), i64(C(2))}).str(), "int64[max(floor((M+N+1)/2)-M,0)]");
   EXPECT_EQ(Node("Range", {i64(C(0)), i64(N), i64(C(2))}).str(), "int64[floor((N+1)/2)]");  // ceil(N/2)
   EXPECT_EQ(Node("Range", {i64(C(0)), i64(C(3)), i64(C(0))}).str(), "int64[?]");
-  // Floating: the length only, as ONNX computes it.
+  // Floating: the length, as ONNX computes it; the elements only where each is an integer
+  // the type holds exactly (runtimes accumulate them, ONNX's definition multiplies).
+  EXPECT_EQ(Node("Range", {f32(0), f32(4), f32(1)}).str(), "float[4] {0,1,2,3}");
+  EXPECT_EQ(Node("Range", {f32(6), f32(0), f32(-2)}).str(), "float[3] {6,4,2}");
+  EXPECT_EQ(Node("Range", {f32(0.5), f32(3), f32(1)}).str(), "float[3]");
+  EXPECT_EQ(Node("Range", {f32(16777215), f32(16777218), f32(1)}).str(), "float[3]");  // past 2^24
   EXPECT_EQ(Node("Range", {f32(0), f32(1), f32(0.25)}).str(), "float[4]");
   EXPECT_EQ(Node("Range", {f32(1), f32(0), f32(0.25)}).str(), "float[0]");
   EXPECT_EQ(Node("Range", {ints_of(TensorProto::INT32, {}, {C(0)}), ints_of(TensorProto::INT32, {}, {C(3)}),

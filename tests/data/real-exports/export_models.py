@@ -176,6 +176,27 @@ class ShapeArith(nn.Module):
         return pos, rows, back * pairs, padded.reshape(b, -1).sum(1)
 
 
+class CondBranches(nn.Module):
+    """torch.cond on a data-dependent predicate (issue 52: OnnxSlim left fewer nodes than
+    --mode inline on such exports, through constants inside the branches): each branch
+    has constants of its own, one shared with the other, and a shape computation."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        def positive(x):
+            y = self.lin(x) * 2.0 + torch.ones(8)
+            return y.reshape(x.shape[0], -1, 4).sum(2)
+
+        def negative(x):
+            y = self.lin(x) - torch.arange(8, dtype=x.dtype) * 2.0
+            return y[:, ::2] + torch.ones(4)
+
+        return torch.cond(x.sum() > 0, positive, negative, (x,))
+
+
 class Detector(nn.Module):
     """A tiny one-stage detector: a strided conv backbone, per-location box deltas and
     scores, torchvision's batched_nms over all images' boxes (NonMaxSuppression), and
@@ -252,6 +273,23 @@ def bert():
     cfg = BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
                      vocab_size=128, max_position_embeddings=64, attn_implementation="eager")
     return BertModel(cfg), ("input_ids", "attention_mask", "token_type_ids")
+
+
+def deberta_v2():
+    from transformers import DebertaV2Config, DebertaV2Model
+
+    cfg = DebertaV2Config(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                          vocab_size=128, max_position_embeddings=64, relative_attention=True, position_buckets=8,
+                          max_relative_positions=16, pos_att_type=["p2c", "c2p"], type_vocab_size=0)
+    return DebertaV2Model(cfg), ("input_ids", "attention_mask")
+
+
+def albert():
+    from transformers import AlbertConfig, AlbertModel
+
+    cfg = AlbertConfig(embedding_size=16, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                       intermediate_size=64, vocab_size=128, max_position_embeddings=64, attn_implementation="eager")
+    return AlbertModel(cfg), ("input_ids", "attention_mask")
 
 
 def llama():
@@ -493,6 +531,14 @@ SPECS = [
     Spec("pair_split", lambda: (PairSplit(), ("x",)), lambda: (torch.randn(4, 3, 20, 12),),
          {"x": {0: "batch", 2: "height", 3: "width"}}, "module"),
     Spec("conv_gru", lambda: (ConvGRU(), ("x",)), lambda: (torch.randn(BATCH, SEQ, 4),), {"x": BS}, "module"),
+    # Added for issue 52: the kinds OnnxSlim left leaner (DeBERTa-v2 and ALBERT optimized
+    # by torch, torch.cond with constants in its branches; TorchScript cannot trace cond).
+    Spec("deberta_v2", deberta_v2, lambda: (ids(BATCH, SEQ), mask(BATCH, SEQ)),
+         {"input_ids": BS, "attention_mask": BS}, "transformers"),
+    Spec("albert", albert, lambda: (ids(BATCH, SEQ), mask(BATCH, SEQ)), {"input_ids": BS, "attention_mask": BS},
+         "transformers"),
+    Spec("cond_branches", lambda: (CondBranches(), ("x",)), lambda: (torch.randn(BATCH, 8),), {"x": {0: "batch"}},
+         "module", ways=("dynamo", "dynamo-opt")),
     # Added for issue 52: dims built from shapes (seq+1, 2*seq*batch, seq again).
     Spec("shape_arith", lambda: (ShapeArith(), ("x",)), lambda: (torch.randn(BATCH, SEQ, 4),), {"x": BS},
          "module"),
