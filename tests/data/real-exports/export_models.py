@@ -346,6 +346,17 @@ def wav2vec2():
     return Wav2Vec2Model(cfg), ("input_values",)
 
 
+def wav2vec2_conformer():
+    from transformers import Wav2Vec2ConformerConfig, Wav2Vec2ConformerModel
+
+    cfg = Wav2Vec2ConformerConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                                  conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3),
+                                  num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2, vocab_size=32,
+                                  conv_depthwise_kernel_size=7, position_embeddings_type="relative",
+                                  max_source_positions=64)
+    return Wav2Vec2ConformerModel(cfg), ("input_values",)
+
+
 def mixtral():
     from transformers import MixtralConfig, MixtralModel
 
@@ -537,6 +548,8 @@ SPECS = [
          {"input_ids": BS, "attention_mask": BS}, "transformers"),
     Spec("albert", albert, lambda: (ids(BATCH, SEQ), mask(BATCH, SEQ)), {"input_ids": BS, "attention_mask": BS},
          "transformers"),
+    Spec("wav2vec2_conformer", wav2vec2_conformer, lambda: (torch.randn(BATCH, 400),),
+         {"input_values": {0: "batch", 1: "samples"}}, "transformers"),
     Spec("cond_branches", lambda: (CondBranches(), ("x",)), lambda: (torch.randn(BATCH, 8),), {"x": {0: "batch"}},
          "module", ways=("dynamo", "dynamo-opt")),
     # Added for issue 52: dims built from shapes (seq+1, 2*seq*batch, seq again).
