@@ -388,6 +388,8 @@ void MutableBody::gather_names() {
     for (const auto& t : main_graph_->initializer()) names_->insert(t.name());
   for (const auto& n : list_)
     for_each_subgraph(n, [&](const GraphProto& g) { names_->insert_all(g, NameSet::Keep::Copies); });
+  if (reserved_)
+    for (const auto& name : *reserved_) names_->insert(name);
 }
 
 ValueId MutableBody::new_value(std::string_view base, const Fact* fact) {

@@ -6,8 +6,9 @@
 // Names are resolved once, when the body is built; from then on a rewrite names values by
 // id only, and the names in the node protos follow the edits (a name is for printing: the
 // protos are what commit() gives back). New values get fresh names apart from every name
-// of the body. Nodes inside subgraphs are never rewritten; their reads of this level's
-// values are uses like any other, so that replacing a value replaces it there too.
+// of the body. Nodes inside subgraphs are never rewritten here (a subgraph is a body of
+// its own: Round::rewrite_subgraphs); their reads of this level's values are uses like
+// any other, so that replacing a value replaces it there too.
 //
 // Facts are given by place when the body is built (each node's outputs, each initializer
 // of the main graph; by name only for what is defined outside the nodes: inputs, outer
@@ -59,6 +60,10 @@ class MutableBody {
   // nodes.
   MutableBody(NodeList& nodes, const FactSource& facts, onnx::GraphProto* main_graph,
               const ValueNames& interface);
+  // Names a new value must not take besides the body's own: those of the scopes around a
+  // subgraph's nodes (ONNX's checker refuses a name a subgraph and an enclosing graph both
+  // define). Set before the first edit; `names` must outlive the body.
+  void reserve_names(const std::vector<std::string>* names) { reserved_ = names; }
   MutableBody(const MutableBody&) = delete;
   MutableBody& operator=(const MutableBody&) = delete;
 
@@ -243,6 +248,7 @@ class MutableBody {
   // Every name of the body, for new_value(): gather_names(). Copies: the edits rewrite the
   // names that the nodes and their subgraphs read.
   std::optional<NameSet> names_;
+  const std::vector<std::string>* reserved_ = nullptr;
   std::optional<NameCounts> subgraph_definitions_;  // names the subgraphs of the nodes define: defined_in_subgraph()
   std::vector<ValueId> initializers_;
   bool changed_ = false;

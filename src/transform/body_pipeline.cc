@@ -42,7 +42,15 @@ BodyPassFn body_pass(Pass pass) { return kBodyPasses[static_cast<size_t>(pass)];
 BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget& target,
                      const ir::ValueNames& interface, const std::vector<Pass>& passes,
                      const RewriteOptions& options, bool dry, Counters& counters, bool tidy, const PassWatch& watch) {
-  MutableBody body(nodes, facts.source(), target.main_graph, interface);
+  return rewrite_body(nodes, facts.source(), target, interface, passes, options, dry, counters, tidy, watch, nullptr);
+}
+
+BodyRun rewrite_body(NodeList& nodes, const ir::MutableBody::FactSource& facts, const BodyTarget& target,
+                     const ir::ValueNames& interface, const std::vector<Pass>& passes,
+                     const RewriteOptions& options, bool dry, Counters& counters, bool tidy, const PassWatch& watch,
+                     const std::vector<std::string>* reserved) {
+  MutableBody body(nodes, facts, target.main_graph, interface);
+  body.reserve_names(reserved);
   BodyRun run;
   tidy = tidy && !dry;
   PassTimes* const times = dry ? nullptr : watch.times;

@@ -44,5 +44,11 @@ BodyRun rewrite_body(NodeList& nodes, const PlacedFacts& facts, const BodyTarget
                      const ir::ValueNames& interface, const std::vector<Pass>& passes,
                      const RewriteOptions& options, bool dry, Counters& counters, bool tidy = false,
                      const PassWatch& watch = {});
+// The same with the facts by a source of its own (a subgraph's: Round::rewrite_subgraphs),
+// and `reserved` names no new value may take (the enclosing scopes').
+BodyRun rewrite_body(NodeList& nodes, const ir::MutableBody::FactSource& facts, const BodyTarget& target,
+                     const ir::ValueNames& interface, const std::vector<Pass>& passes,
+                     const RewriteOptions& options, bool dry, Counters& counters, bool tidy,
+                     const PassWatch& watch, const std::vector<std::string>* reserved);
 
 }  // namespace shapeprop::transform

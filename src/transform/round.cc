@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_set>
 
 #include "infer/analysis_record.h"
 #include "infer/annotate.h"
@@ -254,6 +256,73 @@ transform::BodyRun Round::rewrite(NodeList& nodes, const transform::PlacedFacts&
   return run;
 }
 
+namespace {
+
+// Every name `nodes` read or define, those of their subgraphs too.
+void collect_names(const NodeList& nodes, std::vector<std::string>& names) {
+  for (const auto& n : nodes) {
+    for (const auto& i : n.input()) names.push_back(i);
+    for (const auto& o : n.output()) names.push_back(o);
+    for_each_subgraph(n, [&names](const GraphProto& g) {
+      for (const auto& vi : g.input()) names.push_back(vi.name());
+      for (const auto& t : g.initializer()) names.push_back(t.name());
+      collect_names(g.node(), names);
+    });
+  }
+}
+
+}  // namespace
+
+void Round::rewrite_subgraphs(NodeList& nodes, const infer::BodyFacts& facts,
+                              const std::function<const Fact*(std::string_view)>& outer,
+                              const std::vector<std::string>& reserved, const transform::RewriteOptions& options) {
+  if (stage_.rewrites.empty()) return;
+  // The analysed node behind each node of the level, by its first output's name (folding
+  // and the rewrites keep a node's outputs' names, or the node goes).
+  std::unordered_map<std::string_view, const onnx::NodeProto*> analysed;
+  for (const auto& n : facts.body().nodes())
+    if (n.proto->output_size() > 0 && !n.proto->output(0).empty()) analysed.emplace(n.proto->output(0), n.proto);
+  for (auto& node : nodes) {
+    if (!has_subgraph(node) || node.output_size() == 0) continue;
+    const auto it = analysed.find(node.output(0));
+    if (it == analysed.end()) continue;
+    for (auto& attribute : *node.mutable_attribute()) {
+      if (attribute.type() != onnx::AttributeProto::GRAPH || !attribute.has_g()) continue;
+      const onnx::AttributeProto* was = nullptr;
+      for (const auto& a : it->second->attribute())
+        if (a.name() == attribute.name() && a.has_g()) was = &a;
+      const infer::BodyFacts* walk = was ? facts.subgraph(was->g()) : nullptr;
+      if (!walk) continue;
+      GraphProto& g = *attribute.mutable_g();
+      NodeList& inner = *g.mutable_node();
+      // A name the subgraph defines has the fact its walk gave it; one it reads from
+      // around it, the enclosing scope's.
+      auto own = [walk](std::string_view name) -> const Fact* {
+        const ir::ValueId v = walk->body().find(name);
+        return v == ir::kNoValue ? nullptr : walk->fact(v);
+      };
+      ir::MutableBody::FactSource source;
+      source.output = [&inner, &own](size_t i, size_t k) { return own(inner.Get(static_cast<int>(i)).output(static_cast<int>(k))); };
+      std::function<const Fact*(std::string_view)> around = [&own, &outer, walk](std::string_view name) -> const Fact* {
+        if (walk->body().find(name) != ir::kNoValue) return own(name);
+        return outer(name);
+      };
+      source.outer = around;
+      ir::ValueNames interface;
+      for (const auto& vi : g.input()) interface.push_back(vi.name());
+      for (const auto& vi : g.output()) interface.push_back(vi.name());
+      transform::BodyTarget target;  // constants as Constant nodes
+      const auto run = transform::rewrite_body(inner, source, target, interface, stage_.rewrites, options, /*dry=*/false,
+                                               result_.stats.counters, /*tidy=*/stage_.dce, {}, &reserved);
+      if (run.still_changing)
+        result_.diagnostics.push_back(Diagnostic::make(
+            Severity::Warning, "the rewrites of a subgraph of " + options.where + " did not settle: pass " +
+                                   std::string(pass_info(*run.still_changing).name) + " still changed it in the last round"));
+      rewrite_subgraphs(inner, *walk, around, reserved, options);
+    }
+  }
+}
+
 transform::BodyTarget Round::body_target() {
   transform::BodyTarget target;
   target.callee_name = callee_names();
@@ -289,7 +358,13 @@ FunctionProto Round::fold_function(const FunctionProto& f, const infer::Summary&
   const std::string where = "function " + FunctionId::of(f).str() + " " + context.str();
   int64_t opset = onnx_opset(f.opset_import());
   if (opset == 0) opset = onnx_opset(model_.opset_import());
-  rewrite(nodes, placed, target, io, rewrite_options(opset, where));
+  const auto options = rewrite_options(opset, where);
+  rewrite(nodes, placed, target, io, options);
+  if (!stage_.rewrites.empty()) {
+    std::vector<std::string> reserved(io.begin(), io.end());
+    collect_names(nodes, reserved);
+    rewrite_subgraphs(nodes, facts.facts, placed.source().outer, reserved, options);
+  }
   body.mutable_node()->Swap(&nodes);
   return body;
 }
@@ -313,8 +388,29 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
     take(Pass::Specialize, nodes);
     take(Pass::Fold, nodes);
   }
-  const transform::BodyRun run = rewrite(nodes, placed, target, interface_names(g),
-                                         rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'"));
+  const auto options = rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'");
+  const transform::BodyRun run = rewrite(nodes, placed, target, interface_names(g), options);
+  if (!stage_.rewrites.empty()) {
+    std::vector<std::string> reserved(keep.begin(), keep.end());
+    for (const auto& t : target_graph.initializer()) reserved.push_back(t.name());
+    collect_names(nodes, reserved);
+    // What the subgraphs read from the graph: the analysis's facts by name, and for an
+    // initializer folding or the rewrites made (a constant a subgraph's folding hoisted),
+    // its value, so that a rewrite there sees it is a constant.
+    const auto source = placed.source();
+    std::unordered_set<std::string_view> inputs;
+    for (const auto& in : target_graph.input()) inputs.insert(in.name());
+    std::unordered_map<std::string_view, const onnx::TensorProto*> stored;
+    for (const auto& t : target_graph.initializer())
+      if (!inputs.count(t.name())) stored.emplace(t.name(), &t);
+    std::deque<Fact> made;
+    const std::function<const Fact*(std::string_view)> outer = [&](std::string_view name) -> const Fact* {
+      if (const Fact* f = source.outer(name)) return f;
+      const auto it = stored.find(name);
+      return it == stored.end() ? nullptr : &made.emplace_back(Fact::of_tensor(*it->second));
+    };
+    rewrite_subgraphs(nodes, analysis.graph().facts, outer, reserved, options);
+  }
   target_graph.mutable_node()->Swap(&nodes);
   if (!watched_.empty()) {
     main_after_ = std::move(body_after_);

@@ -137,6 +137,17 @@ class Round {
   transform::BodyRun rewrite(NodeList& nodes, const transform::PlacedFacts& facts, const transform::BodyTarget& target,
                              const ir::ValueNames& interface, const transform::RewriteOptions& options);
 
+  // The rewrite passes over the subgraphs of a rewritten level's nodes (If branches, Loop
+  // and Scan bodies), each on the mutable IR with the facts the analysis found in it
+  // (`facts`: the level's walk, whose subgraph walks give them, by name), the innermost
+  // last; a subgraph the walk did not enter (a branch never taken), or whose node the
+  // level no longer writes under its first output's name, stays as folding left it.
+  // `outer` gives the facts of the enclosing scopes' values, `reserved` the names a new
+  // value may not take.
+  void rewrite_subgraphs(NodeList& nodes, const infer::BodyFacts& facts,
+                         const std::function<const Fact*(std::string_view)>& outer,
+                         const std::vector<std::string>& reserved, const transform::RewriteOptions& options);
+
   // Where a body's folding goes, with what the stage runs of fold and dce.
   transform::BodyTarget body_target();
 
