@@ -8,7 +8,6 @@
 #include <map>
 #include <set>
 #include <tuple>
-#include <unordered_set>
 
 #include "infer/analysis_record.h"
 #include "infer/annotate.h"
@@ -277,19 +276,27 @@ void Round::rewrite_subgraphs(NodeList& nodes, const infer::BodyFacts& facts,
                               const std::function<const Fact*(std::string_view)>& outer,
                               const std::vector<std::string>& reserved, const transform::RewriteOptions& options) {
   if (stage_.rewrites.empty()) return;
-  // The analysed node behind each node of the level, by its first output's name (folding
-  // and the rewrites keep a node's outputs' names, or the node goes).
-  std::unordered_map<std::string_view, const onnx::NodeProto*> analysed;
-  for (const auto& n : facts.body().nodes())
-    if (n.proto->output_size() > 0 && !n.proto->output(0).empty()) analysed.emplace(n.proto->output(0), n.proto);
+  // The analysed node behind each node of the level that has subgraphs, by its first
+  // output's name (folding and the rewrites keep a node's outputs' names, or the node goes).
+  const ir::Body& level = facts.body();
+  std::vector<const onnx::NodeProto*> analysed(level.num_values(), nullptr);  // by its first output
+  bool any = false;
+  for (const auto& n : level.nodes()) {
+    const auto outs = level.outputs_of(n);
+    if (!has_subgraph(*n.proto) || outs.empty() || outs[0] == ir::kNoValue) continue;
+    analysed[outs[0]] = n.proto;
+    any = true;
+  }
+  if (!any) return;
   for (auto& node : nodes) {
     if (!has_subgraph(node) || node.output_size() == 0) continue;
-    const auto it = analysed.find(node.output(0));
-    if (it == analysed.end()) continue;
+    const ir::ValueId first = level.find(node.output(0));
+    const onnx::NodeProto* was_node = first == ir::kNoValue ? nullptr : analysed[first];
+    if (!was_node) continue;
     for (auto& attribute : *node.mutable_attribute()) {
       if (attribute.type() != onnx::AttributeProto::GRAPH || !attribute.has_g()) continue;
       const onnx::AttributeProto* was = nullptr;
-      for (const auto& a : it->second->attribute())
+      for (const auto& a : was_node->attribute())
         if (a.name() == attribute.name() && a.has_g()) was = &a;
       const infer::BodyFacts* walk = was ? facts.subgraph(was->g()) : nullptr;
       if (!walk) continue;
@@ -360,7 +367,7 @@ FunctionProto Round::fold_function(const FunctionProto& f, const infer::Summary&
   if (opset == 0) opset = onnx_opset(model_.opset_import());
   const auto options = rewrite_options(opset, where);
   rewrite(nodes, placed, target, io, options);
-  if (!stage_.rewrites.empty()) {
+  if (!stage_.rewrites.empty() && std::any_of(nodes.begin(), nodes.end(), [](const auto& n) { return has_subgraph(n); })) {
     std::vector<std::string> reserved(io.begin(), io.end());
     collect_names(nodes, reserved);
     rewrite_subgraphs(nodes, facts.facts, placed.source().outer, reserved, options);
@@ -390,24 +397,23 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
   }
   const auto options = rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'");
   const transform::BodyRun run = rewrite(nodes, placed, target, interface_names(g), options);
-  if (!stage_.rewrites.empty()) {
+  if (!stage_.rewrites.empty() && std::any_of(nodes.begin(), nodes.end(), [](const auto& n) { return has_subgraph(n); })) {
     std::vector<std::string> reserved(keep.begin(), keep.end());
     for (const auto& t : target_graph.initializer()) reserved.push_back(t.name());
     collect_names(nodes, reserved);
     // What the subgraphs read from the graph: the analysis's facts by name, and for an
     // initializer folding or the rewrites made (a constant a subgraph's folding hoisted),
     // its value, so that a rewrite there sees it is a constant.
+    // (Looked for one by one: few names reach that far.)
     const auto source = placed.source();
-    std::unordered_set<std::string_view> inputs;
-    for (const auto& in : target_graph.input()) inputs.insert(in.name());
-    std::unordered_map<std::string_view, const onnx::TensorProto*> stored;
-    for (const auto& t : target_graph.initializer())
-      if (!inputs.count(t.name())) stored.emplace(t.name(), &t);
     std::deque<Fact> made;
     const std::function<const Fact*(std::string_view)> outer = [&](std::string_view name) -> const Fact* {
       if (const Fact* f = source.outer(name)) return f;
-      const auto it = stored.find(name);
-      return it == stored.end() ? nullptr : &made.emplace_back(Fact::of_tensor(*it->second));
+      const auto& inputs = target_graph.input();
+      if (std::any_of(inputs.begin(), inputs.end(), [name](const auto& in) { return in.name() == name; })) return nullptr;
+      for (const auto& t : target_graph.initializer())
+        if (t.name() == name) return &made.emplace_back(Fact::of_tensor(t));
+      return nullptr;
     };
     rewrite_subgraphs(nodes, analysis.graph().facts, outer, reserved, options);
   }
