@@ -27,6 +27,7 @@
 #include "shapeprop/hash_combine.h"
 #include "shapeprop/schemas.h"
 #include "support/labels.h"
+#include "support/newer_onnx.h"
 #include "support/subgraphs.h"
 #include "support/type_walk.h"
 

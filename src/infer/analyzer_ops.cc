@@ -24,8 +24,17 @@ std::vector<Fact> Analyzer::Impl::call_op(const NodeProto& n, const std::vector<
     return {};
   }
   const int version = v->second;
-  const onnx::OpSchema* schema = bridge.find_schema(n.op_type(), v->first, version);
   std::vector<Fact> outputs(static_cast<size_t>(n.output_size()));
+  // A version of an ai.onnx op newer than the linked ONNX's holds: its rule, never the
+  // older schema ONNX's registry would answer with.
+  if (default_domain)
+    if (const auto since = newer_onnx::newer_version(n.op_type(), version)) {
+      if (const schemas::OpRule* rule = rules->find_version(n.op_type(), *since))
+        return call_rule(n, *rule, inputs, attrs, frame, path);
+      report(frame, path, Severity::Error, newer_onnx::uncovered_message(n.op_type(), *since));
+      return outputs;
+    }
+  const onnx::OpSchema* schema = bridge.find_schema(n.op_type(), v->first, version);
   if (!schema) {
     if (const schemas::OpRule* rule = rules->find(v->first, n.op_type())) return call_rule(n, *rule, inputs, attrs, frame, path);
     report_soft(frame, path,

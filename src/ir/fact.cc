@@ -6,6 +6,7 @@
 
 #include "onnx/defs/parser.h"
 #include "shapeprop/hash_combine.h"
+#include "support/newer_onnx.h"
 #include "support/tensor_data.h"
 
 namespace shapeprop {
@@ -30,7 +31,9 @@ bool is_floating_type(int32_t t) {
 std::string elem_type_name(int32_t t) {
   if (t == 0) return "?";
   const std::string& name = onnx::PrimitiveTypeNameMap::ToString(t);
-  return name.empty() ? "type" + std::to_string(t) : name;
+  if (!name.empty()) return name;
+  const std::string_view newer = newer_onnx::newer_elem_type_name(t);  // IR 14's, for an older ONNX
+  return newer.empty() ? "type" + std::to_string(t) : std::string(newer);
 }
 
 namespace {
