@@ -13,8 +13,11 @@
 
 #include "onnx/defs/schema.h"
 #include "onnx/version_converter/convert.h"
+#include "schemas/rule.h"
 #include "shapeprop/function_id.h"
+#include "shapeprop/schemas.h"
 #include "shapeprop/version.h"
+#include "support/newer_onnx.h"
 #include "support/subgraphs.h"
 #include "transform/function_dce.h"
 
@@ -63,6 +66,7 @@ struct Site {
   NodeProto* node;
   int64_t opset;      // the scope's ai.onnx version
   const OpSchema* schema;
+  const schemas::OpRule* rule;  // for a version newer than the linked ONNX's: its rule, whose body is `fixed`
   const FunctionProto* fixed;  // the op's fixed body, or null: its builder's
   Opsets* scope_opsets;  // where the expanded domain is imported
   std::vector<TypeProto> input_types;  // for context-dependent bodies
@@ -71,7 +75,7 @@ struct Site {
 
 class Expander {
  public:
-  Expander(ModelProto& m, const ExpandRequest& r) : m_(m), r_(r) {}
+  Expander(ModelProto& m, const ExpandRequest& r, const OpRules& rules) : m_(m), r_(r), rules_(rules) {}
 
   // The calls to expand in the model as it is now; `types_needed` when one needs an analysis.
   Result<std::vector<Site>> find(bool& types_needed) {
@@ -82,9 +86,14 @@ class Expander {
       for (auto& n : nodes) {
         for_each_subgraph(n, [&](GraphProto& g) { self(*g.mutable_node(), opset, opsets, where, self); });
         if (!FunctionId::is_default_domain(n.domain()) || opset == 0) continue;
-        const OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "");
+        // A version newer than the linked ONNX's: its rule's body, if it has one.
+        const auto newer = newer_onnx::newer_version(n.op_type(), opset);
+        const schemas::OpRule* rule = newer ? rules_.find_version(n.op_type(), *newer) : nullptr;
+        const OpSchema* schema = newer ? nullptr : onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "");
         // A fixed body counts where ONNX vouches for it at this opset (its ops unchanged since).
-        const FunctionProto* fixed = schema ? schema->GetFunction(static_cast<int>(opset), /*validate=*/true) : nullptr;
+        const FunctionProto* fixed = rule && rule->body ? &*rule->body
+                                     : schema          ? schema->GetFunction(static_cast<int>(opset), /*validate=*/true)
+                                                       : nullptr;
         const bool has_function = fixed || (schema && context_builder_at(*schema, opset));
         const bool missing_at_target =
             r_.target_opset && *r_.target_opset < opset &&
@@ -95,7 +104,7 @@ class Expander {
           add_sorted(listed ? without : absent, n.op_type());
           continue;
         }
-        Site s{&n, opset, schema, fixed, opsets, {}, where};
+        Site s{&n, opset, schema, rule, fixed, opsets, {}, where};
         if (!fixed) types_needed = true;
         sites.push_back(std::move(s));
       }
@@ -219,12 +228,18 @@ class Expander {
       // Attribute defaults go on the call, for the body's references to them.
       std::vector<std::string> given;
       for (const auto& a : s.node->attribute()) add_sorted(given, a.name());
-      for (const auto& [name, attribute] : s.schema->attributes())
-        if (!contains(given, name) && attribute.default_value.type() != onnx::AttributeProto::UNDEFINED) {
-          auto* d = s.node->add_attribute();
-          *d = attribute.default_value;
-          d->set_name(name);
-        }
+      const auto add_default = [&](const std::string& name, const onnx::AttributeProto& value) {
+        if (contains(given, name) || value.type() == onnx::AttributeProto::UNDEFINED) return;
+        auto* d = s.node->add_attribute();
+        *d = value;
+        d->set_name(name);
+      };
+      if (s.rule) {
+        for (const auto& a : s.rule->attributes)
+          if (a.default_value) add_default(a.name, *a.default_value);
+      } else {
+        for (const auto& [name, attribute] : s.schema->attributes()) add_default(name, attribute.default_value);
+      }
       // Attributes the body does not declare (none, usually) stay off the call.
       std::vector<std::string> declared(body.attribute().begin(), body.attribute().end());
       for (const auto& a : body.attribute_proto()) declared.push_back(a.name());
@@ -247,6 +262,7 @@ class Expander {
  private:
   ModelProto& m_;
   const ExpandRequest& r_;
+  const OpRules& rules_;
   std::vector<std::pair<std::string, std::string>> by_body_;  // (serialized body, its function's name)
   std::vector<std::string> names_;  // of the functions in kExpandedDomain
   std::vector<FunctionProto> new_functions_;
@@ -304,7 +320,8 @@ Result<std::vector<ExpandedOp>> expand_ops(ModelProto& model, const ExpandReques
   std::vector<ExpandedOp> done;
   if (!request.any()) return done;
   ModelProto work = model;
-  Expander expander(work, request);
+  const auto builtin = options.op_rules ? nullptr : builtin_op_rules();
+  Expander expander(work, request, options.op_rules ? *options.op_rules : *builtin);
   // Bodies may call ops to expand in turn (Softmax in Attention's, under all-functions);
   // each round expands what the last brought, as deep as calls may nest.
   for (size_t round = 0;; ++round) {
@@ -340,9 +357,131 @@ void count_expanded_nodes(const ModelProto& model, std::vector<ExpandedOp>& expa
   for (const auto& f : model.functions()) count(f.node(), count);
 }
 
+namespace {
+
+// Attributes a version newer than the linked ONNX's added, which the older version lacks,
+// with the value at which they change nothing (empty: none, for any value, as stash_type,
+// which acts on float16 and bfloat16 only, types Range-11 does not take).
+struct DroppableAttribute {
+  std::string_view op, attribute, neutral;
+};
+constexpr DroppableAttribute kDroppable[] = {{"Range", "stash_type", ""}, {"SpaceToDepth", "mode", "DCR"}};
+
+// ONNX 1.21's version converter knows no opset after 26: the ops whose version at the
+// model's opset is newer than the linked ONNX's become their version at kBaseOpset where
+// that computes the same for the node (its attributes and element types are the older
+// version's, as ONNX's own TypeRestriction adapters require); any other is an error naming
+// it. Then the model imports kBaseOpset (and IR 13 where it was 14).
+Result<bool> lower_newer_opset(ModelProto& model, int64_t from) {
+  std::map<std::string, int32_t> types;  // element types the model declares, by value name
+  const auto note = [&types](const std::string& name, int32_t t) {
+    auto [it, fresh] = types.try_emplace(name, t);
+    if (!fresh && it->second != t) it->second = 0;  // two declarations that differ: unknown
+  };
+  const auto declare = [&](const GraphProto& g) {
+    for (const auto* list : {&g.input(), &g.output(), &g.value_info()})
+      for (const auto& v : *list)
+        if (v.type().has_tensor_type()) note(v.name(), v.type().tensor_type().elem_type());
+    for (const auto& t : g.initializer()) note(t.name(), t.data_type());
+  };
+  std::vector<GraphProto*> graphs{model.mutable_graph()};
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    declare(*graphs[i]);
+    for (auto& n : *graphs[i]->mutable_node()) for_each_subgraph(n, [&](GraphProto& g) { graphs.push_back(&g); });
+  }
+  bool float6 = false;
+  for (const auto& [name, t] : types) float6 = float6 || !newer_onnx::newer_elem_type_name(t).empty();
+  std::vector<std::string> refused;
+  for (GraphProto* g : graphs)
+    for (auto& n : *g->mutable_node()) {
+      if (!FunctionId::is_default_domain(n.domain())) continue;
+      const auto since = newer_onnx::newer_version(n.op_type(), from);
+      if (!since) continue;
+      const std::string label = "node '" + n.name() + "' (" + n.op_type() + "-" + std::to_string(*since) + ")";
+      const OpSchema* older = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(newer_onnx::kBaseOpset), "");
+      if (!older) {
+        refused.push_back(label + ": no version at opset " + std::to_string(newer_onnx::kBaseOpset) +
+                          " (expand it first: --expand-ops " + n.op_type() + ", where its rule gives a body)");
+        continue;
+      }
+      std::string why;
+      auto& attributes = *n.mutable_attribute();
+      for (auto a = attributes.begin(); a != attributes.end();) {
+        if (older->attributes().count(a->name())) {
+          if (a->name() == "to" && !newer_onnx::newer_elem_type_name(static_cast<int32_t>(a->i())).empty())
+            why = "attribute 'to' names " + std::string(newer_onnx::newer_elem_type_name(static_cast<int32_t>(a->i())));
+          if (a->name() == "output_dtype" && !newer_onnx::newer_elem_type_name(static_cast<int32_t>(a->i())).empty())
+            why = "attribute 'output_dtype' names " + std::string(newer_onnx::newer_elem_type_name(static_cast<int32_t>(a->i())));
+          ++a;
+          continue;
+        }
+        const auto drop = std::find_if(std::begin(kDroppable), std::end(kDroppable), [&](const DroppableAttribute& d) {
+          return d.op == n.op_type() && d.attribute == a->name() && (d.neutral.empty() || d.neutral == a->s());
+        });
+        if (drop == std::end(kDroppable)) {
+          why = "attribute '" + a->name() + "' has no counterpart in " + n.op_type() + "-" + std::to_string(older->since_version());
+          break;
+        }
+        a = attributes.erase(a);
+      }
+      // Every element type the node reads or writes must be one the older version takes.
+      const auto check_types = [&](const auto& names, const auto& formals) {
+        for (int i = 0; i < names.size() && why.empty(); ++i) {
+          if (names.Get(i).empty()) continue;
+          const auto f = static_cast<size_t>(std::min<int>(i, static_cast<int>(formals.size()) - 1));
+          const auto t = types.find(names.Get(i));
+          if (t == types.end() || t->second == 0) {
+            why = "the element type of '" + names.Get(i) + "' is not known";
+            break;
+          }
+          const auto& allowed = formals[f].GetTypes();
+          bool found = false;
+          for (const auto* dt : allowed) {
+            onnx::TypeProto tp = onnx::Utils::DataTypeUtils::ToTypeProto(dt);
+            if (tp.has_tensor_type() && tp.tensor_type().elem_type() == t->second) found = true;
+          }
+          if (!found)
+            why = "'" + names.Get(i) + "' is " + (newer_onnx::newer_elem_type_name(t->second).empty()
+                                                      ? onnx::Utils::DataTypeUtils::ToDataTypeString(t->second)
+                                                      : std::string(newer_onnx::newer_elem_type_name(t->second))) +
+                  ", which " + n.op_type() + "-" + std::to_string(older->since_version()) + " does not take";
+        }
+      };
+      if (why.empty()) check_types(n.input(), older->inputs());
+      if (why.empty()) check_types(n.output(), older->outputs());
+      if (!why.empty()) refused.push_back(label + ": " + why);
+    }
+  if (!refused.empty()) {
+    std::string message;
+    for (const auto& r : refused) message += (message.empty() ? "" : "; ") + r;
+    return Diagnostic::error("cannot convert from ai.onnx opset " + std::to_string(from) + " to " +
+                             std::to_string(newer_onnx::kBaseOpset) + ": " + message);
+  }
+  if (model.ir_version() > onnx_ir_version()) {
+    if (float6)
+      return Diagnostic::error("cannot convert from IR " + std::to_string(model.ir_version()) +
+                               ": the model has float6 values, which IR " + std::to_string(onnx_ir_version()) + " lacks");
+    model.set_ir_version(onnx_ir_version());
+  }
+  for (auto& o : *model.mutable_opset_import())
+    if (FunctionId::is_default_domain(o.domain())) o.set_version(newer_onnx::kBaseOpset);
+  return true;
+}
+
+}  // namespace
+
 Result<bool> convert_opset(ModelProto& model, int64_t target) {
   const int64_t from = transform::onnx_opset(model.opset_import());
   if (from == target) return false;
+  if (from > onnx_max_opset("") && model.functions_size() == 0) {
+    auto lowered = lower_newer_opset(model, from);
+    if (!lowered) {
+      Diagnostic d = lowered.error();
+      d.message = "--target-opset " + std::to_string(target) + ": " + d.message;
+      return d;
+    }
+    if (target == newer_onnx::kBaseOpset) return true;
+  }
   if (model.functions_size() > 0) {
     std::string names;
     for (const auto& f : model.functions()) names += (names.empty() ? "" : ", ") + FunctionId::of(f).str();
