@@ -261,6 +261,7 @@ Application apply_rule(const OpRule& rule, size_t num_outputs, const std::vector
     }
     if (a->type() != decl->type) {
       out.problems.push_back("attribute '" + a->name() + "' of " + rule.versioned_name() + " has the wrong type");
+      if (rule.since) return out;  // as for an attribute it does not know
       base.attributes.erase(a->name());
       continue;
     }

@@ -60,18 +60,32 @@ std::string uncovered_message(std::string_view op, int since) {
          std::to_string(since) + "') in a --schemas folder";
 }
 
+namespace {
+
+// Element types from IR 9 (float8) to IR 14 (float6), as onnx.proto numbers them: rules name
+// them whichever ONNX is linked (ONNX 1.17's registry knows none after int4).
+struct ElemType {
+  std::string_view name;
+  int32_t code;
+};
+constexpr ElemType kElemTypes[] = {
+    {"float8e4m3fn", 17}, {"float8e4m3fnuz", 18}, {"float8e5m2", 19}, {"float8e5m2fnuz", 20},
+    {"uint4", 21},        {"int4", 22},           {"float4e2m1", 23}, {"float8e8m0", 24},
+    {"uint2", 25},        {"int2", 26},           {"float6e2m3", 27}, {"float6e3m2", 28},
+};
+
+}  // namespace
+
 int32_t newer_elem_type(std::string_view name) {
-  if (name == "float6e2m3") return 27;
-  if (name == "float6e3m2") return 28;
+  for (const auto& t : kElemTypes)
+    if (t.name == name) return t.code;
   return 0;
 }
 
 std::string_view newer_elem_type_name(int32_t elem_type) {
-  switch (elem_type) {
-    case 27: return "float6e2m3";
-    case 28: return "float6e3m2";
-    default: return "";
-  }
+  for (const auto& t : kElemTypes)
+    if (t.code == elem_type) return t.name;
+  return "";
 }
 
 }  // namespace shapeprop::newer_onnx

@@ -35,9 +35,11 @@ std::optional<int> newer_version(std::string_view op, int64_t opset);
 // the version it needs.
 std::string uncovered_message(std::string_view op, int since);
 
-// IR 14's element types (FLOAT6E2M3 = 27, FLOAT6E3M2 = 28) by name and back; 0 and ""
-// for anything else.
+// The element types IR 9 to 14 added (float8e4m3fn = 17 ... float6e2m3 = 27, float6e3m2 =
+// 28) by name and back, whether the linked ONNX knows them or not; 0 and "" for others.
 int32_t newer_elem_type(std::string_view name);
+// Whether the element type is one IR 14 added (float6e2m3, float6e3m2).
+inline bool ir14_elem_type(int64_t elem_type) { return elem_type == 27 || elem_type == 28; }
 std::string_view newer_elem_type_name(int32_t elem_type);
 
 }  // namespace shapeprop::newer_onnx

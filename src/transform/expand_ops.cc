@@ -390,7 +390,7 @@ Result<bool> lower_newer_opset(ModelProto& model, int64_t from) {
     for (auto& n : *graphs[i]->mutable_node()) for_each_subgraph(n, [&](GraphProto& g) { graphs.push_back(&g); });
   }
   bool float6 = false;
-  for (const auto& [name, t] : types) float6 = float6 || !newer_onnx::newer_elem_type_name(t).empty();
+  for (const auto& [name, t] : types) float6 = float6 || newer_onnx::ir14_elem_type(t);
   std::vector<std::string> refused;
   for (GraphProto* g : graphs)
     for (auto& n : *g->mutable_node()) {
@@ -408,10 +408,9 @@ Result<bool> lower_newer_opset(ModelProto& model, int64_t from) {
       auto& attributes = *n.mutable_attribute();
       for (auto a = attributes.begin(); a != attributes.end();) {
         if (older->attributes().count(a->name())) {
-          if (a->name() == "to" && !newer_onnx::newer_elem_type_name(static_cast<int32_t>(a->i())).empty())
-            why = "attribute 'to' names " + std::string(newer_onnx::newer_elem_type_name(static_cast<int32_t>(a->i())));
-          if (a->name() == "output_dtype" && !newer_onnx::newer_elem_type_name(static_cast<int32_t>(a->i())).empty())
-            why = "attribute 'output_dtype' names " + std::string(newer_onnx::newer_elem_type_name(static_cast<int32_t>(a->i())));
+          if ((a->name() == "to" || a->name() == "output_dtype") && newer_onnx::ir14_elem_type(a->i()))
+            why = "attribute '" + a->name() + "' names " +
+                  std::string(newer_onnx::newer_elem_type_name(static_cast<int32_t>(a->i()))) + ", which IR 13 lacks";
           ++a;
           continue;
         }
@@ -441,9 +440,7 @@ Result<bool> lower_newer_opset(ModelProto& model, int64_t from) {
             if (tp.has_tensor_type() && tp.tensor_type().elem_type() == t->second) found = true;
           }
           if (!found)
-            why = "'" + names.Get(i) + "' is " + (newer_onnx::newer_elem_type_name(t->second).empty()
-                                                      ? onnx::Utils::DataTypeUtils::ToDataTypeString(t->second)
-                                                      : std::string(newer_onnx::newer_elem_type_name(t->second))) +
+            why = "'" + names.Get(i) + "' is " + elem_type_name(t->second) +
                   ", which " + n.op_type() + "-" + std::to_string(older->since_version()) + " does not take";
         }
       };
