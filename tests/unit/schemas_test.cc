@@ -178,7 +178,8 @@ TEST(RuleEval, ShapeFunctionOutputsBecomeShapes) {
 TEST(ShippedRules, LoadAndCoverTheContribOps) {
   auto rules = builtin_op_rules();
   std::vector<std::string> ops;
-  for (const auto& [op, file] : rules->list()) ops.push_back(op);
+  for (const auto& [op, file] : rules->list())
+    if (op.find('-') == std::string::npos) ops.push_back(op);  // versions of ONNX's ops: below
   EXPECT_EQ(ops, (std::vector<std::string>{
                      "SimplifiedLayerNormalization", "com.microsoft.Attention", "com.microsoft.BiasGelu",
                      "com.microsoft.EmbedLayerNormalization", "com.microsoft.FastGelu", "com.microsoft.FusedMatMul",
