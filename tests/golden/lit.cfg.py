@@ -70,6 +70,11 @@ found = re.search(r"\(IR (\d+), ai\.onnx opsets up to (\d+)\)", version)
 if not found:
     lit_config.fatal("onnx-infer-shapes --version names no IR version and opset: " + version)
 onnx_ir, onnx_opset = int(found.group(1)), int(found.group(2))
+# %read-ir, %read-opset: what shapeprop reads, the linked ONNX's versions carried on by the
+# rules where they extend it ("read through rules: IR up to 14, ai.onnx opsets 27 to 28").
+through = re.search(r"read through rules: IR up to (\d+), ai\.onnx opsets \d+ to (\d+)", version)
+config.substitutions.append(("%read-ir", through.group(1) if through else str(onnx_ir)))
+config.substitutions.append(("%read-opset", through.group(2) if through else str(onnx_opset)))
 config.substitutions.append(("%onnx-ir", str(onnx_ir)))
 config.substitutions.append(("%onnx-opset", str(onnx_opset)))
 for n in range(1, onnx_ir + 1):
