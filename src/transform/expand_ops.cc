@@ -13,6 +13,7 @@
 
 #include "onnx/defs/schema.h"
 #include "onnx/version_converter/convert.h"
+#include "schemas/older_version.h"
 #include "schemas/rule.h"
 #include "shapeprop/function_id.h"
 #include "shapeprop/schemas.h"
@@ -359,19 +360,11 @@ void count_expanded_nodes(const ModelProto& model, std::vector<ExpandedOp>& expa
 
 namespace {
 
-// Attributes a version newer than the linked ONNX's added, which the older version lacks,
-// with the value at which they change nothing (empty: none, for any value, as stash_type,
-// which acts on float16 and bfloat16 only, types Range-11 does not take).
-struct DroppableAttribute {
-  std::string_view op, attribute, neutral;
-};
-constexpr DroppableAttribute kDroppable[] = {{"Range", "stash_type", ""}, {"SpaceToDepth", "mode", "DCR"}};
-
 // ONNX 1.21's version converter knows no opset after 26: the ops whose version at the
 // model's opset is newer than the linked ONNX's become their version at kBaseOpset where
-// that computes the same for the node (its attributes and element types are the older
-// version's, as ONNX's own TypeRestriction adapters require); any other is an error naming
-// it. Then the model imports kBaseOpset (and IR 13 where it was 14).
+// the node fits it (schemas/older_version.h: as ONNX's own TypeRestriction adapters
+// require); any other is an error naming it. Then the model imports kBaseOpset (and IR 13
+// where it was 14).
 Result<bool> lower_newer_opset(ModelProto& model, int64_t from) {
   std::map<std::string, int32_t> types;  // element types the model declares, by value name
   const auto note = [&types](const std::string& name, int32_t t) {
@@ -404,48 +397,27 @@ Result<bool> lower_newer_opset(ModelProto& model, int64_t from) {
                           " (expand it first: --expand-ops " + n.op_type() + ", where its rule gives a body)");
         continue;
       }
-      std::string why;
-      auto& attributes = *n.mutable_attribute();
-      for (auto a = attributes.begin(); a != attributes.end();) {
-        if (older->attributes().count(a->name())) {
-          if ((a->name() == "to" || a->name() == "output_dtype") && newer_onnx::ir14_elem_type(a->i()))
-            why = "attribute '" + a->name() + "' names " +
-                  std::string(newer_onnx::newer_elem_type_name(static_cast<int32_t>(a->i()))) + ", which IR 13 lacks";
-          ++a;
-          continue;
+      std::vector<const onnx::AttributeProto*> attributes;
+      for (const auto& a : n.attribute()) attributes.push_back(&a);
+      const auto elem_types = [&types](const auto& names) {
+        std::vector<int32_t> out;
+        for (const auto& name : names) {
+          const auto t = types.find(name);
+          out.push_back(t == types.end() ? 0 : t->second);
         }
-        const auto drop = std::find_if(std::begin(kDroppable), std::end(kDroppable), [&](const DroppableAttribute& d) {
-          return d.op == n.op_type() && d.attribute == a->name() && (d.neutral.empty() || d.neutral == a->s());
-        });
-        if (drop == std::end(kDroppable)) {
-          why = "attribute '" + a->name() + "' has no counterpart in " + n.op_type() + "-" + std::to_string(older->since_version());
-          break;
-        }
-        a = attributes.erase(a);
-      }
-      // Every element type the node reads or writes must be one the older version takes.
-      const auto check_types = [&](const auto& names, const auto& formals) {
-        for (int i = 0; i < names.size() && why.empty(); ++i) {
-          if (names.Get(i).empty()) continue;
-          const auto f = static_cast<size_t>(std::min<int>(i, static_cast<int>(formals.size()) - 1));
-          const auto t = types.find(names.Get(i));
-          if (t == types.end() || t->second == 0) {
-            why = "the element type of '" + names.Get(i) + "' is not known";
-            break;
-          }
-          const auto& allowed = formals[f].GetTypes();
-          bool found = false;
-          for (const auto* dt : allowed) {
-            onnx::TypeProto tp = onnx::Utils::DataTypeUtils::ToTypeProto(dt);
-            if (tp.has_tensor_type() && tp.tensor_type().elem_type() == t->second) found = true;
-          }
-          if (!found)
-            why = "'" + names.Get(i) + "' is " + elem_type_name(t->second) +
-                  ", which " + n.op_type() + "-" + std::to_string(older->since_version()) + " does not take";
-        }
+        return out;
       };
-      if (why.empty()) check_types(n.input(), older->inputs());
-      if (why.empty()) check_types(n.output(), older->outputs());
+      const std::vector<std::string> inputs(n.input().begin(), n.input().end());
+      const std::vector<std::string> outputs(n.output().begin(), n.output().end());
+      auto fit = schemas::fits_older_version(*older, n.op_type(), attributes, inputs, elem_types(inputs), outputs,
+                                             elem_types(outputs));
+      const std::string why = fit.why_not;
+      if (why.empty()) {
+        auto& list = *n.mutable_attribute();
+        list.erase(std::remove_if(list.begin(), list.end(),
+                                  [&](const onnx::AttributeProto& a) { return contains(fit.to_drop, a.name()); }),
+                   list.end());
+      }
       if (!why.empty()) refused.push_back(label + ": " + why);
     }
   if (!refused.empty()) {
