@@ -30,10 +30,14 @@ bool is_floating_type(int32_t t) {
 
 std::string elem_type_name(int32_t t) {
   if (t == 0) return "?";
+  // A type the linked ONNX does not know (IR 14's float6e2m3 for ONNX 1.21) by its name in
+  // newer releases; ONNX names it "undefined" or nothing.
+  if (!onnx::TensorProto_DataType_IsValid(t) || t == onnx::TensorProto::UNDEFINED) {
+    const std::string_view newer = newer_onnx::newer_elem_type_name(t);
+    return newer.empty() ? "type" + std::to_string(t) : std::string(newer);
+  }
   const std::string& name = onnx::PrimitiveTypeNameMap::ToString(t);
-  if (!name.empty()) return name;
-  const std::string_view newer = newer_onnx::newer_elem_type_name(t);  // IR 14's, for an older ONNX
-  return newer.empty() ? "type" + std::to_string(t) : std::string(newer);
+  return name.empty() ? "type" + std::to_string(t) : name;
 }
 
 namespace {

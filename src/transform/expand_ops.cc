@@ -390,7 +390,8 @@ Result<bool> lower_newer_opset(ModelProto& model, int64_t from) {
       if (!FunctionId::is_default_domain(n.domain())) continue;
       const auto since = newer_onnx::newer_version(n.op_type(), from);
       if (!since) continue;
-      const std::string label = "node '" + n.name() + "' (" + n.op_type() + "-" + std::to_string(*since) + ")";
+      const std::string label = "node '" + (n.name().empty() && n.output_size() > 0 ? n.output(0) : n.name()) + "' (" +
+                                n.op_type() + "-" + std::to_string(*since) + ")";
       const OpSchema* older = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(newer_onnx::kBaseOpset), "");
       if (!older) {
         refused.push_back(label + ": no version at opset " + std::to_string(newer_onnx::kBaseOpset) +
