@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "onnx/defs/schema.h"
+#include "shapeprop/diagnostics.h"
 
 namespace shapeprop::schemas {
 
@@ -27,5 +28,13 @@ OlderVersionFit fits_older_version(const onnx::OpSchema& older, const std::strin
                                    const std::vector<const onnx::AttributeProto*>& attributes,
                                    const std::vector<std::string>& input_names, const std::vector<int32_t>& input_types,
                                    const std::vector<std::string>& output_names, const std::vector<int32_t>& output_types);
+
+// ONNX 1.21's version converter knows no opset after 26 (--target-opset): the nodes of ops
+// whose version at the model's opset `from` is newer than the linked ONNX's become their
+// version at newer_onnx::kBaseOpset where they fit it, by the element types the model
+// declares (as ONNX's own TypeRestriction adapters require); any other is one error naming
+// each. Then the model imports that opset (and IR 13 where it was 14, unless it holds
+// float6 values). The main graph and its subgraphs only: functions are inlined before.
+Result<bool> lower_to_base_opset(onnx::ModelProto& model, int64_t from);
 
 }  // namespace shapeprop::schemas

@@ -358,93 +358,11 @@ void count_expanded_nodes(const ModelProto& model, std::vector<ExpandedOp>& expa
   for (const auto& f : model.functions()) count(f.node(), count);
 }
 
-namespace {
-
-// ONNX 1.21's version converter knows no opset after 26: the ops whose version at the
-// model's opset is newer than the linked ONNX's become their version at kBaseOpset where
-// the node fits it (schemas/older_version.h: as ONNX's own TypeRestriction adapters
-// require); any other is an error naming it. Then the model imports kBaseOpset (and IR 13
-// where it was 14).
-Result<bool> lower_newer_opset(ModelProto& model, int64_t from) {
-  std::map<std::string, int32_t> types;  // element types the model declares, by value name
-  const auto note = [&types](const std::string& name, int32_t t) {
-    auto [it, fresh] = types.try_emplace(name, t);
-    if (!fresh && it->second != t) it->second = 0;  // two declarations that differ: unknown
-  };
-  const auto declare = [&](const GraphProto& g) {
-    for (const auto* list : {&g.input(), &g.output(), &g.value_info()})
-      for (const auto& v : *list)
-        if (v.type().has_tensor_type()) note(v.name(), v.type().tensor_type().elem_type());
-    for (const auto& t : g.initializer()) note(t.name(), t.data_type());
-  };
-  std::vector<GraphProto*> graphs{model.mutable_graph()};
-  for (size_t i = 0; i < graphs.size(); ++i) {
-    declare(*graphs[i]);
-    for (auto& n : *graphs[i]->mutable_node()) for_each_subgraph(n, [&](GraphProto& g) { graphs.push_back(&g); });
-  }
-  bool float6 = false;
-  for (const auto& [name, t] : types) float6 = float6 || newer_onnx::ir14_elem_type(t);
-  std::vector<std::string> refused;
-  for (GraphProto* g : graphs)
-    for (auto& n : *g->mutable_node()) {
-      if (!FunctionId::is_default_domain(n.domain())) continue;
-      const auto since = newer_onnx::newer_version(n.op_type(), from);
-      if (!since) continue;
-      const std::string label = "node '" + (n.name().empty() && n.output_size() > 0 ? n.output(0) : n.name()) + "' (" +
-                                n.op_type() + "-" + std::to_string(*since) + ")";
-      const OpSchema* older = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(newer_onnx::kBaseOpset), "");
-      if (!older) {
-        refused.push_back(label + ": no version at opset " + std::to_string(newer_onnx::kBaseOpset) +
-                          " (expand it first: --expand-ops " + n.op_type() + ", where its rule gives a body)");
-        continue;
-      }
-      std::vector<const onnx::AttributeProto*> attributes;
-      for (const auto& a : n.attribute()) attributes.push_back(&a);
-      const auto elem_types = [&types](const auto& names) {
-        std::vector<int32_t> out;
-        for (const auto& name : names) {
-          const auto t = types.find(name);
-          out.push_back(t == types.end() ? 0 : t->second);
-        }
-        return out;
-      };
-      const std::vector<std::string> inputs(n.input().begin(), n.input().end());
-      const std::vector<std::string> outputs(n.output().begin(), n.output().end());
-      auto fit = schemas::fits_older_version(*older, n.op_type(), attributes, inputs, elem_types(inputs), outputs,
-                                             elem_types(outputs));
-      const std::string why = fit.why_not;
-      if (why.empty()) {
-        auto& list = *n.mutable_attribute();
-        list.erase(std::remove_if(list.begin(), list.end(),
-                                  [&](const onnx::AttributeProto& a) { return contains(fit.to_drop, a.name()); }),
-                   list.end());
-      }
-      if (!why.empty()) refused.push_back(label + ": " + why);
-    }
-  if (!refused.empty()) {
-    std::string message;
-    for (const auto& r : refused) message += (message.empty() ? "" : "; ") + r;
-    return Diagnostic::error("cannot convert from ai.onnx opset " + std::to_string(from) + " to " +
-                             std::to_string(newer_onnx::kBaseOpset) + ": " + message);
-  }
-  if (model.ir_version() > onnx_ir_version()) {
-    if (float6)
-      return Diagnostic::error("cannot convert from IR " + std::to_string(model.ir_version()) +
-                               ": the model has float6 values, which IR " + std::to_string(onnx_ir_version()) + " lacks");
-    model.set_ir_version(onnx_ir_version());
-  }
-  for (auto& o : *model.mutable_opset_import())
-    if (FunctionId::is_default_domain(o.domain())) o.set_version(newer_onnx::kBaseOpset);
-  return true;
-}
-
-}  // namespace
-
 Result<bool> convert_opset(ModelProto& model, int64_t target) {
   const int64_t from = transform::onnx_opset(model.opset_import());
   if (from == target) return false;
   if (from > onnx_max_opset("") && model.functions_size() == 0) {
-    auto lowered = lower_newer_opset(model, from);
+    auto lowered = schemas::lower_to_base_opset(model, from);
     if (!lowered) {
       Diagnostic d = lowered.error();
       d.message = "--target-opset " + std::to_string(target) + ": " + d.message;
