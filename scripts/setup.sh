@@ -421,10 +421,14 @@ fi
 version_in() { [ -f "$2" ] || return 0; sed -n 's/.*"'"$1"'": *"\([^"]*\)".*/\1/p' "$2" | head -n1; }
 ort_wanted=$(version_in onnxruntime-node "$here/tools/equiv/package.json")
 ort_have=$(version_in version "$here/tools/equiv/node_modules/onnxruntime-node/package.json")
+# onnxruntime-node 1.31.1 beside it (the npm alias onnxruntime-node-1.31, for opsets 27-28).
+ort131_wanted=$(sed -n 's/.*"onnxruntime-node-1.31": *"npm:onnxruntime-node@\([^"]*\)".*/\1/p' "$here/tools/equiv/package.json")
+ort131_have=$(version_in version "$here/tools/equiv/node_modules/onnxruntime-node-1.31/package.json")
+[ "$ort131_have" = "$ort131_wanted" ] || ort_have="$ort_have (and onnxruntime-node-1.31 ${ort131_have:-missing})"
 if [ "$ort_have" != "$ort_wanted" ] && [ -n "$dry_run" ]; then
-  would+=("onnxruntime-node $ort_wanted (npm)")
+  would+=("onnxruntime-node $ort_wanted and $ort131_wanted (npm)")
 elif [ "$ort_have" != "$ort_wanted" ]; then
-  step "installing onnxruntime-node $ort_wanted (npm) into tools/equiv" "30 seconds" \
+  step "installing onnxruntime-node $ort_wanted and $ort131_wanted (npm) into tools/equiv" "30 seconds" \
     bash -c 'cd "$1" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error' _ "$here/tools/equiv"
 fi
 

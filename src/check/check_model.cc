@@ -351,7 +351,7 @@ class Checker {
 Diagnostics check_model(const onnx::ModelProto& model, const CheckOptions& options) {
   const Dim::MaxTerms terms(options.limits.max_dim_terms);
   // ONNX's structural checker, after ours (its messages name the place less precisely).
-  Diagnostics all = validate_structure(model, options.origin, options.limits);
+  Diagnostics all = validate_structure(model, options.origin, options.limits, options.op_rules.get());
   if (!has_errors(all))  // errors, as ONNX's checker rejects them, in words that name the function
     for (auto& d : inference_tolerances(model, options.origin, nullptr, Severity::Error)) all.push_back(std::move(d));
   if (!has_errors(all))

@@ -13,6 +13,7 @@
 #include "onnx/checker.h"
 #include "schemas/checker_registry.h"
 #include "shapeprop/call_graph.h"
+#include "shapeprop/version.h"
 #include "support/labels.h"
 
 namespace shapeprop {
@@ -191,9 +192,13 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
       return !has_type(vi) || (vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape());
     };
     const auto& g = model.graph();
-    if (std::any_of(g.output().begin(), g.output().end(), untyped) ||
+    // IR 14 (read through rules, support/newer_onnx.h) adds element types and nothing an
+    // older checker checks: it checks the model as of the IR version it knows.
+    const bool newer_ir = model.ir_version() > onnx_ir_version();
+    if (newer_ir || std::any_of(g.output().begin(), g.output().end(), untyped) ||
         std::any_of(g.value_info().begin(), g.value_info().end(), untyped)) {
       typed_only = model;
+      if (newer_ir) typed_only.set_ir_version(onnx_ir_version());
       auto drop = [&](auto* list) {
         list->erase(std::remove_if(list->begin(), list->end(), untyped), list->end());
       };
@@ -228,9 +233,10 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
   }
 }
 
-Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin, const Limits& limits) {
+Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin, const Limits& limits,
+                               const OpRules* rules) {
   // A model newer than the linked ONNX reads is one error, whatever else it holds.
-  if (auto newer = newer_than_linked_onnx(model, origin)) return {std::move(*newer)};
+  if (auto newer = newer_than_linked_onnx(model, origin, rules)) return {std::move(*newer)};
   // First, so that nothing that recurses (ONNX's checker, the analyzer) sees deeper models.
   if (Diagnostics deep = check_depths(model, origin, limits); !deep.empty()) return deep;
   Diagnostics found = StructureValidator(model, origin).run();
@@ -241,7 +247,7 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
 
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin, const OpRules* rules,
                            CheckerMode mode, const Limits& limits, bool strict) {
-  Diagnostics all = validate_structure(model, origin, limits);
+  Diagnostics all = validate_structure(model, origin, limits, rules);
   if (has_errors(all)) return all;
   if (mode == CheckerMode::as_inference)
     for (auto& d : inference_tolerances(model, origin, rules, strict ? Severity::Error : Severity::Warning))

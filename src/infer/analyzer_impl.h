@@ -23,10 +23,12 @@
 #include "infer/dim_texts.h"
 #include "infer/onnx_bridge.h"
 #include "infer/op_memo.h"
+#include "schemas/older_version.h"
 #include "schemas/rule_eval.h"
 #include "shapeprop/hash_combine.h"
 #include "shapeprop/schemas.h"
 #include "support/labels.h"
+#include "support/newer_onnx.h"
 #include "support/subgraphs.h"
 #include "support/type_walk.h"
 
@@ -438,6 +440,10 @@ struct Analyzer::Impl {
   // An op outside ONNX's registry with a rule in schemas/ (src/schemas does the work).
   std::vector<Fact> call_rule(const NodeProto& n, const schemas::OpRule& rule, const std::vector<const Fact*>& inputs,
                               const ResolvedAttributes& attrs, Frame& frame, const PathLink* path);
+  // Whether a node of an op version newer than the linked ONNX's is its older version
+  // (schemas/older_version.h), its input types known.
+  static bool fits_older_version(const NodeProto& n, const onnx::OpSchema& older, const std::vector<const Fact*>& inputs,
+                                 const ResolvedAttributes& attrs);
 };
 
 }  // namespace shapeprop::infer

@@ -24,8 +24,21 @@ std::vector<Fact> Analyzer::Impl::call_op(const NodeProto& n, const std::vector<
     return {};
   }
   const int version = v->second;
-  const onnx::OpSchema* schema = bridge.find_schema(n.op_type(), v->first, version);
   std::vector<Fact> outputs(static_cast<size_t>(n.output_size()));
+  const onnx::OpSchema* schema = bridge.find_schema(n.op_type(), v->first, version);
+  // A version of an ai.onnx op newer than the linked ONNX's holds: the older schema ONNX's
+  // registry answers with only where the node fits it (schemas/older_version.h), so that
+  // its facts and folding are those at opset 26; else its rule.
+  if (default_domain)
+    if (const auto since = newer_onnx::newer_version(n.op_type(), version)) {
+      const bool fits = schema && fits_older_version(n, *schema, inputs, attrs);
+      if (!fits) {
+        if (const schemas::OpRule* rule = rules->find_version(n.op_type(), *since))
+          return call_rule(n, *rule, inputs, attrs, frame, path);
+        report(frame, path, Severity::Error, newer_onnx::uncovered_message(n.op_type(), *since));
+        return outputs;
+      }
+    }
   if (!schema) {
     if (const schemas::OpRule* rule = rules->find(v->first, n.op_type())) return call_rule(n, *rule, inputs, attrs, frame, path);
     report_soft(frame, path,
@@ -208,6 +221,20 @@ std::vector<Fact> Analyzer::Impl::call_body(const FunctionProto& body, const Fun
   const Summary& s = analyze(ctx, body, &entered, &key);
   diagnostics.resize(before);
   return instantiate(s.outputs, *key, renaming, frame);
+}
+
+bool Analyzer::Impl::fits_older_version(const NodeProto& n, const onnx::OpSchema& older, const std::vector<const Fact*>& inputs,
+                                        const ResolvedAttributes& attrs) {
+  std::vector<std::string> names(n.input().begin(), n.input().end());
+  std::vector<int32_t> types;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const Fact* f = i < inputs.size() ? inputs[i] : nullptr;
+    types.push_back(f && !f->other ? f->elem_type : 0);
+  }
+  const auto fit = schemas::fits_older_version(older, n.op_type(), attrs.list, names, types, {}, {});
+  // An attribute to drop is one the older schema's inference does not read: the rule, which
+  // states it, reads the node instead.
+  return fit.why_not.empty() && fit.to_drop.empty();
 }
 
 std::vector<Fact> Analyzer::Impl::call_rule(const NodeProto& n, const schemas::OpRule& rule, const std::vector<const Fact*>& inputs,

@@ -6,6 +6,7 @@
 
 #include "onnx/defs/parser.h"
 #include "shapeprop/hash_combine.h"
+#include "support/newer_onnx.h"
 #include "support/tensor_data.h"
 
 namespace shapeprop {
@@ -29,6 +30,12 @@ bool is_floating_type(int32_t t) {
 
 std::string elem_type_name(int32_t t) {
   if (t == 0) return "?";
+  // A type the linked ONNX does not know (IR 14's float6e2m3 for ONNX 1.21) by its name in
+  // newer releases; ONNX names it "undefined" or nothing.
+  if (!onnx::TensorProto_DataType_IsValid(t) || t == onnx::TensorProto::UNDEFINED) {
+    const std::string_view newer = newer_onnx::newer_elem_type_name(t);
+    return newer.empty() ? "type" + std::to_string(t) : std::string(newer);
+  }
   const std::string& name = onnx::PrimitiveTypeNameMap::ToString(t);
   return name.empty() ? "type" + std::to_string(t) : name;
 }

@@ -1,5 +1,7 @@
 #include "schemas/checker_registry.h"
 
+#include "support/newer_onnx.h"
+
 namespace shapeprop::schemas {
 
 const onnx::OpSchema* CheckerRegistry::GetSchema(const std::string& key, int max_inclusive_version,
@@ -16,10 +18,17 @@ const onnx::OpSchema* CheckerRegistry::GetSchema(const std::string& key, int max
 
 const onnx::OpSchema* CheckerRegistry::answer(const std::string& key, int max_inclusive_version,
                                               const std::string& domain) const {
-  if (const auto* schema = onnx::OpSchemaRegistry::Instance()->GetSchema(key, max_inclusive_version, domain))
-    return schema;
   const bool default_domain = domain.empty() || domain == "ai.onnx";
-  if (!rules_.find(domain, key) && !(accept_unknown_default_ops_ && default_domain)) return nullptr;
+  // A version newer than the linked ONNX's holds: not ONNX's older schema, whose type
+  // constraints and attributes may no longer be the op's; the rule's checks are the analysis's.
+  const auto newer = default_domain ? newer_onnx::newer_version(key, max_inclusive_version) : std::nullopt;
+  if (newer) {
+    if (!rules_.find_version(key, *newer)) return nullptr;
+  } else if (const auto* schema = onnx::OpSchemaRegistry::Instance()->GetSchema(key, max_inclusive_version, domain)) {
+    return schema;
+  } else if (!rules_.find(domain, key) && !(accept_unknown_default_ops_ && default_domain)) {
+    return nullptr;
+  }
   auto& made = made_[{domain, key}];
   if (!made) {
     made = std::make_unique<onnx::OpSchema>(key, "shapeprop schemas/", 0);

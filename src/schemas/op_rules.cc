@@ -15,13 +15,18 @@ OpRules::OpRules() = default;
 OpRules::~OpRules() = default;
 
 const schemas::OpRule* OpRules::find(const std::string& domain, const std::string& op) const {
-  auto it = rules_.find({FunctionId::canonical_domain(domain), op});
+  auto it = rules_.find({FunctionId::canonical_domain(domain), op, 0});
+  return it == rules_.end() ? nullptr : it->second.get();
+}
+
+const schemas::OpRule* OpRules::find_version(const std::string& op, int since) const {
+  auto it = rules_.find({std::string(), op, since});
   return it == rules_.end() ? nullptr : it->second.get();
 }
 
 std::vector<std::pair<std::string, std::string>> OpRules::list() const {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [key, rule] : rules_) out.emplace_back(rule->qualified_name(), rule->where.file);
+  for (const auto& [key, rule] : rules_) out.emplace_back(rule->versioned_name(), rule->where.file);
   return out;
 }
 
@@ -56,7 +61,7 @@ Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::file
       if (it->path().extension() == ".rule" && it->is_regular_file(ec)) files.push_back(it->path());
     if (ec) return Diagnostic::error("cannot list schemas folder '" + folder.string() + "': " + ec.message());
     std::sort(files.begin(), files.end());
-    std::map<std::pair<std::string, std::string>, std::string> in_this_folder;  // op -> where
+    std::map<std::tuple<std::string, std::string, int>, std::string> in_this_folder;  // op -> where
     for (const auto& file : files) {
       std::ifstream in(file, std::ios::binary);
       std::ostringstream text;
@@ -66,10 +71,10 @@ Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::file
       auto parsed = schemas::parse_rules(text.str(), name);
       if (!parsed) return parsed.error();
       for (auto& rule : *parsed) {
-        std::pair<std::string, std::string> key{rule.domain, rule.op};
+        std::tuple<std::string, std::string, int> key{rule.domain, rule.op, rule.since};
         auto [seen, fresh] = in_this_folder.try_emplace(key, rule.where.str());
         if (!fresh)
-          return Diagnostic::error("a second rule for " + rule.qualified_name() + " (the first is at " + seen->second + ")")
+          return Diagnostic::error("a second rule for " + rule.versioned_name() + " (the first is at " + seen->second + ")")
               .in_file(rule.where.file, rule.where.line, rule.where.column);
         rules->rules_[key] = std::make_shared<const schemas::OpRule>(std::move(rule));
       }

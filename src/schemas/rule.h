@@ -94,10 +94,17 @@ struct TypeConstraint {
 struct OpRule {
   std::string domain;  // canonical: "" for the default domain
   std::string op;
+  // `op Celu since 28`: the rule states that version of an ai.onnx op, newer than the
+  // linked ONNX's registry, and holds from that opset on (support/newer_onnx.h); 0 for a
+  // rule of an op outside ONNX's registry.
+  int since = 0;
   Position where;
   std::vector<AttributeDecl> attributes;
   std::vector<TypeConstraint> types;
   std::vector<Layout> layouts;
+  // `body (A, B) => (Y) { ... }`: the op's function body (ONNX text syntax, at the rule's
+  // opset), which --expand-ops lowers a call of the op to, as it does ONNX's own bodies.
+  std::optional<onnx::FunctionProto> body;
 
   const AttributeDecl* attribute(const std::string& name) const {
     for (const auto& a : attributes)
@@ -111,6 +118,8 @@ struct OpRule {
   }
   // "com.microsoft.Gelu", "SimplifiedLayerNormalization".
   std::string qualified_name() const { return domain.empty() ? op : domain + "." + op; }
+  // "Celu-28" for a versioned rule, else qualified_name().
+  std::string versioned_name() const { return since ? qualified_name() + "-" + std::to_string(since) : qualified_name(); }
 };
 
 }  // namespace shapeprop::schemas

@@ -252,12 +252,16 @@ Application apply_rule(const OpRule& rule, size_t num_outputs, const std::vector
   for (const AttributeProto* a : attributes) {
     const AttributeDecl* decl = rule.attribute(a->name());
     if (!decl) {
-      out.problems.push_back("attribute '" + a->name() + "' is not an attribute of " + rule.qualified_name() +
+      out.problems.push_back("attribute '" + a->name() + "' is not an attribute of " + rule.versioned_name() +
                              " (rule at " + rule.where.str() + ")");
+      // A version of an ONNX op read from its Changelog: an attribute it does not know may
+      // change the outputs, so they are not inferred.
+      if (rule.since) return out;
       continue;
     }
     if (a->type() != decl->type) {
-      out.problems.push_back("attribute '" + a->name() + "' of " + rule.qualified_name() + " has the wrong type");
+      out.problems.push_back("attribute '" + a->name() + "' of " + rule.versioned_name() + " has the wrong type");
+      if (rule.since) return out;  // as for an attribute it does not know
       base.attributes.erase(a->name());
       continue;
     }
@@ -285,6 +289,7 @@ Application apply_rule(const OpRule& rule, size_t num_outputs, const std::vector
     }
     for (size_t j = 0; j < num_outputs && j < l.outputs.size(); ++j) {
       const Param& p = l.outputs[j];
+      if (p.pattern.type_name == "_") continue;  // stated as unknown
       Fact& f = out.outputs[j];
       if (p.pattern.elem_type != 0) {
         f.elem_type = p.pattern.elem_type;
@@ -302,13 +307,13 @@ Application apply_rule(const OpRule& rule, size_t num_outputs, const std::vector
       }
     }
     if (num_outputs > l.outputs.size())
-      out.problems.push_back(rule.qualified_name() + " has " + std::to_string(l.outputs.size()) + " outputs in layout '" +
+      out.problems.push_back(rule.versioned_name() + " has " + std::to_string(l.outputs.size()) + " outputs in layout '" +
                              l.label + "', the node asks for " + std::to_string(num_outputs));
     return out;
   }
   std::string why;
   for (const auto& r : reasons) why += (why.empty() ? "" : "; ") + r;
-  out.problems.push_back("no layout of the rule for " + rule.qualified_name() + " (" + rule.where.str() +
+  out.problems.push_back("no layout of the rule for " + rule.versioned_name() + " (" + rule.where.str() +
                          ") fits this node: " + why);
   return out;
 }

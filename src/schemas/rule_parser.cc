@@ -11,6 +11,7 @@
 #include "onnx/defs/parser.h"
 #include "shapeprop/function_id.h"
 #include "shapeprop/io.h"
+#include "support/newer_onnx.h"
 
 namespace shapeprop::schemas {
 
@@ -19,6 +20,13 @@ namespace {
 // The opset shape functions are written against.
 constexpr int kShapeFunctionOpset = 18;
 constexpr const char* kShapeFunctionDomain = "shapeprop.schemas";
+
+// An element type by ONNX's name for it, or by the name of one IR 14 added (float6e2m3),
+// which the linked ONNX may not know; 0 for neither.
+int32_t elem_type_named(const std::string& name) {
+  if (const int32_t t = onnx::PrimitiveTypeNameMap::Lookup(name)) return t;
+  return newer_onnx::newer_elem_type(name);
+}
 
 struct RuleError {
   Position where;
@@ -218,6 +226,15 @@ class Parser {
     const auto dot = name.text.rfind('.');
     rule.op = dot == std::string::npos ? name.text : name.text.substr(dot + 1);
     rule.domain = FunctionId::canonical_domain(dot == std::string::npos ? std::string() : name.text.substr(0, dot));
+    if (is("since")) {
+      Token since = lex_.next();
+      const int64_t v = integer("the opset the op's version holds from");
+      if (!rule.domain.empty()) lex_.fail(since, "'since' versions ai.onnx ops only");
+      if (v <= newer_onnx::kBaseOpset || v > newer_onnx::kMaxOpset)
+        lex_.fail(since, "'since' takes an ai.onnx opset after " + std::to_string(newer_onnx::kBaseOpset) + " up to " +
+                             std::to_string(newer_onnx::kMaxOpset));
+      rule.since = static_cast<int>(v);
+    }
     if (accept("<")) {
       do rule.attributes.push_back(attribute(rule));
       while (accept(","));
@@ -226,6 +243,11 @@ class Parser {
     while (is("type")) rule.types.push_back(type_constraint(rule));
     if (!is("layout")) lex_.fail(lex_.peek(), "expected 'layout' or 'type'" + found());
     while (is("layout")) rule.layouts.push_back(layout(rule));
+    if (is("body")) {
+      Token body = lex_.next();
+      if (!rule.since) lex_.fail(body, "a 'body' belongs to a versioned ai.onnx op ('op Name since N')");
+      rule.body = function_text(rule, "", rule.op, rule.since, "in the body");
+    }
     return rule;
   }
 
@@ -274,7 +296,7 @@ class Parser {
     expect("type");
     Token name = ident("a type variable");
     if (rule.type(name.text)) lex_.fail(name, "type variable '" + name.text + "' is declared twice");
-    if (onnx::PrimitiveTypeNameMap::IsTypeName(name.text))
+    if (elem_type_named(name.text))
       lex_.fail(name, "'" + name.text + "' is an element type, not a name for a type variable");
     expect(":");
     TypeConstraint tc;
@@ -283,7 +305,7 @@ class Parser {
       expect("tensor", "a type such as tensor(float)");
       expect("(");
       Token elem = ident("an element type");
-      const int32_t t = onnx::PrimitiveTypeNameMap::Lookup(elem.text);
+      const int32_t t = elem_type_named(elem.text);
       if (t == 0) lex_.fail(elem, "'" + elem.text + "' is not an element type");
       tc.allowed.push_back(t);
       expect(")");
@@ -329,10 +351,16 @@ class Parser {
 
   Param param(const OpRule& rule, bool input) {
     Param p;
+    if (!input && is("_")) {  // `_ name`: an output the rule states nothing of
+      p.where = lex_.at(lex_.next());
+      p.pattern.type_name = "_";
+      p.name = ident("the name of the output").text;
+      return p;
+    }
     Token type = ident(input ? "an input: type[dims] name" : "an output: type[dims] name");
     p.where = lex_.at(type);
     p.pattern.type_name = type.text;
-    p.pattern.elem_type = onnx::PrimitiveTypeNameMap::Lookup(type.text);
+    p.pattern.elem_type = elem_type_named(type.text);
     if (p.pattern.elem_type == 0 && !rule.type(type.text))
       lex_.fail(type, "'" + type.text + "' is neither an element type nor a type variable declared with 'type'");
     if (accept("[")) {
@@ -467,10 +495,20 @@ class Parser {
   // laid out so that its line numbers are the rule file's.
   onnx::FunctionProto shape_function(const OpRule& rule, const Layout& l) {
     Token kw = expect("shape");
-    auto names = [&](const char* what) {
+    onnx::FunctionProto f =
+        function_text(rule, kShapeFunctionDomain, "shape_of_" + rule.op, kShapeFunctionOpset, "in the shape function");
+    f.set_overload(lex_.at(kw).str() + " " + l.label);  // one memo entry per layout's function
+    return f;
+  }
+
+  // After `shape` or `body`: `(inputs) => (outputs) { nodes }`, a function of the op's
+  // attributes named `name` in `domain`, importing ai.onnx at `opset`.
+  onnx::FunctionProto function_text(const OpRule& rule, const std::string& domain, const std::string& name,
+                                    int opset, const std::string& what) {
+    auto names = [&](const char* which) {
       std::vector<std::string> out;
       expect("(");
-      if (!is(")")) do out.push_back(ident(what).text);
+      if (!is(")")) do out.push_back(ident(which).text);
         while (accept(","));
       expect(")");
       return out;
@@ -479,7 +517,7 @@ class Parser {
     expect("=>");
     const auto outputs = names("an output name");
     const Token open = lex_.peek();
-    if (!is("{")) lex_.fail(open, "expected '{' and the shape function's nodes" + found());
+    if (!is("{")) lex_.fail(open, "expected '{' and the function's nodes" + found());
     const std::string_view text = lex_.text();
     size_t end = open.offset;
     int depth = 0;
@@ -496,7 +534,7 @@ class Parser {
       else if (c == '#')
         while (end + 1 < text.size() && text[end + 1] != '\n') ++end;
     }
-    if (end >= text.size()) lex_.fail(open, "the shape function's '{' is not closed");
+    if (end >= text.size()) lex_.fail(open, "the function's '{' is not closed");
     lex_.resume_at(end + 1);
 
     auto join = [](const std::vector<std::string>& v) {
@@ -506,8 +544,8 @@ class Parser {
     };
     std::vector<std::string> attributes;
     for (const auto& a : rule.attributes) attributes.push_back(a.name);
-    std::string header = std::string(static_cast<size_t>(open.line - 1), '\n') + "<domain: \"" + kShapeFunctionDomain +
-                         "\", opset_import: [\"\" : " + std::to_string(kShapeFunctionOpset) + "]> shape_of_" + rule.op;
+    std::string header = std::string(static_cast<size_t>(open.line - 1), '\n') + "<domain: \"" + domain +
+                         "\", opset_import: [\"\" : " + std::to_string(opset) + "]> " + name;
     if (!attributes.empty()) header += " <" + join(attributes) + ">";
     header += " (" + join(inputs) + ") => (" + join(outputs) + ") ";
     auto parsed = parse_function_text(header + std::string(text.substr(open.offset, end + 1 - open.offset)), file_);
@@ -515,12 +553,9 @@ class Parser {
       const Diagnostic& d = parsed.error();
       // Lines are the file's; columns are too, but on the line of '{', where the header stands.
       const bool own_line = d.line != 0 && d.line != open.line;
-      throw RuleError{{file_, own_line ? d.line : open.line, own_line ? d.column : open.column},
-                      "in the shape function: " + d.message};
+      throw RuleError{{file_, own_line ? d.line : open.line, own_line ? d.column : open.column}, what + ": " + d.message};
     }
-    onnx::FunctionProto f = std::move(*parsed);
-    f.set_overload(lex_.at(kw).str() + " " + l.label);  // one memo entry per layout's function
-    return f;
+    return std::move(*parsed);
   }
 
   // ------------------------------------------------------------------ checks
@@ -591,6 +626,7 @@ class Parser {
     names.clear();
     for (const auto& p : l.outputs) {
       if (!names.insert(p.name).second) throw RuleError{p.where, "output '" + p.name + "' is named twice"};
+      if (p.pattern.type_name == "_") continue;
       if (p.pattern.elem_type == 0 && !type_vars.count(p.pattern.type_name) && rule.type(p.pattern.type_name)->allowed.size() != 1)
         throw RuleError{p.where, "type variable '" + p.pattern.type_name +
                                      "' is bound by no input of this layout and allows more than one type"};

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "onnx/defs/schema.h"
+#include "support/newer_onnx.h"
 
 namespace shapeprop {
 
@@ -33,5 +34,11 @@ int64_t onnx_max_opset(std::string_view domain) {
   auto it = ranges.find(key);
   return it == ranges.end() ? 0 : it->second.second;
 }
+
+int64_t rules_ir_version() {
+  return newer_onnx::rules_extend_linked_onnx() ? newer_onnx::kMaxIrVersion : onnx_ir_version();
+}
+
+int64_t rules_max_opset() { return newer_onnx::rules_extend_linked_onnx() ? newer_onnx::kMaxOpset : onnx_max_opset(""); }
 
 }  // namespace shapeprop

@@ -13,8 +13,12 @@
 
 #include "onnx/defs/schema.h"
 #include "onnx/version_converter/convert.h"
+#include "schemas/older_version.h"
+#include "schemas/rule.h"
 #include "shapeprop/function_id.h"
+#include "shapeprop/schemas.h"
 #include "shapeprop/version.h"
+#include "support/newer_onnx.h"
 #include "support/subgraphs.h"
 #include "transform/function_dce.h"
 
@@ -63,6 +67,7 @@ struct Site {
   NodeProto* node;
   int64_t opset;      // the scope's ai.onnx version
   const OpSchema* schema;
+  const schemas::OpRule* rule;  // for a version newer than the linked ONNX's: its rule, whose body is `fixed`
   const FunctionProto* fixed;  // the op's fixed body, or null: its builder's
   Opsets* scope_opsets;  // where the expanded domain is imported
   std::vector<TypeProto> input_types;  // for context-dependent bodies
@@ -71,7 +76,7 @@ struct Site {
 
 class Expander {
  public:
-  Expander(ModelProto& m, const ExpandRequest& r) : m_(m), r_(r) {}
+  Expander(ModelProto& m, const ExpandRequest& r, const OpRules& rules) : m_(m), r_(r), rules_(rules) {}
 
   // The calls to expand in the model as it is now; `types_needed` when one needs an analysis.
   Result<std::vector<Site>> find(bool& types_needed) {
@@ -82,9 +87,14 @@ class Expander {
       for (auto& n : nodes) {
         for_each_subgraph(n, [&](GraphProto& g) { self(*g.mutable_node(), opset, opsets, where, self); });
         if (!FunctionId::is_default_domain(n.domain()) || opset == 0) continue;
-        const OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "");
+        // A version newer than the linked ONNX's: its rule's body, if it has one.
+        const auto newer = newer_onnx::newer_version(n.op_type(), opset);
+        const schemas::OpRule* rule = newer ? rules_.find_version(n.op_type(), *newer) : nullptr;
+        const OpSchema* schema = newer ? nullptr : onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "");
         // A fixed body counts where ONNX vouches for it at this opset (its ops unchanged since).
-        const FunctionProto* fixed = schema ? schema->GetFunction(static_cast<int>(opset), /*validate=*/true) : nullptr;
+        const FunctionProto* fixed = rule && rule->body ? &*rule->body
+                                     : schema          ? schema->GetFunction(static_cast<int>(opset), /*validate=*/true)
+                                                       : nullptr;
         const bool has_function = fixed || (schema && context_builder_at(*schema, opset));
         const bool missing_at_target =
             r_.target_opset && *r_.target_opset < opset &&
@@ -95,7 +105,7 @@ class Expander {
           add_sorted(listed ? without : absent, n.op_type());
           continue;
         }
-        Site s{&n, opset, schema, fixed, opsets, {}, where};
+        Site s{&n, opset, schema, rule, fixed, opsets, {}, where};
         if (!fixed) types_needed = true;
         sites.push_back(std::move(s));
       }
@@ -219,12 +229,18 @@ class Expander {
       // Attribute defaults go on the call, for the body's references to them.
       std::vector<std::string> given;
       for (const auto& a : s.node->attribute()) add_sorted(given, a.name());
-      for (const auto& [name, attribute] : s.schema->attributes())
-        if (!contains(given, name) && attribute.default_value.type() != onnx::AttributeProto::UNDEFINED) {
-          auto* d = s.node->add_attribute();
-          *d = attribute.default_value;
-          d->set_name(name);
-        }
+      const auto add_default = [&](const std::string& name, const onnx::AttributeProto& value) {
+        if (contains(given, name) || value.type() == onnx::AttributeProto::UNDEFINED) return;
+        auto* d = s.node->add_attribute();
+        *d = value;
+        d->set_name(name);
+      };
+      if (s.rule) {
+        for (const auto& a : s.rule->attributes)
+          if (a.default_value) add_default(a.name, *a.default_value);
+      } else {
+        for (const auto& [name, attribute] : s.schema->attributes()) add_default(name, attribute.default_value);
+      }
       // Attributes the body does not declare (none, usually) stay off the call.
       std::vector<std::string> declared(body.attribute().begin(), body.attribute().end());
       for (const auto& a : body.attribute_proto()) declared.push_back(a.name());
@@ -247,6 +263,7 @@ class Expander {
  private:
   ModelProto& m_;
   const ExpandRequest& r_;
+  const OpRules& rules_;
   std::vector<std::pair<std::string, std::string>> by_body_;  // (serialized body, its function's name)
   std::vector<std::string> names_;  // of the functions in kExpandedDomain
   std::vector<FunctionProto> new_functions_;
@@ -304,7 +321,8 @@ Result<std::vector<ExpandedOp>> expand_ops(ModelProto& model, const ExpandReques
   std::vector<ExpandedOp> done;
   if (!request.any()) return done;
   ModelProto work = model;
-  Expander expander(work, request);
+  const auto builtin = options.op_rules ? nullptr : builtin_op_rules();
+  Expander expander(work, request, options.op_rules ? *options.op_rules : *builtin);
   // Bodies may call ops to expand in turn (Softmax in Attention's, under all-functions);
   // each round expands what the last brought, as deep as calls may nest.
   for (size_t round = 0;; ++round) {
@@ -343,6 +361,15 @@ void count_expanded_nodes(const ModelProto& model, std::vector<ExpandedOp>& expa
 Result<bool> convert_opset(ModelProto& model, int64_t target) {
   const int64_t from = transform::onnx_opset(model.opset_import());
   if (from == target) return false;
+  if (from > onnx_max_opset("") && model.functions_size() == 0) {
+    auto lowered = schemas::lower_to_base_opset(model, from);
+    if (!lowered) {
+      Diagnostic d = lowered.error();
+      d.message = "--target-opset " + std::to_string(target) + ": " + d.message;
+      return d;
+    }
+    if (target == newer_onnx::kBaseOpset) return true;
+  }
   if (model.functions_size() > 0) {
     std::string names;
     for (const auto& f : model.functions()) names += (names.empty() ? "" : ", ") + FunctionId::of(f).str();

@@ -780,3 +780,17 @@ test('a real corpus model is equivalent to itself', () => {
   assert.equal(r.status, 0, r.stdout + r.stderr);
   assert.deepEqual(r.lines.slice(0, 2), ['seed=1: OK', 'seed=2: OK']);
 });
+
+test('SHAPEPROP_ORT=1.31 runs onnxruntime-node 1.31.1, installed beside 1.30', () => {
+  const version = (env) => {
+    const r = spawnSync(
+      process.execPath,
+      ['-e', `process.stdout.write(require(${JSON.stringify(EQUIV)}).loadOrt().env.versions.node)`],
+      { encoding: 'utf8', env: { ...process.env, ...env } },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout;
+  };
+  assert.equal(version({ SHAPEPROP_ORT: '1.31' }), '1.31.1');
+  assert.match(version({ SHAPEPROP_ORT: '' }), /^1\.30\./);  // unset or empty: package.json's onnxruntime-node
+});

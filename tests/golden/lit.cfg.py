@@ -45,6 +45,10 @@ config.substitutions.append(("%infer-raw", infer))
 config.substitutions.append(("%infer", infer + " --verify-roundtrip --verify-full-check --verify-idempotent"))
 config.substitutions.append(("%FileCheck", config.filecheck + " --dump-input=fail"))
 config.substitutions.append(("%corpus", config.shapeprop_corpus_dir))
+# The same on onnxruntime-node 1.31.1 (SHAPEPROP_ORT, tools/equiv/equiv.js), which loads opset 27
+# only with ALLOW_RELEASED_ONNX_OPSET_ONLY=0 and no opset 28 at all (its official support ends at 26).
+config.substitutions.append(("%equiv-ort131", "env SHAPEPROP_ORT=1.31 ALLOW_RELEASED_ONNX_OPSET_ONLY=0 node " + os.path.join(config.shapeprop_source_dir, "tools", "equiv", "equiv.js") + " --quiet --seeds 1,2,3 --bind N=2,3 --bind batch=1,3 --bind seq=2,5"))
+config.substitutions.append(("%ort-types-ort131", "env SHAPEPROP_ORT=1.31 ALLOW_RELEASED_ONNX_OPSET_ONLY=0 node " + os.path.join(config.shapeprop_source_dir, "tools", "equiv", "ort_types.js") + " --quiet --require-full --bind N=2,3 --bind batch=1,3 --bind seq=2,5"))
 # %equiv A B: A and B compute the same on ONNX Runtime (three seeds, two bindings of the
 # symbolic dims the golden models use).
 equiv = os.path.join(config.shapeprop_source_dir, "tools", "equiv", "equiv.js")
@@ -66,6 +70,11 @@ found = re.search(r"\(IR (\d+), ai\.onnx opsets up to (\d+)\)", version)
 if not found:
     lit_config.fatal("onnx-infer-shapes --version names no IR version and opset: " + version)
 onnx_ir, onnx_opset = int(found.group(1)), int(found.group(2))
+# %read-ir, %read-opset: what shapeprop reads, the linked ONNX's versions carried on by the
+# rules where they extend it ("read through rules: IR up to 14, ai.onnx opsets 27 to 28").
+through = re.search(r"read through rules: IR up to (\d+), ai\.onnx opsets \d+ to (\d+)", version)
+config.substitutions.append(("%read-ir", through.group(1) if through else str(onnx_ir)))
+config.substitutions.append(("%read-opset", through.group(2) if through else str(onnx_opset)))
 config.substitutions.append(("%onnx-ir", str(onnx_ir)))
 config.substitutions.append(("%onnx-opset", str(onnx_opset)))
 for n in range(1, onnx_ir + 1):

@@ -178,7 +178,8 @@ TEST(RuleEval, ShapeFunctionOutputsBecomeShapes) {
 TEST(ShippedRules, LoadAndCoverTheContribOps) {
   auto rules = builtin_op_rules();
   std::vector<std::string> ops;
-  for (const auto& [op, file] : rules->list()) ops.push_back(op);
+  for (const auto& [op, file] : rules->list())
+    if (op.find('-') == std::string::npos) ops.push_back(op);  // versions of ONNX's ops: below
   EXPECT_EQ(ops, (std::vector<std::string>{
                      "SimplifiedLayerNormalization", "com.microsoft.Attention", "com.microsoft.BiasGelu",
                      "com.microsoft.EmbedLayerNormalization", "com.microsoft.FastGelu", "com.microsoft.FusedMatMul",
@@ -188,6 +189,54 @@ TEST(ShippedRules, LoadAndCoverTheContribOps) {
                      "com.microsoft.SkipSimplifiedLayerNormalization"}));
   EXPECT_TRUE(rules->find("ai.onnx", "SimplifiedLayerNormalization"));
   EXPECT_FALSE(rules->find("com.microsoft", "NoSuchOp"));
+}
+
+TEST(RuleParser, AVersionOfAnOnnxOpWithItsBody) {
+  OpRule r = parse_one(R"(
+    op Gated since 28 <alpha: float = 1.0>
+    type T: tensor(float), tensor(float6e2m3)
+    layout (T[*S] A, T[*S] B) => (T[*S] Y, _ state)
+    body (A, B) => (Y) {
+      g = Sigmoid (A)
+      Y = Mul (g, B)
+    }
+  )");
+  EXPECT_EQ(r.since, 28);
+  EXPECT_EQ(r.versioned_name(), "Gated-28");
+  EXPECT_EQ(r.types[0].allowed, (std::vector<int32_t>{kFloat, 27}));
+  ASSERT_TRUE(r.body);
+  EXPECT_EQ(r.body->node_size(), 2);
+  EXPECT_EQ(r.body->attribute_size(), 1);
+  EXPECT_EQ(r.layouts[0].outputs[1].pattern.type_name, "_");
+  // The output stated as `_` stays unknown.
+  const Fact a = tensor(kFloat, {s("N")});
+  auto applied = apply(r, 2, {&a, &a});
+  EXPECT_TRUE(applied.outputs[0].known());
+  EXPECT_FALSE(applied.outputs[1].known());
+  // An attribute the version does not declare leaves every output unknown.
+  auto unknown = apply(r, 2, {&a, &a}, {int_attribute("beta", 1)});
+  EXPECT_FALSE(unknown.outputs[0].known());
+  EXPECT_THAT(unknown.problems.at(0), HasSubstr("attribute 'beta' is not an attribute of Gated-28"));
+}
+
+TEST(RuleParser, VersionsAndBodiesAreCheckedWhereWritten) {
+  EXPECT_THAT(parse_error("op com.x.A since 28 type T: tensor(float) layout (T a) => (T b)").str(),
+              HasSubstr("t.rule:1:12: error: 'since' versions ai.onnx ops only"));
+  EXPECT_THAT(parse_error("op A since 26 type T: tensor(float) layout (T a) => (T b)").str(),
+              HasSubstr("'since' takes an ai.onnx opset after 26 up to 28"));
+  EXPECT_THAT(parse_error("op A type T: tensor(float) layout (T a) => (T b) body (a) => (b) { b = Relu (a) }").str(),
+              HasSubstr("a 'body' belongs to a versioned ai.onnx op"));
+}
+
+TEST(Schemas, ShippedRulesStateEveryOpNewerThanTheLinkedOnnx) {
+  auto rules = builtin_op_rules();
+  for (const char* op : {"CausalConvWithState", "LinearAttention", "Range"}) EXPECT_TRUE(rules->find_version(op, 27)) << op;
+  for (const char* op : {"Celu", "SwiGLU", "Cast", "QuantizeLinear", "DequantizeLinear", "DepthToSpace", "SpaceToDepth",
+                         "Mod", "Einsum", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
+                         "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare"})
+    EXPECT_TRUE(rules->find_version(op, 28)) << op;
+  ASSERT_TRUE(rules->find_version("SwiGLU", 28)->body);
+  EXPECT_FALSE(rules->find("", "Celu"));  // a version is no rule for an op outside the registry
 }
 
 }  // namespace

@@ -46,9 +46,12 @@ TEST(LinkedOnnx, ItsOwnNewestVersionsAreRead) {
 }
 
 TEST(LinkedOnnx, ANewerModelIsOneErrorNamingBothVersions) {
-  const auto ir = onnx_ir_version(), opset = onnx_max_opset("");
+  // What is read: the linked ONNX's versions, carried on by the rules (ONNX 1.21: IR 14, opset 28).
+  const auto ir = rules_ir_version(), opset = rules_max_opset();
+  const bool through_rules = opset > onnx_max_opset("");
   const std::string linked = std::string("shapeprop is built against ONNX ") + onnx_version() +
-                             ", which reads IR versions up to " + std::to_string(ir) + " and ai.onnx opsets up to " +
+                             (through_rules ? ", which with shapeprop's rules reads" : ", which reads") +
+                             " IR versions up to " + std::to_string(ir) + " and ai.onnx opsets up to " +
                              std::to_string(opset) + ": rebuild shapeprop against ";
   for (const auto& [model, what] :
        {std::pair{versioned_model(ir + 1, opset, opset), "(ir_version " + std::to_string(ir + 1) + ")"},
@@ -71,7 +74,34 @@ TEST(LinkedOnnx, TheReleaseAModelNeedsIsNamed) {
   }
   auto d = validate_model(versioned_model(onnx_ir_version(), 99, 18), "m");
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_THAT(d[0].str(), HasSubstr("the model needs an ONNX newer than 1.21 (ai.onnx opset 99)"));
+  EXPECT_THAT(d[0].str(), HasSubstr("the model needs an ONNX newer than 1.23 (ai.onnx opset 99)"));
+}
+
+// ONNX 1.21 reads opsets 27-28 and IR 14 through the rules: a model of unchanged ops is read,
+// and an op new or changed there whose version no rule states is the one error, naming it.
+TEST(LinkedOnnx, OpsetsAfterTheLinkedOnesAreReadThroughRules) {
+  if (rules_max_opset() == onnx_max_opset("")) GTEST_SKIP() << "the rules extend ONNX 1.21 only";
+  EXPECT_FALSE(has_errors(validate_model(versioned_model(14, 28, 28), "m")));
+  auto m = testing::parse_or_fail(R"ONNX(
+<ir_version: 14, opset_import: ["" : 28, "local" : 1]>
+g (float[2] x, float[2] b) => (float[2] y, float[2] z) {
+   c = Celu (x)
+   y = SwiGLU (c, b)
+   z = local.f (x)
+}
+<domain: "local", opset_import: ["" : 27]>
+f (x) => (y) {
+   y = Celu (x)
+}
+)ONNX");
+  EXPECT_FALSE(has_errors(validate_model(m, "m")));  // the shipped rules state them
+  const OpRules none;
+  auto d = validate_model(m, "m.onnx", &none);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_THAT(d[0].str(), HasSubstr("m.onnx: error: ai.onnx op Celu-28 (opset 28) is newer than ONNX 1.21"));
+  EXPECT_THAT(d[0].str(), HasSubstr("no rule states it: add one ('op Celu since 28') in a --schemas folder (nor for SwiGLU-28)"));
+  // Celu in the function, at opset 27, is Celu-12: ONNX's own.
+  EXPECT_THAT(d[0].str(), ::testing::Not(HasSubstr("Celu-12")));
 }
 
 TEST(ValidateStructure, OverloadsAreDistinctFunctions) {

@@ -481,11 +481,14 @@ function ort() {
     // hand the binding one, which it reads as empty ("not enough space: expected 40, got
     // 0"); without it, onnxruntime-common keeps the Uint16Array bits this file makes.
     delete globalThis.Float16Array;
+    // SHAPEPROP_ORT=1.31 picks onnxruntime-node 1.31.1 (installed beside 1.30 as the npm
+    // alias onnxruntime-node-1.31: it reads ai.onnx opsets 27 and 28), for ort_types.js too.
+    const wanted = process.env.SHAPEPROP_ORT ? `onnxruntime-node-${process.env.SHAPEPROP_ORT}` : 'onnxruntime-node';
     try {
-      ortModule = require('onnxruntime-node');
+      ortModule = require(wanted);
     } catch (e) {
       throw new EquivError(
-        `cannot load onnxruntime-node (run 'npm ci --ignore-scripts' in ${__dirname}): ${e.message}`,
+        `cannot load ${wanted} (run 'npm ci --ignore-scripts' in ${__dirname}): ${e.message}`,
       );
     }
   }

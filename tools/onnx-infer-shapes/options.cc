@@ -55,6 +55,10 @@ void print_version() {
   std::cout << "onnx-infer-shapes (shapeprop) " << shapeprop::version() << ", ONNX " << shapeprop::onnx_version()
             << " (IR " << shapeprop::onnx_ir_version() << ", ai.onnx opsets up to " << shapeprop::onnx_max_opset("")
             << ")\n";
+  if (shapeprop::rules_max_opset() > shapeprop::onnx_max_opset(""))
+    std::cout << "read through rules: IR up to " << shapeprop::rules_ir_version() << ", ai.onnx opsets "
+              << shapeprop::onnx_max_opset("") + 1 << " to " << shapeprop::rules_max_opset()
+              << " (the ops new or changed there by schemas/onnx/opset*)\n";
   std::cout << "linked ONNX: " << shapeprop::onnx_build() << '\n';
   const auto schemas = shapeprop::builtin_schemas_dir();
   std::cout << "shipped rules: " << (schemas ? schemas->string() : std::string("not found")) << '\n';

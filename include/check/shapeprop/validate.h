@@ -52,7 +52,10 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
 //  - each output of a function is one of its inputs or an output of a node of its body
 //    (ONNX's checker lets one that nothing defines pass; ONNX Runtime refuses the model);
 //  - function ids are unique.
-Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin, const Limits& limits = {});
+// `rules`: the rules the run reads, which state the ai.onnx ops newer than the linked ONNX
+// (the shipped ones when null).
+Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin, const Limits& limits = {},
+                               const OpRules* rules = nullptr);
 
 // Both of the above, ours first (its messages name the place more precisely). With
 // CheckerMode::as_inference, what ONNX's checker and ONNX Runtime reject but inference

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -30,15 +31,18 @@ class OpRules {
   OpRules();
   ~OpRules();
 
-  // The rule for an op ("" or "ai.onnx" for the default domain), or nullptr.
+  // The rule for an op outside ONNX's registry ("" or "ai.onnx" for the default domain), or nullptr.
   const schemas::OpRule* find(const std::string& domain, const std::string& op) const;
+  // The rule for version `since` of ai.onnx `op` (`op Celu since 28`), or nullptr.
+  const schemas::OpRule* find_version(const std::string& op, int since) const;
   size_t size() const { return rules_.size(); }
-  // Every op with a rule, as "domain.Op" (or "Op"), with the file that states the rule.
+  // Every op with a rule, as "domain.Op" (or "Op", or "Op-28" for a version), with the file that states the rule.
   std::vector<std::pair<std::string, std::string>> list() const;
 
  private:
   friend Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders);
-  std::map<std::pair<std::string, std::string>, std::shared_ptr<const schemas::OpRule>> rules_;
+  // By (domain, op, since).
+  std::map<std::tuple<std::string, std::string, int>, std::shared_ptr<const schemas::OpRule>> rules_;
 };
 
 // The folder of rules shipped with shapeprop: share/shapeprop/schemas beside the running

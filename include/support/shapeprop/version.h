@@ -21,4 +21,10 @@ const char* onnx_build();
 int64_t onnx_ir_version();
 int64_t onnx_max_opset(std::string_view domain);
 
+// What shapeprop reads beyond that ONNX through its rules (schemas/onnx/opset27, opset28):
+// the highest IR version and ai.onnx opset; equal to the linked ONNX's where the rules do
+// not extend it (any ONNX but 1.21).
+int64_t rules_ir_version();
+int64_t rules_max_opset();
+
 }  // namespace shapeprop
