@@ -1,0 +1,152 @@
+"""onnx-shape-inference's entry point, backed by shapeprop: a drop-in for
+``onnx_shape_inference.infer_symbolic_shapes`` (justinchuby/onnx-shape-inference 0.3.0),
+which Olive and onnxscript users call on an ``onnx_ir.Model``::
+
+    from shapeprop.osi_compat import infer_symbolic_shapes
+    model = infer_symbolic_shapes(model, policy="refine")   # in place, and returned
+
+As there, the model is changed in place and returned: each value a node of the main graph
+or of a subgraph computes gets its element type (or its sequence/optional type) and shape,
+merged with what the value already holds by ``policy``. The types are shapeprop's
+(``shapeprop.infer_shapes`` of the model serialized once through ``onnx_ir.serde``; the
+functions' bodies are left as they are, as onnx-shape-inference leaves them), which hold
+for every valid input. A value's existing type is a declaration (the exporter's
+``value_info``, an earlier pass's result); the policies decide what becomes of it:
+
+- ``"override"``: shapeprop's type replaces it wherever shapeprop has one;
+- ``"skip"``: a value that has a type (a shape) keeps it; the others get shapeprop's;
+- ``"refine"`` (the default): shapeprop's type where it is at least as specific, the
+  existing one kept where shapeprop proves nothing finer, dim by dim (a known size or a
+  named symbol is kept over a dim shapeprop leaves unknown or gives a fresh ``unk__N``
+  name: the model's own declaration taken on trust there, as onnx-shape-inference does).
+  Where the existing type contradicts the proof (another element type, another rank,
+  another size), onnx-shape-inference keeps the existing one; here the proof replaces
+  it, with a warning: the declaration is false for some input.
+- ``"strict"``: such a contradiction raises ``ValueError`` (naming the value), as
+  onnx-shape-inference's strict policy does; otherwise as ``"refine"``.
+
+``warn_on_missing``: shapeprop's warnings (an op without a schema or rule, whose outputs
+stay untyped) are logged through ``logging.getLogger("shapeprop.osi_compat")``.
+``adopt_declared_symbols``: accepted; shapeprop's annotation already writes a declared
+name where it proves the value has that size, and mints fresh names only where it knows
+nothing, so it changes nothing. A model shapeprop cannot analyse raises
+:class:`shapeprop.Error`, a ``ValueError`` as onnx-shape-inference's errors are; the model
+is then left as it was. Importing this module needs onnx_ir.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import List, Literal, Optional, Union
+
+import onnx
+import onnx_ir
+
+from . import infer_shapes as _infer_shapes
+
+__all__ = ["ShapeMergePolicy", "infer_symbolic_shapes"]
+
+logger = logging.getLogger(__name__)
+
+ShapeMergePolicy = Literal["skip", "override", "refine", "strict"]
+_POLICIES = ("skip", "override", "refine", "strict")
+
+# The names shapeprop gives a dim it knows nothing of (ONNX's style, docs/DESIGN.md).
+_FRESH = re.compile(r"(unk|dyn)__[0-9]+")
+
+Dim = Union[int, onnx_ir.SymbolicDim]
+
+
+def _known(dim: Dim) -> bool:
+    """A size or a name that says something: not unknown, not a fresh name."""
+    if isinstance(dim, int):
+        return True
+    return dim.value is not None and not _FRESH.fullmatch(dim.value)
+
+
+def _plain(dim: Dim) -> Union[int, str, None]:
+    return dim if isinstance(dim, int) else dim.value
+
+
+def _conflict(existing: onnx_ir.Value, inferred: onnx_ir.Value) -> Optional[str]:
+    """How the existing type contradicts the proof, or None (onnx-shape-inference's strict
+    checks: element type, rank, two different sizes)."""
+    if existing.type is not None and inferred.type is not None:
+        if type(existing.type) is not type(inferred.type):
+            return "type %s, inferred %s" % (existing.type, inferred.type)
+        if existing.dtype is not None and inferred.dtype is not None and existing.dtype != inferred.dtype:
+            return "element type %s, inferred %s" % (existing.dtype, inferred.dtype)
+    if existing.shape is not None and inferred.shape is not None:
+        if existing.shape.rank() != inferred.shape.rank():
+            return "rank %d, inferred %d" % (existing.shape.rank(), inferred.shape.rank())
+        for i, (e, n) in enumerate(zip(existing.shape.dims, inferred.shape.dims)):
+            if isinstance(e, int) and isinstance(n, int) and e != n:
+                return "dim %d is %d, inferred %d" % (i, e, n)
+    return None
+
+
+def _merge(value: onnx_ir.Value, inferred: onnx_ir.Value, policy: str) -> None:
+    """Writes `inferred`'s type and shape into `value` by `policy`."""
+    if inferred.type is None and inferred.shape is None:
+        return
+    had_type, had_shape = value.type is not None, value.shape is not None
+    if policy == "skip":
+        if not had_type and inferred.type is not None:
+            value.type = inferred.type
+        if not had_shape and inferred.shape is not None:
+            value.shape = onnx_ir.Shape([_plain(d) for d in inferred.shape.dims])
+        return
+    conflict = _conflict(value, inferred) if policy != "override" else None
+    if conflict is not None:
+        message = "the type of %r contradicts what inference proves: %s" % (value.name, conflict)
+        if policy == "strict":
+            raise ValueError(message)
+        logger.warning("%s; written as proven", message)
+    if inferred.type is not None:
+        if policy == "override" or conflict is not None or not had_type:
+            value.type = inferred.type
+    if inferred.shape is None:
+        return
+    if policy == "override" or conflict is not None or not had_shape or value.shape.rank() != inferred.shape.rank():
+        value.shape = onnx_ir.Shape([_plain(d) for d in inferred.shape.dims])
+        return
+    dims = [_plain(n) if _known(n) or not _known(e) else _plain(e)
+            for e, n in zip(value.shape.dims, inferred.shape.dims)]
+    if dims != [_plain(d) for d in value.shape.dims]:
+        value.shape = onnx_ir.Shape(dims)
+
+
+def _node_outputs(graph: onnx_ir.Graph) -> List[onnx_ir.Value]:
+    return [v for node in graph.all_nodes() for v in node.outputs]
+
+
+def infer_symbolic_shapes(model: onnx_ir.Model, *, policy: ShapeMergePolicy = "refine", warn_on_missing: bool = True,
+                          adopt_declared_symbols: bool = True) -> onnx_ir.Model:
+    """Infers the type and shape of every value a node computes (in the main graph and its
+    subgraphs) and merges them into ``model`` in place by ``policy`` (this module's
+    docstring says how); returns ``model``."""
+    if not isinstance(model, onnx_ir.Model):
+        raise TypeError("model must be an onnx_ir.Model, not %s" % type(model).__name__)
+    if policy not in _POLICIES:
+        raise ValueError("policy must be one of %s, not %r" % (", ".join(repr(p) for p in _POLICIES), policy))
+    data = onnx_ir.serde.serialize_model(model).SerializeToString()
+    out, report = _infer_shapes(data, annotate_functions=False, return_report=True)
+    if warn_on_missing:
+        for d in report.diagnostics:
+            if d.severity == "warning":
+                logger.warning("%s", d)
+    proto = onnx.ModelProto()
+    proto.ParseFromString(out)
+    inferred = onnx_ir.serde.deserialize_model(proto)
+    values, results = _node_outputs(model.graph), _node_outputs(inferred.graph)
+    # Annotation adds value_info and changes no node: the two walks meet the same values.
+    assert [v.name for v in values] == [v.name for v in results], "the annotated model's nodes differ"
+    if policy == "strict":  # all or nothing: a conflict leaves the model as it was
+        for value, result in zip(values, results):
+            conflict = _conflict(value, result)
+            if conflict is not None:
+                raise ValueError("the type of %r contradicts what inference proves: %s" % (value.name, conflict))
+    for value, result in zip(values, results):
+        _merge(value, result, policy)
+    return model
