@@ -20,12 +20,18 @@ mkdir -p "$build"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHAPEPROP_WERROR=ON \
   -DSHAPEPROP_BUILD_BENCHMARKS=OFF -DPython_EXECUTABLE=/usr/bin/python3 \
   -DSHAPEPROP_FILECHECK="$filecheck" -DSHAPEPROP_LIT="$lit" -DSHAPEPROP_ONNX_IR_PATH="${SHAPEPROP_ONNX_IR_PATH:-}" \
+  -DSHAPEPROP_OSI_PATH="${SHAPEPROP_OSI_PATH:-}" \
   >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log"; exit 1; }
 grep -E '^-- shapeprop: ' "$build/configure.log" || true
 # With onnx_ir's sources given (SHAPEPROP_ONNX_IR_PATH), its tests must be registered.
 if [ -n "${SHAPEPROP_ONNX_IR_PATH:-}" ] && ! grep -q 'onnx_ir found' "$build/configure.log"; then
   echo "test-lite: onnx_ir's sources are at $SHAPEPROP_ONNX_IR_PATH, and configure did not find onnx_ir" >&2
+  exit 1
+fi
+# With onnx-shape-inference's sources given (SHAPEPROP_OSI_PATH), the drop-in comparison must be.
+if [ -n "${SHAPEPROP_OSI_PATH:-}" ] && ! grep -q 'dropin.real_exports' "$build/configure.log"; then
+  echo "test-lite: onnx-shape-inference's sources are at $SHAPEPROP_OSI_PATH, and the drop-in comparison is not registered" >&2
   exit 1
 fi
 cmake --build "$build" -j "$jobs"

@@ -9,7 +9,8 @@ and its command line, with the same flags::
 
     python3 -m shapeprop.ort_compat --input model.onnx --output out.onnx --auto_merge
 
-What it writes, as ORT's tool does: a new ``onnx.ModelProto`` whose graph ``value_info``
+What it writes, as ORT's tool does: from the graph alone (the ``value_info`` the model
+holds is not read, as ORT's tool clears it), a new ``onnx.ModelProto`` whose graph ``value_info``
 holds the type of every value computed by a node, the graph's outputs among them (ORT's
 optimizer and quantizer read ``value_info``), whose graph outputs carry the inferred type,
 and whose subgraphs' ``value_info`` are filled the same way; the argument is not changed.
@@ -31,8 +32,9 @@ so the IR version stays), which hold for every valid input. Where the two differ
 - ``guess_output_rank``: ORT's tool guesses that the output of an op it does not know has
   the rank and element type of its first input: a guess, false for many ops. shapeprop does
   not guess: such an output stays untyped. Without ``guess_output_rank`` ORT's tool raises
-  when an output is left untyped, and so does this one (the same message); with it, this
-  one returns the model with that output untyped, where ORT's would have written a guess.
+  when a value is left without an element type or a rank, and so does this one (the same
+  message); with it, this one returns the model with that value untyped, where ORT's
+  would have written a guess.
 - ``verbose``: 0 logs nothing, 1 and 2 log shapeprop's warnings, 3 and more its notes too,
   through ``logging.getLogger("shapeprop.ort_compat")``.
 - Errors: a model shapeprop cannot analyse raises :class:`shapeprop.Error` (a
@@ -50,7 +52,7 @@ import logging
 import os
 import sys
 import tempfile
-from typing import List, Optional, Set
+from typing import Dict, List, Mapping, Optional
 
 import onnx
 
@@ -82,20 +84,33 @@ def _subgraphs(node: onnx.NodeProto) -> List[onnx.GraphProto]:
     return out
 
 
-def _typed_names(graph: onnx.GraphProto) -> Set[str]:
-    return {vi.name for vi in list(graph.value_info) + list(graph.output) + list(graph.input)
-            if vi.type.WhichOneof("value") is not None}
+def _types(graph: onnx.GraphProto) -> Dict[str, onnx.TypeProto]:
+    return {vi.name: vi.type for vi in list(graph.input) + list(graph.value_info) + list(graph.output)}
 
 
-def _untyped_values(graph: onnx.GraphProto, outer: Set[str] = frozenset()) -> List[str]:
-    """The node outputs of `graph` and its subgraphs that carry no type, in order."""
-    typed = outer | _typed_names(graph)
+def _incomplete(graph: onnx.GraphProto, outer: Mapping[str, onnx.TypeProto] = {}) -> List[str]:
+    """The node outputs of `graph` and its subgraphs that ORT's tool would call incomplete, in
+    order: without a type, or a tensor without an element type or a shape (a rank)."""
+    types = {**outer, **_types(graph)}
     out = []
     for node in graph.node:
-        out += [name for name in node.output if name and name not in typed]
+        for name in node.output:
+            t = types.get(name)
+            if name and (t is None or t.WhichOneof("value") is None or (
+                    t.HasField("tensor_type") and (not t.tensor_type.elem_type or not t.tensor_type.HasField("shape")))):
+                out.append(name)
         for sub in _subgraphs(node):
-            out += _untyped_values(sub, typed)
+            out += _incomplete(sub, types)
     return out
+
+
+def _without_value_info(graph: onnx.GraphProto) -> None:
+    """ORT's tool starts from the graph alone: the value_info of the graph and its subgraphs
+    is cleared (the graph's inputs and outputs keep their declarations)."""
+    del graph.value_info[:]
+    for node in graph.node:
+        for sub in _subgraphs(node):
+            _without_value_info(sub)
 
 
 def _outputs_as_value_info(graph: onnx.GraphProto) -> None:
@@ -142,14 +157,17 @@ class SymbolicShapeInference:
         if not opset or opset < 7:
             logger.warning("Only support models of onnx opset 7 and above.")
             return None
-        out, report = _infer_shapes(in_mp, annotate_functions=False, return_report=True)
+        bare = onnx.ModelProto()
+        bare.CopyFrom(in_mp)
+        _without_value_info(bare.graph)
+        out, report = _infer_shapes(bare, annotate_functions=False, return_report=True)
         if verbose > 0:
             for d in report.diagnostics:
                 if d.severity in ("warning", "error") or verbose > 2:
                     logger.log(logging.WARNING if d.severity != "note" else logging.INFO, "%s", d)
         _outputs_as_value_info(out.graph)
         if not guess_output_rank:
-            untyped = _untyped_values(out.graph)
+            untyped = _incomplete(out.graph)
             if untyped:
                 if verbose > 0:
                     logger.warning("untyped: %s", ", ".join(untyped[:20]))

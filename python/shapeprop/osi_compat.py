@@ -8,17 +8,19 @@ which Olive and onnxscript users call on an ``onnx_ir.Model``::
 As there, the model is changed in place and returned: each value a node of the main graph
 or of a subgraph computes gets its element type (or its sequence/optional type) and shape,
 merged with what the value already holds by ``policy``. The types are shapeprop's
-(``shapeprop.infer_shapes`` of the model serialized once through ``onnx_ir.serde``; the
-functions' bodies are left as they are, as onnx-shape-inference leaves them), which hold
-for every valid input. A value's existing type is a declaration (the exporter's
+(``shapeprop.infer_shapes`` of the model serialized once through ``onnx_ir.serde``, without
+its ``value_info`` and its outputs' shapes: what the graph alone proves; the functions'
+bodies are left as they are, as onnx-shape-inference leaves them), which hold for every
+valid input. A value's existing type is a declaration (the exporter's
 ``value_info``, an earlier pass's result); the policies decide what becomes of it:
 
 - ``"override"``: shapeprop's type replaces it wherever shapeprop has one;
 - ``"skip"``: a value that has a type (a shape) keeps it; the others get shapeprop's;
 - ``"refine"`` (the default): shapeprop's type where it is at least as specific, the
   existing one kept where shapeprop proves nothing finer, dim by dim (a known size or a
-  named symbol is kept over a dim shapeprop leaves unknown or gives a fresh ``unk__N``
-  name: the model's own declaration taken on trust there, as onnx-shape-inference does).
+  named symbol is kept over a dim shapeprop leaves unknown or writes with a fresh name,
+  ``dyn__N`` or ``unk__N``: the model's own declaration taken on trust there, as
+  onnx-shape-inference does).
   Where the existing type contradicts the proof (another element type, another rank,
   another size), onnx-shape-inference keeps the existing one; here the proof replaces
   it, with a warning: the declaration is false for some input.
@@ -40,10 +42,10 @@ import logging
 import re
 from typing import List, Literal, Optional, Union
 
-import onnx
 import onnx_ir
 
 from . import infer_shapes as _infer_shapes
+from .ort_compat import _without_value_info
 
 __all__ = ["ShapeMergePolicy", "infer_symbolic_shapes"]
 
@@ -52,17 +54,20 @@ logger = logging.getLogger(__name__)
 ShapeMergePolicy = Literal["skip", "override", "refine", "strict"]
 _POLICIES = ("skip", "override", "refine", "strict")
 
-# The names shapeprop gives a dim it knows nothing of (ONNX's style, docs/DESIGN.md).
+# The names shapeprop gives a dim it knows nothing of (docs/DESIGN.md), and identifiers.
 _FRESH = re.compile(r"(unk|dyn)__[0-9]+")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Dim = Union[int, onnx_ir.SymbolicDim]
 
 
 def _known(dim: Dim) -> bool:
-    """A size or a name that says something: not unknown, not a fresh name."""
+    """A size, or a name or an expression that says something: not unknown, and over no
+    fresh name (``dyn__0+dyn__1``, the sum of sizes the data decide, says less than a
+    declared ``6`` or ``width``)."""
     if isinstance(dim, int):
         return True
-    return dim.value is not None and not _FRESH.fullmatch(dim.value)
+    return dim.value is not None and not any(_FRESH.fullmatch(n) for n in _IDENTIFIER.findall(dim.value))
 
 
 def _plain(dim: Dim) -> Union[int, str, None]:
@@ -130,15 +135,19 @@ def infer_symbolic_shapes(model: onnx_ir.Model, *, policy: ShapeMergePolicy = "r
         raise TypeError("model must be an onnx_ir.Model, not %s" % type(model).__name__)
     if policy not in _POLICIES:
         raise ValueError("policy must be one of %s, not %r" % (", ".join(repr(p) for p in _POLICIES), policy))
-    data = onnx_ir.serde.serialize_model(model).SerializeToString()
-    out, report = _infer_shapes(data, annotate_functions=False, return_report=True)
+    # What is proven, from the graph alone: the declarations (value_info, the outputs'
+    # shapes) are merged below, by the policy.
+    bare = onnx_ir.serde.serialize_model(model)
+    _without_value_info(bare.graph)
+    for output in bare.graph.output:
+        if output.type.HasField("tensor_type"):
+            output.type.tensor_type.ClearField("shape")
+    out, report = _infer_shapes(bare, annotate_functions=False, return_report=True)
     if warn_on_missing:
         for d in report.diagnostics:
             if d.severity == "warning":
                 logger.warning("%s", d)
-    proto = onnx.ModelProto()
-    proto.ParseFromString(out)
-    inferred = onnx_ir.serde.deserialize_model(proto)
+    inferred = onnx_ir.serde.deserialize_model(out)
     values, results = _node_outputs(model.graph), _node_outputs(inferred.graph)
     # Annotation adds value_info and changes no node: the two walks meet the same values.
     assert [v.name for v in values] == [v.name for v in results], "the annotated model's nodes differ"

@@ -31,8 +31,9 @@ ORT_FLAGS = {"input": "m.onnx", "output": None, "auto_merge": False, "int_max": 
 def small_model(onnx, opset=18, weight_elements=4):
     """y = MatMul(x, w) + 1 with x: float[N, 4] and an initializer w: float[4, k], and an
     output declared without a shape."""
-    h = onnx.helper
     import numpy as np
+    import onnx.numpy_helper  # noqa: F401 - a submodule older onnx does not import itself
+    h = onnx.helper
     w = onnx.numpy_helper.from_array(np.arange(4 * weight_elements, dtype=np.float32).reshape(4, weight_elements), "w")
     one = onnx.numpy_helper.from_array(np.ones((1,), dtype=np.float32), "one")
     graph = h.make_graph(
@@ -40,6 +41,17 @@ def small_model(onnx, opset=18, weight_elements=4):
         [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["N", 4])],
         [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], [w, one])
     return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)], ir_version=8)
+
+
+def same_model(onnx, a, b):
+    """The same model, the weights compared as arrays (external data read back may be held
+    in other fields than the original's)."""
+    import onnx.numpy_helper  # noqa: F401
+    arrays = [{t.name: onnx.numpy_helper.to_array(t).tolist() for t in m.graph.initializer} for m in (a, b)]
+    assert arrays[0] == arrays[1]
+    for m in (a, b):
+        del m.graph.initializer[:]
+    assert a == b
 
 
 def dims(vi):
@@ -93,7 +105,7 @@ def test_functions_are_typed_per_call_site(shapeprop, onnx):
     produced = [o for n in out.graph.node for o in n.output if o]
     typed = {vi.name for vi in out.graph.value_info}
     assert produced and set(produced) <= typed
-    assert out.ir_version == model.ir_version and all(not f.value_info for f in out.functions)
+    assert out.ir_version == model.ir_version and all(not getattr(f, "value_info", ()) for f in out.functions)  # the field: ONNX 1.16
 
 
 def test_auto_merge_and_int_max_change_nothing(onnx):
@@ -169,6 +181,7 @@ def test_command_line_external_data(onnx, tmp_path):
     src = tmp_path / "in.onnx"
     onnx.save(model, str(src))
     expected = SymbolicShapeInference.infer_shapes(model)
+    copy = lambda m: type(m).FromString(m.SerializeToString())  # noqa: E731 - same_model empties its arguments
     # Every tensor over the threshold in one file, at the location given.
     done = run_cli("--input", src, "--output", tmp_path / "one.onnx", "--save_as_external_data",
                    "--all_tensors_to_one_file", "--external_data_location", "one.bin")
@@ -177,7 +190,7 @@ def test_command_line_external_data(onnx, tmp_path):
     locations = {t.name: [e.value for e in t.external_data if e.key == "location"] for t in saved.graph.initializer}
     assert locations == {"w": ["one.bin"], "one": []}  # one: 4 bytes, under the default 1024
     assert (tmp_path / "one.bin").stat().st_size == 4 * 4 * 512
-    assert onnx.load(str(tmp_path / "one.onnx")) == expected
+    same_model(onnx, onnx.load(str(tmp_path / "one.onnx")), copy(expected))
     # A threshold of 0: both tensors external, each in a file of its own (named as ONNX names them).
     out = tmp_path / "each"
     out.mkdir()
@@ -187,13 +200,13 @@ def test_command_line_external_data(onnx, tmp_path):
     saved = onnx.load(str(out / "m.onnx"), load_external_data=False)
     assert all(t.data_location == onnx.TensorProto.EXTERNAL for t in saved.graph.initializer)
     assert len(list(out.iterdir())) == 3
-    assert onnx.load(str(out / "m.onnx")) == expected
+    same_model(onnx, onnx.load(str(out / "m.onnx")), copy(expected))
     # A model whose weights are external data: read from beside it, written inline.
     done = run_cli("--input", tmp_path / "one.onnx", "--output", tmp_path / "inline.onnx")
     assert done.returncode == 0, done.stderr
     inline = onnx.load(str(tmp_path / "inline.onnx"), load_external_data=False)
     assert all(t.data_location != onnx.TensorProto.EXTERNAL for t in inline.graph.initializer)
-    assert inline == expected
+    same_model(onnx, inline, expected)
 
 
 def test_command_line_errors(onnx, tmp_path):
