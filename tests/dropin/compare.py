@@ -6,15 +6,19 @@
     ours_ort  shapeprop.ort_compat.SymbolicShapeInference.infer_shapes, the same call;
     osi       onnx_shape_inference.infer_symbolic_shapes (its sources, on an onnx_ir.Model),
               policy="refine" (its default);
-    ours_osi  shapeprop.osi_compat.infer_symbolic_shapes, the same call.
+    ours_osi  shapeprop.osi_compat.infer_symbolic_shapes, the same call;
+    osi_declared, ours_osi_declared   the same two calls on the model as exported.
 
-Each sees every model as baselines.py's tools do: without its value_info (the graph's
-outputs keep their declared types), so that what it writes is derived from the graph. Each
+Each but the last two sees every model as baselines.py's tools do: without its value_info
+(the graph's outputs keep their declared types), so that what it writes is derived from the
+graph; the last two see it with its value_info, as Olive hands it to onnx-shape-inference,
+whose "refine" merges the declarations with what it infers. Each
 value a node of the main graph computes is judged against the shapes ONNX Runtime computes at
 two bindings of every symbolic input dim (baselines.py's `judge`, with runs.json), and at
 those extra_runs.json adds: a type is true when every dim it gives is the size at every binding (a number, an input's symbol, an
 expression over those, or any other symbol taking one size per run). Then, per pair (ort and
-ours_ort, osi and ours_osi), on the values whose type the tool gives truly:
+ours_ort, osi and ours_osi, osi_declared and ours_osi_declared), on the values whose type
+the tool gives truly:
 
     less     ours says less of the value than the tool does: it is untyped or rankless
              where the tool's is not, or one of its dims is less specific (a number above
@@ -57,8 +61,12 @@ import baselines  # noqa: E402 - the corpus's own oracle, beside the models
 # Sizes judged beside runs.json's, where a tool's fact holds at those but not in general.
 EXTRA_RUNS = json.loads((HERE / "extra_runs.json").read_text())
 
-TOOLS = ("ort", "ours_ort", "osi", "ours_osi")
-PAIRS = (("ort", "ours_ort"), ("osi", "ours_osi"))
+TOOLS = ("ort", "ours_ort", "osi", "ours_osi", "osi_declared", "ours_osi_declared")
+PAIRS = (("ort", "ours_ort"), ("osi", "ours_osi"), ("osi_declared", "ours_osi_declared"))
+THEIRS = {ours: theirs for theirs, ours in PAIRS}
+# These see the model as exported, value_info and all: what Olive hands
+# onnx-shape-inference, whose "refine" merges the declarations with what it infers.
+DECLARED = {"osi_declared", "ours_osi_declared"}
 
 
 def _ort(tool):
@@ -80,7 +88,8 @@ def _osi(infer):
     return run
 
 
-RUNNERS = {"ort": _ort(OrtTool), "ours_ort": _ort(OursOrt), "osi": _osi(osi_infer), "ours_osi": _osi(ours_osi_infer)}
+RUNNERS = {"ort": _ort(OrtTool), "ours_ort": _ort(OursOrt), "osi": _osi(osi_infer), "ours_osi": _osi(ours_osi_infer),
+           "osi_declared": _osi(osi_infer), "ours_osi_declared": _osi(ours_osi_infer)}
 
 
 def call(name, model):
@@ -155,7 +164,7 @@ def compare(file, origin, runs):
     for tool in TOOLS:
         try:
             with elsewhere():
-                result, _ = call(tool, bare)
+                result, _ = call(tool, model if tool in DECLARED else bare)
         except Exception as e:  # noqa: BLE001 - a tool's crash is a result here
             if tool.startswith("ours"):
                 raise
@@ -184,14 +193,15 @@ def times(origin, repeat):
     print("model\tvalues\t" + "\t".join(f"{t} (ms)" for t in TOOLS))
     totals = dict.fromkeys(TOOLS, 0.0)
     for file in models(origin):
-        model = baselines.undeclared(onnx.load(str(EXPORTS / file)))
+        model = onnx.load(str(EXPORTS / file))
+        bare = baselines.undeclared(model)
         row = [file, str(len(baselines.graph_values(model)))]
         for tool in TOOLS:
             best = None
             for _ in range(repeat):
                 try:
                     with elsewhere():
-                        _, t = call(tool, model)
+                        _, t = call(tool, model if tool in DECLARED else bare)
                 except Exception:  # noqa: BLE001 - crashed: no time
                     best = None
                     break
@@ -205,11 +215,11 @@ def times(origin, repeat):
 def check(found, expected):
     problems = []
     for file, entry in found.items():
-        for ours in ("ours_ort", "ours_osi"):
+        for ours, theirs in THEIRS.items():
             if entry[ours]["false"]:
                 problems.append(f"{file}: {ours} false: {', '.join(entry[ours]['false'])}")
             if entry[ours]["less"]:
-                problems.append(f"{file}: {ours} less precise than {ours[5:]}: {', '.join(entry[ours]['less'])}")
+                problems.append(f"{file}: {ours} less precise than {theirs}: {', '.join(entry[ours]['less'])}")
         if file not in expected:
             problems.append(f"{file}: not in the counts file (run --write)")
         elif expected[file] != entry:
@@ -226,7 +236,7 @@ def summary(found):
         lines.append(f"{tool}: ran on {len(ran)} of {len(found)} models, "
                      f"{sum(e['determined'] for e in ran)} values determined truly, "
                      f"{sum(len(e['false']) for e in ran)} false"
-                     + (f", {sum(len(e['less']) for e in ran)} less precise than {tool[5:]}" if tool.startswith("ours") else ""))
+                     + (f", {sum(len(e['less']) for e in ran)} less precise than {THEIRS[tool]}" if tool in THEIRS else ""))
     return lines
 
 
