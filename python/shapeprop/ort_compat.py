@@ -9,13 +9,15 @@ and its command line, with the same flags::
 
     python3 -m shapeprop.ort_compat --input model.onnx --output out.onnx --auto_merge
 
-What it writes, as ORT's tool does: from the graph alone (the ``value_info`` the model
-holds is not read, as ORT's tool clears it), a new ``onnx.ModelProto`` whose graph ``value_info``
-holds the type of every value computed by a node, the graph's outputs among them (ORT's
-optimizer and quantizer read ``value_info``), whose graph outputs carry the inferred type,
-and whose subgraphs' ``value_info`` are filled the same way; the argument is not changed.
-The types are shapeprop's (``shapeprop.infer_shapes`` with ``annotate_functions=False``,
-so the IR version stays), which hold for every valid input. Where the two differ, and why:
+What it writes, as ORT's tool does: a new ``onnx.ModelProto`` (the argument is not
+changed) whose graph ``value_info`` holds the type of every value computed by a node, the
+graph's outputs among them (ORT's optimizer and quantizer read ``value_info``), whose graph
+outputs carry the inferred type, and whose subgraphs' ``value_info`` are filled the same
+way. The types are what shapeprop proves from the graph alone, which hold for every valid
+input: ``shapeprop.infer_shapes`` of the model without its ``value_info`` and its outputs'
+shapes, with ``declared="ignore"`` (ORT's tool clears the one and overwrites the other), and
+``annotate_functions=False`` (the IR version stays). Where the two differ, and
+why:
 
 - ``auto_merge``: ORT's tool, meeting two dims it cannot relate where they must be equal
   (the two sides of a broadcast, of a MatMul, of a Concat), merges their symbols into one;
@@ -104,13 +106,25 @@ def _incomplete(graph: onnx.GraphProto, outer: Mapping[str, onnx.TypeProto] = {}
     return out
 
 
-def _without_value_info(graph: onnx.GraphProto) -> None:
-    """ORT's tool starts from the graph alone: the value_info of the graph and its subgraphs
-    is cleared (the graph's inputs and outputs keep their declarations)."""
-    del graph.value_info[:]
-    for node in graph.node:
-        for sub in _subgraphs(node):
-            _without_value_info(sub)
+def _undeclared(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of `model` without the declared types of its computed values: the value_info of
+    the graph and its subgraphs and the shapes of the graph's outputs. (``declared="ignore"``
+    neither uses nor checks them, but annotation still writes one that says more than is
+    proven, a size where the data decide it.)"""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+
+    def clear(graph: onnx.GraphProto) -> None:
+        del graph.value_info[:]
+        for node in graph.node:
+            for sub in _subgraphs(node):
+                clear(sub)
+
+    clear(out.graph)
+    for output in out.graph.output:
+        if output.type.HasField("tensor_type"):
+            output.type.tensor_type.ClearField("shape")
+    return out
 
 
 def _outputs_as_value_info(graph: onnx.GraphProto) -> None:
@@ -157,10 +171,10 @@ class SymbolicShapeInference:
         if not opset or opset < 7:
             logger.warning("Only support models of onnx opset 7 and above.")
             return None
-        bare = onnx.ModelProto()
-        bare.CopyFrom(in_mp)
-        _without_value_info(bare.graph)
-        out, report = _infer_shapes(bare, annotate_functions=False, return_report=True)
+        # ORT's tool clears the model's value_info and overwrites its outputs' types: no
+        # declaration of a computed value is read.
+        out, report = _infer_shapes(_undeclared(in_mp), annotate_functions=False, declared="ignore",
+                                    return_report=True)
         if verbose > 0:
             for d in report.diagnostics:
                 if d.severity in ("warning", "error") or verbose > 2:

@@ -8,24 +8,29 @@ which Olive and onnxscript users call on an ``onnx_ir.Model``::
 As there, the model is changed in place and returned: each value a node of the main graph
 or of a subgraph computes gets its element type (or its sequence/optional type) and shape,
 merged with what the value already holds by ``policy``. The types are shapeprop's
-(``shapeprop.infer_shapes`` of the model serialized once through ``onnx_ir.serde``, without
-its ``value_info`` and its outputs' shapes: what the graph alone proves; the functions'
-bodies are left as they are, as onnx-shape-inference leaves them), which hold for every
-valid input. A value's existing type is a declaration (the exporter's
-``value_info``, an earlier pass's result); the policies decide what becomes of it:
+(``shapeprop.infer_shapes`` of the model serialized once through ``onnx_ir.serde``; the
+functions' bodies are left as they are, as onnx-shape-inference leaves them), which hold
+for every valid input, but for what a policy takes on trust. A value's existing type is a
+declaration (the exporter's ``value_info``, an earlier pass's result); the policies decide
+what becomes of it:
 
-- ``"override"``: shapeprop's type replaces it wherever shapeprop has one;
-- ``"skip"``: a value that has a type (a shape) keeps it; the others get shapeprop's;
+- ``"override"``: what the graph alone proves (the model without its ``value_info`` and
+  its outputs' shapes, ``declared="ignore"``) replaces it wherever shapeprop has a type;
+- ``"skip"``: a value that has a type (a shape) keeps it; the others get what the graph
+  alone proves;
 - ``"refine"`` (the default): shapeprop's type where it is at least as specific, the
   existing one kept where shapeprop proves nothing finer, dim by dim (a known size or a
-  named symbol is kept over a dim shapeprop leaves unknown or writes with a fresh name,
-  ``dyn__N`` or ``unk__N``: the model's own declaration taken on trust there, as
-  onnx-shape-inference does).
+  named symbol is kept over a dim shapeprop leaves unknown or writes over a fresh name,
+  ``dyn__N`` or ``unk__N``): the model's own declaration taken on trust there, as
+  onnx-shape-inference takes it, and used as a fact for the values computed from it
+  (``declared="use"``; the model's ``metadata_props`` then say so, under
+  ``shapeprop.assumptions``).
   Where the existing type contradicts the proof (another element type, another rank,
   another size), onnx-shape-inference keeps the existing one; here the proof replaces
   it, with a warning: the declaration is false for some input.
-- ``"strict"``: such a contradiction raises ``ValueError`` (naming the value), as
-  onnx-shape-inference's strict policy does; otherwise as ``"refine"``.
+- ``"strict"``: such a contradiction raises ``ValueError`` (naming the value) before
+  anything is changed, as onnx-shape-inference's strict policy does; otherwise as
+  ``"refine"``.
 
 ``warn_on_missing``: shapeprop's warnings (an op without a schema or rule, whose outputs
 stay untyped) are logged through ``logging.getLogger("shapeprop.osi_compat")``.
@@ -45,7 +50,7 @@ from typing import List, Literal, Optional, Union
 import onnx_ir
 
 from . import infer_shapes as _infer_shapes
-from .ort_compat import _without_value_info
+from .ort_compat import _undeclared
 
 __all__ = ["ShapeMergePolicy", "infer_symbolic_shapes"]
 
@@ -59,6 +64,8 @@ _FRESH = re.compile(r"(unk|dyn)__[0-9]+")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Dim = Union[int, onnx_ir.SymbolicDim]
+
+_ASSUMPTIONS = "shapeprop.assumptions"
 
 
 def _known(dim: Dim) -> bool:
@@ -135,14 +142,16 @@ def infer_symbolic_shapes(model: onnx_ir.Model, *, policy: ShapeMergePolicy = "r
         raise TypeError("model must be an onnx_ir.Model, not %s" % type(model).__name__)
     if policy not in _POLICIES:
         raise ValueError("policy must be one of %s, not %r" % (", ".join(repr(p) for p in _POLICIES), policy))
-    # What is proven, from the graph alone: the declarations (value_info, the outputs'
-    # shapes) are merged below, by the policy.
-    bare = onnx_ir.serde.serialize_model(model)
-    _without_value_info(bare.graph)
-    for output in bare.graph.output:
-        if output.type.HasField("tensor_type"):
-            output.type.tensor_type.ClearField("shape")
-    out, report = _infer_shapes(bare, annotate_functions=False, return_report=True)
+    # "refine" and "strict" take a declaration as a fact where nothing finer is proven, as
+    # onnx-shape-inference does, so that it also informs the values computed from it
+    # (declared="use", which records the trust in metadata_props); "override" and "skip"
+    # merge what the graph alone proves.
+    proto = onnx_ir.serde.serialize_model(model)
+    if policy in ("refine", "strict"):
+        out, report = _infer_shapes(proto, annotate_functions=False, declared="use", return_report=True)
+    else:
+        out, report = _infer_shapes(_undeclared(proto), annotate_functions=False, declared="ignore",
+                                    return_report=True)
     if warn_on_missing:
         for d in report.diagnostics:
             if d.severity == "warning":
@@ -158,4 +167,8 @@ def infer_symbolic_shapes(model: onnx_ir.Model, *, policy: ShapeMergePolicy = "r
                 raise ValueError("the type of %r contradicts what inference proves: %s" % (value.name, conflict))
     for value, result in zip(values, results):
         _merge(value, result, policy)
+    # What the result rests on (declarations taken on trust, dims at least 1), as
+    # shapeprop records it in every model it writes.
+    if _ASSUMPTIONS in inferred.metadata_props:
+        model.metadata_props[_ASSUMPTIONS] = inferred.metadata_props[_ASSUMPTIONS]
     return model

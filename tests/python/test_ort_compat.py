@@ -99,6 +99,17 @@ def test_value_info_holds_every_computed_value_with_the_outputs(shapeprop, onnx)
         vi.name: vi.type for vi in out.graph.value_info if vi.name != "y"}
 
 
+def test_declarations_are_not_read(onnx):
+    model = small_model(onnx)
+    # False declarations of computed values: ORT's tool clears value_info and overwrites
+    # the outputs' types; so does this one.
+    model.graph.value_info.append(onnx.helper.make_tensor_value_info("t", onnx.TensorProto.FLOAT, ["N", 5]))
+    model.graph.output[0].CopyFrom(onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [7, 4]))
+    out = SymbolicShapeInference.infer_shapes(model)
+    assert {vi.name: dims(vi) for vi in out.graph.value_info} == {"t": ["N", 4], "y": ["N", 4]}
+    assert dims(out.graph.output[0]) == ["N", 4]
+
+
 def test_functions_are_typed_per_call_site(shapeprop, onnx):
     model = onnx.load(str(CALLS))
     out = SymbolicShapeInference.infer_shapes(model, auto_merge=True)

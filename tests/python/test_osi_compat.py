@@ -78,7 +78,8 @@ def test_override_writes_what_is_proven():
     infer_symbolic_shapes(model, policy="override")
     got = shapes(model)
     assert got["t"] == ["N", 8]
-    assert got["nz"][0] == 2 and got["nz"][1] != 7
+    assert got["nz"][0] == 2 and isinstance(got["nz"][1], str) and got["z"] == got["nz"]
+    assert "declared" not in model.metadata_props.get("shapeprop.assumptions", "")
 
 
 def test_skip_keeps_every_existing_shape():
@@ -95,8 +96,14 @@ def test_refine_keeps_a_declaration_where_nothing_finer_is_proven(caplog):
         infer_symbolic_shapes(model)
     got = shapes(model)
     assert got["t"] == ["N", 8]  # a size is more specific than a name
-    assert got["nz"] == [2, 7]  # the data decide it: the declaration is kept, on trust
+    assert got["nz"] == [2, 7]  # the data decide it: the declaration is kept, on trust,
+    assert got["z"] == [2, 7]  # and informs what is computed from it, as onnx-shape-inference's does
     assert "contradicts" not in caplog.text
+    # The model says what it rests on.
+    assert "declared" in model.metadata_props["shapeprop.assumptions"]
+    untouched = declared_model(None, None)
+    infer_symbolic_shapes(untouched)
+    assert "declared" not in untouched.metadata_props.get("shapeprop.assumptions", "")
 
 
 def test_refine_replaces_a_false_declaration_and_warns(caplog):
