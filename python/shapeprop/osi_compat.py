@@ -45,8 +45,9 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import List, Literal, Optional, Union
+from typing import Iterator, Literal, NamedTuple, Optional, Tuple, Union
 
+import onnx
 import onnx_ir
 
 from . import infer_shapes as _infer_shapes
@@ -81,7 +82,7 @@ def _plain(dim: Dim) -> Union[int, str, None]:
     return dim if isinstance(dim, int) else dim.value
 
 
-def _conflict(existing: onnx_ir.Value, inferred: onnx_ir.Value) -> Optional[str]:
+def _conflict(existing: onnx_ir.Value, inferred: "_Proven") -> Optional[str]:
     """How the existing type contradicts the proof, or None (onnx-shape-inference's strict
     checks: element type, rank, two different sizes)."""
     if existing.type is not None and inferred.type is not None:
@@ -98,7 +99,7 @@ def _conflict(existing: onnx_ir.Value, inferred: onnx_ir.Value) -> Optional[str]
     return None
 
 
-def _merge(value: onnx_ir.Value, inferred: onnx_ir.Value, policy: str) -> None:
+def _merge(value: onnx_ir.Value, inferred: "_Proven", policy: str) -> None:
     """Writes `inferred`'s type and shape into `value` by `policy`."""
     if inferred.type is None and inferred.shape is None:
         return
@@ -129,8 +130,46 @@ def _merge(value: onnx_ir.Value, inferred: onnx_ir.Value, policy: str) -> None:
         value.shape = onnx_ir.Shape(dims)
 
 
-def _node_outputs(graph: onnx_ir.Graph) -> List[onnx_ir.Value]:
-    return [v for node in graph.all_nodes() for v in node.outputs]
+class _Proven(NamedTuple):
+    """A value's type and shape as the annotated model holds them (what _merge reads of a
+    value), read from its TypeProto without building an onnx_ir model around it."""
+
+    name: str
+    type: Optional[onnx_ir.TypeProtocol]
+    shape: Optional[onnx_ir.Shape]
+
+    @property
+    def dtype(self) -> Optional[onnx_ir.DataType]:
+        return None if self.type is None else self.type.dtype
+
+    @classmethod
+    def of(cls, name: str, proto: Optional[onnx.TypeProto]) -> "_Proven":
+        if proto is None:
+            return cls(name, None, None)
+        try:
+            return cls(name, onnx_ir.serde.deserialize_type_proto_for_type(proto),
+                       onnx_ir.serde.deserialize_type_proto_for_shape(proto))
+        except NotImplementedError:  # a map, which onnx_ir does not hold
+            return cls(name, None, None)
+
+
+def _pairs(graph: onnx_ir.Graph, proto: onnx.GraphProto) -> Iterator[Tuple[onnx_ir.Value, _Proven]]:
+    """Each value a node of `graph` (or of its subgraphs) computes, with what the annotated
+    `proto` of the same graph says of it. Annotation adds value_info and changes no node,
+    so the two hold the same nodes in the same order."""
+    types = {vi.name: vi.type for vi in list(proto.input) + list(proto.value_info) + list(proto.output)}
+    nodes = list(graph)
+    assert len(nodes) == len(proto.node), "the annotated graph's nodes differ"
+    for node, written in zip(nodes, proto.node):
+        for value, name in zip(node.outputs, written.output):
+            yield value, _Proven.of(name, types.get(name))
+        attributes = {a.name: a for a in written.attribute}
+        for attr in node.attributes.values():
+            if isinstance(attr, onnx_ir.Attr) and attr.type == onnx_ir.AttributeType.GRAPH:
+                yield from _pairs(attr.as_graph(), attributes[attr.name].g)
+            elif isinstance(attr, onnx_ir.Attr) and attr.type == onnx_ir.AttributeType.GRAPHS:
+                for sub, sub_proto in zip(attr.as_graphs(), attributes[attr.name].graphs):
+                    yield from _pairs(sub, sub_proto)
 
 
 def infer_symbolic_shapes(model: onnx_ir.Model, *, policy: ShapeMergePolicy = "refine", warn_on_missing: bool = True,
@@ -156,19 +195,17 @@ def infer_symbolic_shapes(model: onnx_ir.Model, *, policy: ShapeMergePolicy = "r
         for d in report.diagnostics:
             if d.severity == "warning":
                 logger.warning("%s", d)
-    inferred = onnx_ir.serde.deserialize_model(out)
-    values, results = _node_outputs(model.graph), _node_outputs(inferred.graph)
-    # Annotation adds value_info and changes no node: the two walks meet the same values.
-    assert [v.name for v in values] == [v.name for v in results], "the annotated model's nodes differ"
+    pairs = list(_pairs(model.graph, out.graph))
     if policy == "strict":  # all or nothing: a conflict leaves the model as it was
-        for value, result in zip(values, results):
-            conflict = _conflict(value, result)
+        for value, proven in pairs:
+            conflict = _conflict(value, proven)
             if conflict is not None:
                 raise ValueError("the type of %r contradicts what inference proves: %s" % (value.name, conflict))
-    for value, result in zip(values, results):
-        _merge(value, result, policy)
+    for value, proven in pairs:
+        _merge(value, proven, policy)
     # What the result rests on (declarations taken on trust, dims at least 1), as
     # shapeprop records it in every model it writes.
-    if _ASSUMPTIONS in inferred.metadata_props:
-        model.metadata_props[_ASSUMPTIONS] = inferred.metadata_props[_ASSUMPTIONS]
+    for entry in out.metadata_props:
+        if entry.key == _ASSUMPTIONS:
+            model.metadata_props[_ASSUMPTIONS] = entry.value
     return model

@@ -30,7 +30,8 @@ the tool gives truly:
                                           misses a model (or names one the folder lacks)
     python3 compare.py --write COUNTS     writes the counts
     python3 compare.py --times N          (tools/bench/dropin-times.sh) each tool's time per
-                                          model: the least of N calls, and no judging
+                                          model, the least of N calls, and shapeprop's
+                                          library's own part of ours (no judging)
 
 Run in a Debian sid root with python3-onnxruntime and python3-onnx (tests/dropin/dropin.sh),
 with shapeprop, onnx_ir and onnx_shape_inference on PYTHONPATH.
@@ -50,6 +51,7 @@ import onnx_ir
 from onnx_shape_inference import infer_symbolic_shapes as osi_infer
 from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference as OrtTool
 
+import shapeprop
 from shapeprop.ort_compat import SymbolicShapeInference as OursOrt
 from shapeprop.osi_compat import infer_symbolic_shapes as ours_osi_infer
 
@@ -189,19 +191,29 @@ def compare(file, origin, runs):
     return entry
 
 
+def library_seconds(model):
+    """What shapeprop's library itself takes of a drop-in's call (the report's phases: load,
+    analysis, annotation, write), without the conversions to and from Python's objects."""
+    _, report = shapeprop.infer_shapes(model.SerializeToString(), annotate_functions=False, return_report=True)
+    return sum(report.phases.values())
+
+
 def times(origin, repeat):
-    print("model\tvalues\t" + "\t".join(f"{t} (ms)" for t in TOOLS))
-    totals = dict.fromkeys(TOOLS, 0.0)
+    """Each tool's time per model, the least of `repeat` calls; and the library's own part."""
+    columns = TOOLS + ("shapeprop",)
+    print("model\tvalues\t" + "\t".join(f"{t} (ms)" for t in columns))
+    totals = dict.fromkeys(columns, 0.0)
     for file in models(origin):
         model = onnx.load(str(EXPORTS / file))
         bare = baselines.undeclared(model)
         row = [file, str(len(baselines.graph_values(model)))]
-        for tool in TOOLS:
+        for tool in columns:
             best = None
             for _ in range(repeat):
                 try:
                     with elsewhere():
-                        _, t = call(tool, model if tool in DECLARED else bare)
+                        t = library_seconds(bare) if tool == "shapeprop" else call(
+                            tool, model if tool in DECLARED else bare)[1]
                 except Exception:  # noqa: BLE001 - crashed: no time
                     best = None
                     break
@@ -209,7 +221,7 @@ def times(origin, repeat):
             row.append("crashed" if best is None else "%.1f" % (best * 1e3))
             totals[tool] += best or 0.0
         print("\t".join(row), flush=True)
-    print("total (where run)\t\t" + "\t".join("%.1f" % (totals[t] * 1e3) for t in TOOLS))
+    print("total (where run)\t\t" + "\t".join("%.1f" % (totals[t] * 1e3) for t in columns))
 
 
 def check(found, expected):
