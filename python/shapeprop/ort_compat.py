@@ -53,12 +53,12 @@ import argparse
 import logging
 import os
 import sys
-import tempfile
 from typing import Dict, List, Mapping, Optional
 
 import onnx
 
 from . import infer_shapes as _infer_shapes
+from ._compat import program_name, subgraphs, undeclared, write_atomically
 
 __all__ = ["IncompleteInferenceError", "SymbolicShapeInference", "main", "parse_arguments"]
 
@@ -77,15 +77,6 @@ def _opset(model: onnx.ModelProto) -> Optional[int]:
     return None
 
 
-def _subgraphs(node: onnx.NodeProto) -> List[onnx.GraphProto]:
-    out = []
-    for attr in node.attribute:
-        if attr.HasField("g"):
-            out.append(attr.g)
-        out.extend(attr.graphs)
-    return out
-
-
 def _types(graph: onnx.GraphProto) -> Dict[str, onnx.TypeProto]:
     return {vi.name: vi.type for vi in list(graph.input) + list(graph.value_info) + list(graph.output)}
 
@@ -101,29 +92,8 @@ def _incomplete(graph: onnx.GraphProto, outer: Mapping[str, onnx.TypeProto] = {}
             if name and (t is None or t.WhichOneof("value") is None or (
                     t.HasField("tensor_type") and (not t.tensor_type.elem_type or not t.tensor_type.HasField("shape")))):
                 out.append(name)
-        for sub in _subgraphs(node):
+        for sub in subgraphs(node):
             out += _incomplete(sub, types)
-    return out
-
-
-def _undeclared(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy of `model` without the declared types of its computed values: the value_info of
-    the graph and its subgraphs and the shapes of the graph's outputs. (``declared="ignore"``
-    neither uses nor checks them, but annotation still writes one that says more than is
-    proven, a size where the data decide it.)"""
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-
-    def clear(graph: onnx.GraphProto) -> None:
-        del graph.value_info[:]
-        for node in graph.node:
-            for sub in _subgraphs(node):
-                clear(sub)
-
-    clear(out.graph)
-    for output in out.graph.output:
-        if output.type.HasField("tensor_type"):
-            output.type.tensor_type.ClearField("shape")
     return out
 
 
@@ -139,7 +109,7 @@ def _outputs_as_value_info(graph: onnx.GraphProto) -> None:
             entry.name = output.name
             entry.type.CopyFrom(output.type)
     for node in graph.node:
-        for sub in _subgraphs(node):
+        for sub in subgraphs(node):
             _outputs_as_value_info(sub)
 
 
@@ -173,7 +143,7 @@ class SymbolicShapeInference:
             return None
         # ORT's tool clears the model's value_info and overwrites its outputs' types: no
         # declaration of a computed value is read.
-        out, report = _infer_shapes(_undeclared(in_mp), annotate_functions=False, declared="ignore",
+        out, report = _infer_shapes(undeclared(in_mp), annotate_functions=False, declared="ignore",
                                     return_report=True)
         if verbose > 0:
             for d in report.diagnostics:
@@ -192,7 +162,7 @@ class SymbolicShapeInference:
 def parse_arguments(argv: Optional[List[str]] = None) -> argparse.Namespace:
     """ORT 1.23's flags, with its defaults."""
     parser = argparse.ArgumentParser(
-        prog=_program(), description="ONNX Runtime's symbolic shape inference tool, backed by shapeprop.")
+        prog=program_name("shapeprop.ort_compat"), description="ONNX Runtime's symbolic shape inference tool, backed by shapeprop.")
     parser.add_argument("--input", required=True, help="The input model file")
     parser.add_argument("--output", help="The output model file")
     parser.add_argument("--auto_merge", action="store_true", default=False,
@@ -214,30 +184,18 @@ def parse_arguments(argv: Optional[List[str]] = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _program() -> str:
-    interpreter = os.path.basename(sys.orig_argv[0]) if getattr(sys, "orig_argv", None) else ""
-    return f"{interpreter or 'python'} -m shapeprop.ort_compat"
-
-
 def _save(model: onnx.ModelProto, args: argparse.Namespace) -> None:
-    """Saves as ORT's command line does (inline, or external data by its four flags), the
-    model file atomically: written beside the output under a temporary name, then renamed,
-    so that a failure leaves no partial output (the external data file, when asked for, is
-    written under its own name, as ONNX writes it)."""
-    folder = os.path.dirname(os.path.abspath(args.output))
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(args.output), dir=folder)
-    os.close(fd)
-    try:
+    """Saves as ORT's command line does: inline, or as external data by its four flags (the
+    external data file, when asked for, is written under its own name, as ONNX writes it)."""
+    def save(path: str) -> None:
         if args.save_as_external_data:
-            onnx.save_model(model, tmp, save_as_external_data=True, all_tensors_to_one_file=args.all_tensors_to_one_file,
+            onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=args.all_tensors_to_one_file,
                             location=args.external_data_location, size_threshold=args.external_data_size_threshold,
                             convert_attribute=False)
         else:
-            onnx.save(model, tmp)
-        os.replace(tmp, args.output)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+            onnx.save(model, path)
+
+    write_atomically(args.output, save)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -255,7 +213,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             onnx.load_external_data_for_model(out, os.path.dirname(os.path.abspath(args.input)))
             _save(out, args)
     except Exception as e:  # noqa: BLE001 - the command line reports any failure as one line
-        print(f"{_program()}: {args.input}: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"{program_name('shapeprop.ort_compat')}: {args.input}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     return 0
 

@@ -39,21 +39,26 @@ name where it proves the value has that size, and mints fresh names only where i
 nothing, so it changes nothing. A model shapeprop cannot analyse raises
 :class:`shapeprop.Error`, a ``ValueError`` as onnx-shape-inference's errors are; the model
 is then left as it was. Importing this module needs onnx_ir.
+
+onnx-shape-inference's command line is ``python3 -m shapeprop.osi_compat MODEL [-o OUT |
+--in-place] [--policy strict|refine]`` (:func:`main`).
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import re
-from typing import Iterator, Literal, NamedTuple, Optional, Tuple, Union
+import sys
+from typing import Iterator, List, Literal, NamedTuple, Optional, Tuple, Union
 
 import onnx
 import onnx_ir
 
 from . import infer_shapes as _infer_shapes
-from .ort_compat import _undeclared
+from ._compat import program_name, undeclared, write_atomically
 
-__all__ = ["ShapeMergePolicy", "infer_symbolic_shapes"]
+__all__ = ["ShapeMergePolicy", "infer_symbolic_shapes", "main"]
 
 logger = logging.getLogger(__name__)
 
@@ -189,7 +194,7 @@ def infer_symbolic_shapes(model: onnx_ir.Model, *, policy: ShapeMergePolicy = "r
     if policy in ("refine", "strict"):
         out, report = _infer_shapes(proto, annotate_functions=False, declared="use", return_report=True)
     else:
-        out, report = _infer_shapes(_undeclared(proto), annotate_functions=False, declared="ignore",
+        out, report = _infer_shapes(undeclared(proto), annotate_functions=False, declared="ignore",
                                     return_report=True)
     if warn_on_missing:
         for d in report.diagnostics:
@@ -209,3 +214,43 @@ def infer_symbolic_shapes(model: onnx_ir.Model, *, policy: ShapeMergePolicy = "r
         if entry.key == _ASSUMPTIONS:
             model.metadata_props[_ASSUMPTIONS] = entry.value
     return model
+
+
+def _shapes_count(model: onnx_ir.Model) -> int:
+    return sum(v.shape is not None for node in model.graph.all_nodes() for v in node.outputs)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """onnx-shape-inference's command line (``onnx-shape-inference MODEL [-o OUT | --in-place]
+    [--policy strict|refine]``), with its messages: how many values got a shape, and where
+    the model was saved. The file is written atomically (under a temporary name beside it,
+    then renamed); an error is one line on stderr and exit 1, with nothing written."""
+    program = program_name("shapeprop.osi_compat")
+    parser = argparse.ArgumentParser(prog=program, description="onnx-shape-inference's command line, backed by shapeprop.")
+    parser.add_argument("model", help="Path to the input ONNX model.")
+    parser.add_argument("-o", "--output", default=None,
+                        help="Path to save the inferred model. If not provided, the model is not saved.")
+    parser.add_argument("--in-place", action="store_true", help="Save the inferred model back to the input path.")
+    parser.add_argument("--policy", choices=["strict", "refine"], default="refine",
+                        help="Shape merge policy (default: refine).")
+    args = parser.parse_args(argv)
+    if args.output and args.in_place:
+        parser.error("--output and --in-place are mutually exclusive.")
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    try:
+        model = onnx_ir.load(args.model)
+        before = _shapes_count(model)
+        infer_symbolic_shapes(model, policy=args.policy)
+        print(f"New shapes created: {_shapes_count(model) - before}")
+        path = args.model if args.in_place else args.output
+        if path:
+            write_atomically(path, lambda name: onnx_ir.save(model, name))
+            print(f"Saved inferred model to {path}")
+    except Exception as e:  # noqa: BLE001 - the command line reports any failure as one line
+        print(f"{program}: {args.model}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -161,3 +161,66 @@ def test_errors(shapeprop):
         infer_symbolic_shapes(model)
     assert isinstance(caught.value, ValueError)  # as onnx-shape-inference's errors are
     assert onnx_ir.serde.serialize_model(model) == before
+
+
+def run_cli(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "shapeprop.osi_compat", *map(str, args)], capture_output=True,
+                          text=True)
+
+
+def save(model, path):
+    onnx_ir.save(model, str(path))
+    return path
+
+
+def test_command_line(tmp_path):
+    src = save(declared_model(["N", "width"], [2, 7]), tmp_path / "m.onnx")
+    done = run_cli(src, "-o", tmp_path / "out.onnx")
+    assert done.returncode == 0, done.stderr
+    # onnx-shape-inference's messages: the values that got a shape (t and nz are declared),
+    # and where the model went.
+    assert done.stdout.splitlines() == ["New shapes created: 2", f"Saved inferred model to {tmp_path / 'out.onnx'}"]
+    expected = infer_symbolic_shapes(declared_model(["N", "width"], [2, 7]))
+    assert shapes(onnx_ir.load(str(tmp_path / "out.onnx"))) == shapes(expected)
+    # Without -o nothing is written; --in-place writes over the input.
+    done = run_cli(src)
+    assert done.returncode == 0 and done.stdout == "New shapes created: 2\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx", "out.onnx"]
+    done = run_cli(src, "--in-place", "--policy", "strict")
+    assert done.returncode == 0, done.stderr
+    assert shapes(onnx_ir.load(str(src))) == shapes(expected)
+
+
+def test_command_line_errors(tmp_path):
+    src = save(declared_model(["N", 5], None), tmp_path / "m.onnx")
+    before = src.read_bytes()
+    done = run_cli(src, "--in-place", "--policy", "strict")
+    assert done.returncode == 1 and "'t' contradicts what inference proves" in done.stderr
+    assert src.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+    done = run_cli(src, "-o", tmp_path / "x.onnx", "--in-place")
+    assert done.returncode == 2 and "mutually exclusive" in done.stderr
+    done = run_cli(src, "--policy", "override")  # onnx-shape-inference's command line offers two
+    assert done.returncode == 2 and "--policy" in done.stderr
+    done = run_cli(tmp_path / "missing.onnx")
+    assert done.returncode == 1 and "missing.onnx" in done.stderr
+
+
+def help_flags(main, capsys):
+    """The flags a command line's --help lists in its options: the lines that begin with one,
+    up to the help text (two spaces on)."""
+    import re
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    lines = [line.strip().split("  ")[0] for line in capsys.readouterr().out.splitlines() if re.match(r"\s+-", line)]
+    return {flag for spec in lines for flag in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", spec)}
+
+
+def test_command_line_flags_are_onnx_shape_inferences(capsys):
+    from shapeprop.osi_compat import main
+    ours = help_flags(main, capsys)
+    assert {"-o", "--output", "--in-place", "--policy", "-h", "--help"} <= ours
+    if onnx_shape_inference is not None:
+        from onnx_shape_inference.__main__ import main as theirs
+        assert help_flags(theirs, capsys) == ours
