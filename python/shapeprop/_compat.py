@@ -1,5 +1,6 @@
 """What the drop-ins for other tools' APIs share (ort_compat, osi_compat): reading a model's
-subgraphs, the model without its declarations, and their command lines' name and writes."""
+subgraphs, the model without its declarations, and their command lines' name, exit status
+and writes."""
 
 from __future__ import annotations
 
@@ -46,6 +47,17 @@ def program_name(module: str) -> str:
     where known) followed by ``-m module``."""
     interpreter = os.path.basename(sys.orig_argv[0]) if getattr(sys, "orig_argv", None) else ""
     return f"{interpreter or 'python'} -m {module}"
+
+
+def exit_status(program: str, path: str, run: Callable[[], None]) -> int:
+    """Runs a command line's work: 0 when it succeeds, else 1 with the error as one line on
+    stderr (``PROGRAM: PATH: Kind: message``)."""
+    try:
+        run()
+    except Exception as e:  # noqa: BLE001 - the command line reports any failure as one line
+        print(f"{program}: {path}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def write_atomically(path: str, write: Callable[[str], None]) -> None:

@@ -58,7 +58,7 @@ from typing import Dict, List, Mapping, Optional
 import onnx
 
 from . import infer_shapes as _infer_shapes
-from ._compat import program_name, subgraphs, undeclared, write_atomically
+from ._compat import exit_status, program_name, subgraphs, undeclared, write_atomically
 
 __all__ = ["IncompleteInferenceError", "SymbolicShapeInference", "main", "parse_arguments"]
 
@@ -204,7 +204,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     for the save, from beside the input). Exit 0 on success, 1 with the error on stderr."""
     args = parse_arguments(argv)
     logging.basicConfig(level=logging.WARNING if args.verbose else logging.ERROR, format="%(message)s")
-    try:
+
+    def run() -> None:
         # The analysis never reads the weights: they stay where they are until the save.
         model = onnx.load(args.input, load_external_data=False)
         out = SymbolicShapeInference.infer_shapes(model, args.int_max, args.auto_merge, args.guess_output_rank,
@@ -212,10 +213,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.output and out is not None:
             onnx.load_external_data_for_model(out, os.path.dirname(os.path.abspath(args.input)))
             _save(out, args)
-    except Exception as e:  # noqa: BLE001 - the command line reports any failure as one line
-        print(f"{program_name('shapeprop.ort_compat')}: {args.input}: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
-    return 0
+
+    return exit_status(program_name("shapeprop.ort_compat"), args.input, run)
 
 
 if __name__ == "__main__":

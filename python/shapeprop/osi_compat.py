@@ -56,7 +56,7 @@ import onnx
 import onnx_ir
 
 from . import infer_shapes as _infer_shapes
-from ._compat import program_name, undeclared, write_atomically
+from ._compat import exit_status, program_name, undeclared, write_atomically
 
 __all__ = ["ShapeMergePolicy", "infer_symbolic_shapes", "main"]
 
@@ -237,7 +237,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.output and args.in_place:
         parser.error("--output and --in-place are mutually exclusive.")
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    try:
+
+    def run() -> None:
         model = onnx_ir.load(args.model)
         before = _shapes_count(model)
         infer_symbolic_shapes(model, policy=args.policy)
@@ -246,10 +247,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if path:
             write_atomically(path, lambda name: onnx_ir.save(model, name))
             print(f"Saved inferred model to {path}")
-    except Exception as e:  # noqa: BLE001 - the command line reports any failure as one line
-        print(f"{program}: {args.model}: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
-    return 0
+
+    return exit_status(program, args.model, run)
 
 
 if __name__ == "__main__":
