@@ -35,8 +35,9 @@ why:
   the rank and element type of its first input: a guess, false for many ops. shapeprop does
   not guess: such an output stays untyped. Without ``guess_output_rank`` ORT's tool raises
   when a value is left without an element type or a rank, and so does this one (the same
-  message); with it, this one returns the model with that value untyped, where ORT's
-  would have written a guess.
+  message) for a value of the main graph; with it, this one returns the model with that
+  value untyped, where ORT's would have written a guess. (The values of a branch the facts
+  rule out, an ``If`` on the input's rank, stay untyped: nothing computes them.)
 - ``verbose``: 0 logs nothing, 1 and 2 log shapeprop's warnings, 3 and more its notes too,
   through ``logging.getLogger("shapeprop.ort_compat")``.
 - Errors: a model shapeprop cannot analyse raises :class:`shapeprop.Error` (a
@@ -53,7 +54,7 @@ import argparse
 import logging
 import os
 import sys
-from typing import Dict, List, Mapping, Optional
+from typing import List, Optional
 
 import onnx
 
@@ -66,8 +67,8 @@ logger = logging.getLogger(__name__)
 
 
 class IncompleteInferenceError(Exception):
-    """A value the graph computes is left untyped (``guess_output_rank`` off): ORT's tool
-    raises a plain ``Exception`` with the same message here, which this subclasses."""
+    """A value the main graph computes is left untyped (``guess_output_rank`` off): ORT's
+    tool raises a plain ``Exception`` with the same message here, which this subclasses."""
 
 
 def _opset(model: onnx.ModelProto) -> Optional[int]:
@@ -77,14 +78,12 @@ def _opset(model: onnx.ModelProto) -> Optional[int]:
     return None
 
 
-def _types(graph: onnx.GraphProto) -> Dict[str, onnx.TypeProto]:
-    return {vi.name: vi.type for vi in list(graph.input) + list(graph.value_info) + list(graph.output)}
-
-
-def _incomplete(graph: onnx.GraphProto, outer: Mapping[str, onnx.TypeProto] = {}) -> List[str]:
-    """The node outputs of `graph` and its subgraphs that ORT's tool would call incomplete, in
-    order: without a type, or a tensor without an element type or a shape (a rank)."""
-    types = {**outer, **_types(graph)}
+def _incomplete(graph: onnx.GraphProto) -> List[str]:
+    """The outputs of the graph's nodes that ORT's tool would call incomplete, in order:
+    without a type, or a tensor without an element type or a shape (a rank). The main graph
+    only: shapeprop types the branches a model takes, and leaves a branch that the facts
+    rule out (an If on the input's rank) untyped, as nothing ever computes it."""
+    types = {vi.name: vi.type for vi in list(graph.input) + list(graph.value_info) + list(graph.output)}
     out = []
     for node in graph.node:
         for name in node.output:
@@ -92,8 +91,6 @@ def _incomplete(graph: onnx.GraphProto, outer: Mapping[str, onnx.TypeProto] = {}
             if name and (t is None or t.WhichOneof("value") is None or (
                     t.HasField("tensor_type") and (not t.tensor_type.elem_type or not t.tensor_type.HasField("shape")))):
                 out.append(name)
-        for sub in subgraphs(node):
-            out += _incomplete(sub, types)
     return out
 
 

@@ -155,6 +155,24 @@ def test_an_untyped_output_is_incomplete_unless_guess_output_rank(onnx):
     assert not out.graph.output[0].type.tensor_type.HasField("shape")
 
 
+def test_a_branch_never_taken_is_not_incomplete(onnx):
+    import onnx.parser
+    model = onnx.parser.parse_model("""
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[N, 4] x) => (float[N, 4] y) {
+  s = Shape (x)
+  n = Size (s)
+  two = Constant <value_int = 2> ()
+  c = Equal (n, two)
+  y = If (c) <then_branch = t () => (float[N, 4] a) { a = Relu (x) },
+              else_branch = e () => (float[N, 4] b) { u = Transpose <perm = [1, 0]> (x)  b = Transpose <perm = [1, 0]> (u) }>
+}
+""")
+    out = SymbolicShapeInference.infer_shapes(model)  # x has rank 2: the else branch never runs
+    assert {vi.name: dims(vi) for vi in out.graph.value_info} == {
+        "s": [2], "n": [], "two": [], "c": [], "y": ["N", 4]}
+
+
 def test_bad_arguments_raise(shapeprop, onnx):
     model = small_model(onnx)
     with pytest.raises(TypeError, match="int_max"):
