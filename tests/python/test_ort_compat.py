@@ -251,3 +251,32 @@ def test_command_line_errors(onnx, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.onnx"]  # no output, no temporary file left
     done = run_cli("--input", tmp_path / "bad.onnx", "--bogus")
     assert done.returncode == 2 and "--bogus" in done.stderr
+
+
+if ort_tool is not None:
+    def test_orts_quantizer_prepares_and_quantizes_with_it(onnx, monkeypatch, tmp_path):
+        """ORT's quant_pre_process (which calls SymbolicShapeInference.infer_shapes with its
+        defaults, auto_merge off) and quantize_dynamic, with this one in place of ORT's tool,
+        on a real export (where ORT 1.23's own tool stops, in as_scalar): the model they make
+        runs, and gives the original's output shapes."""
+        import numpy as np
+        import onnxruntime
+        import onnxruntime.quantization.shape_inference as pre
+        from onnxruntime.quantization import quantize_dynamic
+
+        from conftest import ROOT
+        model = onnx.load(str(ROOT / "tests" / "data" / "real-exports" / "bert.dynamo-opt.onnx"))
+        monkeypatch.setattr(pre, "SymbolicShapeInference", SymbolicShapeInference)
+        pre.quant_pre_process(model, str(tmp_path / "pre.onnx"))
+        prepared = onnx.load(str(tmp_path / "pre.onnx"))
+        assert {o for n in prepared.graph.node for o in n.output} <= {vi.name for vi in prepared.graph.value_info}
+        quantize_dynamic(str(tmp_path / "pre.onnx"), str(tmp_path / "q.onnx"))
+        assert any(n.op_type == "MatMulInteger" for n in onnx.load(str(tmp_path / "q.onnx")).graph.node)
+        shapes = []
+        for path in (None, tmp_path / "q.onnx"):
+            session = onnxruntime.InferenceSession(model.SerializeToString() if path is None else str(path),
+                                                   providers=["CPUExecutionProvider"])
+            feeds = {i.name: np.ones([3 if isinstance(d, str) else d for d in i.shape], dtype=np.int64)
+                     for i in session.get_inputs()}
+            shapes.append([o.shape for o in session.run(None, feeds)])
+        assert shapes[0] == shapes[1]
