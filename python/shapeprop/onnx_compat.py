@@ -71,6 +71,9 @@ def _trust(declared: str, overridable_initializers: str) -> Dict[str, str]:
 
 
 def _inference_error(error: shapeprop.Error) -> InferenceError:
+    """ONNX's exception for what `error` says. ONNX's inference raises InferenceError for a
+    malformed model too; shapeprop's run refuses one before inferring (ONNX's checker runs
+    first), and says why in the message."""
     return InferenceError("[ShapeInferenceError] " + str(error))
 
 
@@ -128,10 +131,46 @@ def _value_info(name: str, type_proto: onnx.TypeProto) -> onnx.ValueInfoProto:
 
 
 def _outputs_of(model: onnx.ModelProto, names: Sequence[str]) -> Dict[str, onnx.TypeProto]:
-    """The inferred types of `names` in `model`'s main graph (those it typed)."""
+    """The inferred types of `names` in a probe's main graph (those it typed). A fresh symbol
+    shapeprop minted for a size it cannot tell (``dyn__N``) names nothing outside the probe:
+    it is left an unknown dim, as ONNX leaves it."""
     typed = {vi.name: vi.type for vi in list(model.graph.value_info) + list(model.graph.output)
              if vi.type.WhichOneof("value") is not None}
+    given = {d.dim_param for vi in model.graph.input for d in _dims_of(vi.type)}
+    for t in typed.values():
+        for d in _dims_of(t):
+            if d.dim_param.startswith("dyn__") and d.dim_param not in given:
+                d.Clear()
     return {name: typed[name] for name in names if name in typed}
+
+
+def _dims_of(t: onnx.TypeProto) -> List[Any]:
+    """The dims of a type's tensors (inside sequences, optionals and maps too)."""
+    kind = t.WhichOneof("value")
+    if kind in ("tensor_type", "sparse_tensor_type"):
+        return list(getattr(t, kind).shape.dim)
+    if kind in ("sequence_type", "optional_type"):
+        return _dims_of(getattr(t, kind).elem_type)
+    if kind == "map_type":
+        return _dims_of(t.map_type.value_type)
+    return []
+
+
+def _probe_inputs(types: Dict[str, onnx.TypeProto]) -> Any:
+    """Graph inputs of these types, and the nodes a probe needs: ONNX's checker wants a
+    graph input's tensor type to have a shape, so an input of unknown rank is the result of
+    a Reshape to an unknown shape (as ONNX's tests seed values), declared of its type."""
+    inputs, nodes, declared = [], [], []
+    for name, t in types.items():
+        if t.WhichOneof("value") == "tensor_type" and not t.tensor_type.HasField("shape") and t.tensor_type.elem_type:
+            seed, shape = name + "__probe_seed", name + "__probe_shape"
+            inputs += [helper.make_tensor_value_info(seed, t.tensor_type.elem_type, ()),
+                       helper.make_tensor_value_info(shape, onnx.TensorProto.INT64, (None,))]
+            nodes.append(helper.make_node("Reshape", [seed, shape], [name]))
+            declared.append(_value_info(name, t))
+        else:
+            inputs.append(_value_info(name, t))
+    return inputs, nodes, declared
 
 
 def _infer_probe(graph: onnx.GraphProto, opset_imports: Sequence[onnx.OperatorSetIdProto], ir_version: int,
@@ -159,27 +198,38 @@ def infer_node_outputs(schema: Any, node: onnx.NodeProto, input_types: Dict[str,
     input_data = input_data or {}
     if opset_imports is None:
         opset_imports = [helper.make_opsetid(schema.domain, schema.since_version)]
-    inputs, initializers = [], []
-    for name, type_proto in input_types.items():
-        if name in input_data:
+    # ONNX checks the node against its schema first (arity, attributes): ValidationError.
+    context = onnx.checker.C.CheckerContext()
+    context.ir_version = ir_version
+    context.opset_imports = {o.domain: o.version for o in opset_imports}
+    onnx.checker.check_node(node, context)
+    initializers, sparse = [], []
+    for name, value in input_data.items():
+        if name in input_types:
             tensor = onnx.TensorProto()
-            tensor.CopyFrom(input_data[name])
+            tensor.CopyFrom(value)
             tensor.name = name
             initializers.append(tensor)
-        else:
-            inputs.append(_value_info(name, type_proto))
-    sparse = []
     for name, value in (input_sparse_data or {}).items():
-        if name in node.input:
-            inputs = [vi for vi in inputs if vi.name != name]
-            s = onnx.SparseTensorProto()
-            s.CopyFrom(value)
-            s.values.name = name
-            sparse.append(s)
+        if name in node.input and name in input_types:
+            sparse_tensor = onnx.SparseTensorProto()
+            sparse_tensor.CopyFrom(value)
+            sparse_tensor.values.name = name
+            sparse.append(sparse_tensor)
+    known = {t.name for t in initializers} | {t.values.name for t in sparse}
+    inputs, seeds, declared = _probe_inputs({n: t for n, t in input_types.items() if n not in known})
     outputs = [n for n in node.output if n]
-    graph = helper.make_graph([node], "infer_node_outputs", inputs, [onnx.ValueInfoProto(name=n) for n in outputs],
-                              initializer=initializers, sparse_initializer=sparse)
-    return _outputs_of(_infer_probe(graph, opset_imports, ir_version), outputs)
+    graph = helper.make_graph(seeds + [node], "infer_node_outputs", inputs,
+                              [onnx.ValueInfoProto(name=n) for n in outputs], initializer=initializers,
+                              sparse_initializer=sparse, value_info=declared)
+    try:
+        return _outputs_of(_infer_probe(graph, opset_imports, ir_version), outputs)
+    except InferenceError as e:
+        # ONNX checks the inputs' types against the schema's constraints before inferring
+        # (OpSchema::CheckInputOutputType), raising ValidationError.
+        if "type constraint broken" in str(e):
+            raise ValidationError(str(e)) from None
+        raise
 
 
 def infer_function_output_types(function: onnx.FunctionProto, input_types: Sequence[onnx.TypeProto],
@@ -188,15 +238,16 @@ def infer_function_output_types(function: onnx.FunctionProto, input_types: Seque
     outputs for inputs of these types and these attribute values, as a call of it in a
     probe model (one call site: its taken branches only). A failure raises InferenceError;
     an output nothing is proven of is an empty TypeProto."""
-    names = ["input_%d" % i for i in range(len(input_types))]
+    # An input without a type is an omitted optional input, as ONNX takes it.
+    names = ["input_%d" % i if t.WhichOneof("value") else "" for i, t in enumerate(input_types)]
     outputs = ["output_%d" % i for i in range(len(function.output))]
     call = helper.make_node(function.name, names, outputs, domain=function.domain)
     if function.overload:
         call.overload = function.overload
     call.attribute.extend(attributes)
-    graph = helper.make_graph([call], "infer_function_output_types",
-                              [_value_info(n, t) for n, t in zip(names, input_types)],
-                              [onnx.ValueInfoProto(name=n) for n in outputs])
+    inputs, seeds, declared = _probe_inputs({n: t for n, t in zip(names, input_types) if n})
+    graph = helper.make_graph(seeds + [call], "infer_function_output_types", inputs,
+                              [onnx.ValueInfoProto(name=n) for n in outputs], value_info=declared)
     opsets = {o.domain: o.version for o in function.opset_import}
     opsets.setdefault(function.domain, 1)
     opset_imports = [helper.make_opsetid(d, v) for d, v in opsets.items()]
