@@ -7,7 +7,7 @@ infer_node_outputs by name). The list ONNXSUITE_EXPECTED names each test that do
 through the replacement, with why; the run fails when a test fails that the list does not
 name, when a test the list names passes, or when the list names a test that did not run.
 
-Beside the tests' own assertions, every model the replacement infers is also inferred by
+Beside the tests' own assertions, every model, node and function the replacement infers is also inferred by
 ONNX's own function, and a type of ours that contradicts ONNX's (element type, rank, or two
 different constant dims) fails the run unless the list names the test (a false fact of
 ours, or ONNX's); ONNXSUITE_CONTRADICTIONS names such tests and what was found.
@@ -26,6 +26,8 @@ import pytest
 from shapeprop import onnx_compat
 
 _onnx_infer_shapes = onnx.shape_inference.infer_shapes
+_onnx_infer_node_outputs = onnx.shape_inference.infer_node_outputs
+_onnx_infer_function_output_types = onnx.shape_inference.infer_function_output_types
 onnx_compat.install()
 
 _outcomes: dict = {}      # nodeid -> "passed" | "failed" | "skipped"
@@ -79,22 +81,48 @@ def _contradiction(ours, theirs):
     return None
 
 
+def _compare(ours, theirs):
+    """Notes each type of `ours` (name -> TypeProto) that ONNX's `theirs` contradicts."""
+    for name, t in ours.items():
+        if name in theirs:
+            what = _contradiction(t, theirs[name])
+            if what:
+                _contradictions.setdefault(_current[0], []).append(f"{name}: {what}")
+
+
 def _compared_infer_shapes(model, check_type=False, strict_mode=False, data_prop=False, **kw):
     ours = onnx_compat.infer_shapes(model, check_type, strict_mode, data_prop, **kw)
     try:
         theirs = _onnx_infer_shapes(model, check_type, False, True)
     except Exception:  # noqa: BLE001 - ONNX refusing the model says nothing of our facts
         return ours
-    types = {vi.name: vi.type for vi in list(theirs.graph.value_info) + list(theirs.graph.output)}
-    for vi in list(ours.graph.value_info) + list(ours.graph.output):
-        if vi.name in types:
-            what = _contradiction(vi.type, types[vi.name])
-            if what:
-                _contradictions.setdefault(_current[0], []).append(f"{vi.name}: {what}")
+    typed = lambda m: {vi.name: vi.type for vi in list(m.graph.value_info) + list(m.graph.output)}  # noqa: E731
+    _compare(typed(ours), typed(theirs))
+    return ours
+
+
+def _compared_infer_node_outputs(*args, **kw):
+    ours = onnx_compat.infer_node_outputs(*args, **kw)
+    try:
+        _compare(ours, _onnx_infer_node_outputs(*args, **kw))
+    except Exception:  # noqa: BLE001
+        pass
+    return ours
+
+
+def _compared_infer_function_output_types(*args, **kw):
+    ours = onnx_compat.infer_function_output_types(*args, **kw)
+    try:
+        theirs = _onnx_infer_function_output_types(*args, **kw)
+        _compare(dict(enumerate(ours)), dict(enumerate(theirs)))
+    except Exception:  # noqa: BLE001
+        pass
     return ours
 
 
 onnx.shape_inference.infer_shapes = _compared_infer_shapes
+onnx.shape_inference.infer_node_outputs = _compared_infer_node_outputs
+onnx.shape_inference.infer_function_output_types = _compared_infer_function_output_types
 
 
 def pytest_runtest_setup(item):
