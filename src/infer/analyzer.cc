@@ -379,9 +379,12 @@ void Analyzer::run() {
     if (auto init = initializer_of.find(in.name()); init != initializer_of.end() && m.options.use_declared_types)
       if (auto wrong = initializer_contradiction(in, *init->second)) m.report_soft(frame, &input_link, std::move(*wrong));
     Fact fact = in.has_type() ? declared_fact(in.type(), m.ours, m.listed_fresh) : Fact();
-    // OverridableInitializers::Value (ONNX's inference): the default is read as the value.
+    // OverridableInitializers::Value (ONNX's inference): the default is read as the value,
+    // from IR version 4, as ONNX reads it (before, every initializer had to be an input, and
+    // ONNX reads none: its test_infer_with_initializer_without_input_below_ir4).
     if (auto init = initializer_of.find(in.name());
-        init != initializer_of.end() && m.options.overridable_initializers == OverridableInitializers::Value) {
+        init != initializer_of.end() && m.options.overridable_initializers == OverridableInitializers::Value &&
+        m.model.ir_version() >= 4) {
       fact = Fact::of_tensor(*init->second);
       m.initializer_values_read.push_back(in.name());
     }
