@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # python-sources.sh NAME: prints the folder (in the machine-level cache) that holds the
-# pure-Python package NAME (onnx_ir or onnxscript) under it, for the tests that need it:
-# onnx_ir in and out (tests/python/test_onnx_ir.py, run by scripts/test-lite.sh in its first
-# sid root) and the torch export recipe (tests/python/torch_recipe.py, which torch's dynamo
-# exporter needs both for), with a dist-info for its version. Debian packages neither: the folder is made once from a git
-# snapshot of the public repository (SHAPEPROP_ONNX_IR_GIT, SHAPEPROP_ONNXSCRIPT_GIT: a git
+# pure-Python package NAME (onnx_ir, onnxscript or onnx_shape_inference) under it, for the
+# tests that need it: onnx_ir in and out (tests/python/test_onnx_ir.py, run by
+# scripts/test-lite.sh in its sid roots), the torch export recipe (tests/python/torch_recipe.py,
+# which torch's dynamo exporter needs onnx_ir and onnxscript for) and the drop-in comparison
+# (tests/dropin: onnx_ir and onnx_shape_inference), with a dist-info for its version. Debian packages neither: the folder is made once from a git
+# snapshot of the public repository (SHAPEPROP_ONNX_IR_GIT, SHAPEPROP_ONNXSCRIPT_GIT, SHAPEPROP_OSI_GIT: a git
 # directory; by default the one the machine's snapshots keep) at the commit
 # tests/data/real-exports was exported with. Exits 1, saying why, when neither the folder
 # nor a snapshot is there: the tests then do not run, and the caller says so.
@@ -12,7 +13,10 @@ set -euo pipefail
 case ${1:-} in
   onnx_ir) commit=a0cd443 git_dir=${SHAPEPROP_ONNX_IR_GIT:-/work/.mirror/onnx+ir-py/repo} path=src/onnx_ir ;;
   onnxscript) commit=a39c0a5 git_dir=${SHAPEPROP_ONNXSCRIPT_GIT:-/work/.mirror/microsoft+onnxscript/repo} path=onnxscript ;;
-  *) echo "usage: $0 onnx_ir|onnxscript" >&2; exit 2 ;;
+  # justinchuby/onnx-shape-inference 0.3.0 (2026-07), the version Olive calls.
+  onnx_shape_inference) commit=21e4f9a git_dir=${SHAPEPROP_OSI_GIT:-/work/.mirror/justinchuby+onnx-shape-inference/repo}
+    path=src/onnx_shape_inference ;;
+  *) echo "usage: $0 onnx_ir|onnxscript|onnx_shape_inference" >&2; exit 2 ;;
 esac
 name=$1
 cache=${SHAPEPROP_CACHE:-/var/cache/shapeprop}

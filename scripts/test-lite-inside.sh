@@ -2,7 +2,7 @@
 # test-lite-inside.sh NAME: run by scripts/test-lite.sh inside a sid root, in the clone: builds
 # shapeprop against the root's libonnx-dev (protobuf-lite) in build/lite-NAME, checks that
 # --version names that ONNX as protobuf-lite, and runs the suites of SHAPEPROP_LITE_LABELS
-# (a ctest label regex; default unit|golden|corpus|python); then, unless
+# (a ctest label regex; default unit|golden|corpus|python|onnxsuite); then, unless
 # SHAPEPROP_LITE_PIP=0, `pip install --no-build-isolation .` into build/lite-NAME-venv (which
 # sees the root's python3-onnx) and the Python tests against that install.
 # The compiles go through the root's ccache into the folder in-sid-root.sh binds (CCACHE_DIR).
@@ -11,7 +11,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 [ $# -eq 1 ] || { echo "usage: $0 NAME" >&2; exit 2; }
 build=build/lite-$1
 jobs=${SHAPEPROP_JOBS:-$(nproc)}
-labels=${SHAPEPROP_LITE_LABELS:-unit|golden|corpus|python}
+labels=${SHAPEPROP_LITE_LABELS:-unit|golden|corpus|python|onnxsuite}
 
 # lit and FileCheck of the root's newest LLVM (sid has no llvm-14).
 filecheck=$(ls -d /usr/lib/llvm-*/bin/FileCheck | sort -V | tail -n1)
@@ -20,12 +20,25 @@ mkdir -p "$build"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHAPEPROP_WERROR=ON \
   -DSHAPEPROP_BUILD_BENCHMARKS=OFF -DPython_EXECUTABLE=/usr/bin/python3 \
   -DSHAPEPROP_FILECHECK="$filecheck" -DSHAPEPROP_LIT="$lit" -DSHAPEPROP_ONNX_IR_PATH="${SHAPEPROP_ONNX_IR_PATH:-}" \
+  -DSHAPEPROP_OSI_PATH="${SHAPEPROP_OSI_PATH:-}" \
+  -DSHAPEPROP_ONNX_PY_TESTS_DIR="${SHAPEPROP_ONNX_PY_TESTS_DIR:-}" \
   >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log"; exit 1; }
 grep -E '^-- shapeprop: ' "$build/configure.log" || true
 # With onnx_ir's sources given (SHAPEPROP_ONNX_IR_PATH), its tests must be registered.
 if [ -n "${SHAPEPROP_ONNX_IR_PATH:-}" ] && ! grep -q 'onnx_ir found' "$build/configure.log"; then
   echo "test-lite: onnx_ir's sources are at $SHAPEPROP_ONNX_IR_PATH, and configure did not find onnx_ir" >&2
+  exit 1
+fi
+# With onnx-shape-inference's sources given (SHAPEPROP_OSI_PATH), the drop-in comparison must be.
+if [ -n "${SHAPEPROP_OSI_PATH:-}" ] && ! grep -q 'dropin.real_exports' "$build/configure.log"; then
+  echo "test-lite: onnx-shape-inference's sources are at $SHAPEPROP_OSI_PATH, and the drop-in comparison is not registered" >&2
+  exit 1
+fi
+# With ONNX's Python tests given (SHAPEPROP_ONNX_PY_TESTS_DIR), onnxsuite must be registered.
+if [ -n "${SHAPEPROP_ONNX_PY_TESTS_DIR:-}" ] && ! grep -q '(onnxsuite)$' "$build/configure.log"; then
+  grep onnxsuite "$build/configure.log" >&2 || true
+  echo "test-lite: ONNX's Python tests are at $SHAPEPROP_ONNX_PY_TESTS_DIR, and configure did not register onnxsuite" >&2
   exit 1
 fi
 cmake --build "$build" -j "$jobs"

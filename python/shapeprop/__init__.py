@@ -148,7 +148,8 @@ def infer_shapes(model: Model, *, strict_mode: bool = False, annotate_functions:
                  input_shapes: Optional[Mapping[str, Sequence[Optional[int]]]] = None,
                  dim_ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
                  rename_dims: Optional[Mapping[str, str]] = None, name_dims: bool = False,
-                 print_shapes: bool = False, return_report: bool = False) -> Any:
+                 print_shapes: bool = False, declared: str = "check", overridable_initializers: str = "type",
+                 return_report: bool = False) -> Any:
     """Infers types and shapes per call site and returns the model annotated.
 
     Writes graph ``value_info`` for every value, and ``FunctionProto.value_info`` for every
@@ -175,11 +176,21 @@ def infer_shapes(model: Model, *, strict_mode: bool = False, annotate_functions:
     name_dims: name the dims the exporter left anonymous (``--name-dims``).
     print_shapes: the report's ``value_shapes`` lists every value with its proven type, per
         function context (``--print-shapes``; ``report.value_shapes``).
+    declared: what a declared type of a computed value (``value_info``, a graph output, a
+        subgraph's or function's declarations) is (``--declared``): ``"check"`` (compared with
+        what is proven, never a fact), ``"use"`` (ONNX's contract: also a fact where nothing
+        finer is proven, recorded in ``metadata_props`` as an assumption and listed in the
+        report's ``assumptions``) or ``"ignore"``.
+    overridable_initializers: an initializer that is also a graph input is a default the
+        caller may replace (``--overridable-initializers``): ``"type"`` (only its type is a
+        fact) or ``"value"`` (its value too, as ONNX's inference reads it; recorded as an
+        assumption).
     return_report: return ``(model, report)``.
     Raises Error when the model cannot be analysed (or in strict mode has errors).
     """
     return _run(model, "annotate", return_report, strict_mode=strict_mode, annotate_functions=annotate_functions,
                 assume_positive_dims=assume_positive_dims, schemas=schemas, print_shapes=print_shapes,
+                declared=declared, overridable_initializers=overridable_initializers,
                 **_shapes(dims, input_shapes, dim_ranges, rename_dims, name_dims))
 
 
@@ -189,6 +200,7 @@ def infer_shapes_path(model_path: PathLike, output_path: PathLike = "", *, stric
                       input_shapes: Optional[Mapping[str, Sequence[Optional[int]]]] = None,
                       dim_ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
                       rename_dims: Optional[Mapping[str, str]] = None, name_dims: bool = False,
+                      declared: str = "check", overridable_initializers: str = "type",
                       return_report: bool = False) -> Optional[Report]:
     """Infers types and shapes of the model at ``model_path`` and saves the result at
     ``output_path`` (by default over ``model_path``, as ONNX's ``infer_shapes_path`` does),
@@ -199,7 +211,8 @@ def infer_shapes_path(model_path: PathLike, output_path: PathLike = "", *, stric
     out = os.fspath(output_path) or os.fspath(model_path)
     _, report = _run(model_path, "annotate", True, output_path=out, describe=return_report, strict_mode=strict_mode,
                      annotate_functions=annotate_functions, assume_positive_dims=assume_positive_dims,
-                     schemas=schemas, **_shapes(dims, input_shapes, dim_ranges, rename_dims, name_dims))
+                     schemas=schemas, declared=declared, overridable_initializers=overridable_initializers,
+                     **_shapes(dims, input_shapes, dim_ranges, rename_dims, name_dims))
     return report if return_report else None
 
 

@@ -28,10 +28,11 @@ shapeprop::python::Job job_named(const std::string& name) {
   throw std::invalid_argument("job must be 'annotate', 'specialize' or 'check', not '" + name + "'");
 }
 
-shapeprop::InlinePolicy policy_named(const std::string& name) {
-  if (auto policy = shapeprop::enum_named<shapeprop::InlinePolicy>(name)) return *policy;
-  throw std::invalid_argument("inline must be " + shapeprop::name_choices<shapeprop::InlinePolicy>(true) + ", not '" +
-                              name + "'");
+// The value of an enum keyword, named as the option table's enums are.
+template <class E>
+E named(const std::string& name, const char* keyword) {
+  if (auto value = shapeprop::enum_named<E>(name)) return *value;
+  throw std::invalid_argument(std::string(keyword) + " must be " + shapeprop::name_choices<E>(true) + ", not '" + name + "'");
 }
 
 // The keyword of option `id`, as the option table names it.
@@ -58,18 +59,22 @@ py::tuple run(const py::bytes& source, bool from_path, const std::string& origin
               const std::vector<std::pair<std::string, std::vector<std::optional<int64_t>>>>& input_shapes,
               const std::vector<std::tuple<std::string, int64_t, int64_t>>& dim_ranges,
               const std::vector<std::pair<std::string, std::string>>& rename_dims, bool name_dims,
-              const std::vector<std::string>& expand_ops, std::optional<int64_t> target_opset) {
+              const std::vector<std::string>& expand_ops, std::optional<int64_t> target_opset,
+              const std::string& declared, const std::string& overridable_initializers) {
   shapeprop::python::Request q;
   q.source = source;  // a copy: the bytes object may change hands while the GIL is released
   q.from_path = from_path;
   q.origin = origin;
   q.job = job_named(job);
-  q.options.inline_policy = policy_named(inline_policy);
+  q.options.inline_policy = named<shapeprop::InlinePolicy>(inline_policy, "inline");
   q.options.small_limit = small_limit;
   q.options.infer.strict = strict;
   q.options.infer.annotate_functions = annotate_functions;
   q.options.infer.assume_positive_dims = assume_positive_dims;
   q.options.infer.describe_contexts = describe_contexts;
+  q.options.infer.declared = named<shapeprop::DeclaredTypes>(declared, "declared");
+  q.options.infer.overridable_initializers =
+      named<shapeprop::OverridableInitializers>(overridable_initializers, "overridable_initializers");
   q.options.infer.describe_shapes = print_shapes;
   for (const auto& op : expand_ops) {
     if (op == "all-functions")
@@ -131,6 +136,9 @@ PYBIND11_MODULE(_native, m) {
         keyword(OptionId::RenameDim) = std::vector<std::pair<std::string, std::string>>(),
         keyword(OptionId::NameDims) = false, keyword(OptionId::ExpandOps) = std::vector<std::string>(),
         keyword(OptionId::TargetOpset) = std::nullopt,
+        keyword(OptionId::Declared) = std::string(shapeprop::name_of(shapeprop::DeclaredTypes::Check)),
+        keyword(OptionId::OverridableInitializers) =
+            std::string(shapeprop::name_of(shapeprop::OverridableInitializers::Type)),
         R"(Runs one job on a model and returns (result, report_json).
 
 source: the model's serialized bytes, or its path (UTF-8 bytes) when from_path.
@@ -148,6 +156,8 @@ print_shapes: the report's value_shapes, every value's proven type (--print-shap
 dims, input_shapes, dim_ranges, rename_dims, name_dims: the deployment shapes (as
 --set-dim NAME=VALUE, --input-shape INPUT=D0,..., None for ?, --dim-range NAME=MIN..MAX
 as (name, min, max), --rename-dim OLD=NEW and --name-dims).
+declared, overridable_initializers: 'check', 'use' or 'ignore' and 'type' or 'value' (as
+--declared and --overridable-initializers; job 'annotate' only).
 expand_ops, target_opset: the lowering (as --expand-ops OP,... and --target-opset N; job
 'specialize' only).
 The GIL is released while the work runs.)");

@@ -383,6 +383,8 @@ OptionUse option_use(const JobOptions& options) {
   set(OptionId::Emit, options.format.has_value());
   set(OptionId::Override, !options.overrides.empty());
   set(OptionId::KeepIrVersion, !t.infer.annotate_functions);
+  set(OptionId::Declared, t.infer.declared != DeclaredTypes::Check);
+  set(OptionId::OverridableInitializers, t.infer.overridable_initializers != OverridableInitializers::Type);
   set(OptionId::NoInfer, !options.infer);
   set(OptionId::DebugAnalysis, t.infer.debug);
   set(OptionId::VerifyRoundtrip, options.verify_roundtrip);

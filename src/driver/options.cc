@@ -128,6 +128,10 @@ std::optional<Conflict> find_conflict(const OptionUse& use) {
     for (const auto& o : kOptions)
       if (given(use, o.id) && !(o.modes & mode_bit(use.mode)))
         return Conflict{.rule = Conflict::Rule::TransformOnly, .option = o.id};
+  if (mode_bit(use.mode) & kTransformModes)
+    for (const auto& o : kOptions)
+      if (given(use, o.id) && !(o.modes & mode_bit(use.mode)))
+        return Conflict{.rule = Conflict::Rule::AnnotateOnly, .option = o.id};
   if (given(use, OptionId::PrintShapes) && given(use, OptionId::NoInfer))
     return Conflict{.rule = Conflict::Rule::ShapesNeedInference, .option = OptionId::PrintShapes};
   if (given(use, OptionId::PrintShapes) && use.shapes_on_stdout &&
@@ -148,6 +152,9 @@ std::string Conflict::message(Spelling spelling) const {
       return (flags ? "--mode check writes nothing and takes no " : "a check writes nothing, and takes no ") + name;
     case Rule::TransformOnly:
       return name + (flags ? " applies to --mode specialize or inline" : " applies to a transform only");
+    case Rule::AnnotateOnly:
+      return name + (flags ? " applies to --mode annotate only" : " applies to infer_shapes only") +
+             ": a rewrite never rests on a fact taken on trust";
     case Rule::ShapesNeedInference:
       return name + " lists what inference proves, and " + name_in(option_spec(OptionId::NoInfer), spelling) +
              " runs none";

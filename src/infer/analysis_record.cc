@@ -105,11 +105,19 @@ void merge_assumptions(std::vector<AssumptionUse>& into, const std::vector<Assum
     if (places.insert(u.call_path).second) into.push_back(u);
 }
 
+std::vector<std::string> trusted_items(const InferResult& result) {
+  std::vector<std::string> items;
+  if (!result.declared_uses.empty()) items.push_back(kDeclaredTypesAssumption);
+  if (!result.initializer_values_read.empty()) items.push_back(kInitializerValuesAssumption);
+  return items;
+}
+
 void record_assumptions(onnx::ModelProto& model, const std::vector<AssumptionUse>& uses,
-                        const std::map<std::string, DimRange>& ranges) {
+                        const std::map<std::string, DimRange>& ranges, const std::vector<std::string>& trusted) {
   std::vector<std::string> wanted;
   if (!uses.empty()) wanted.push_back(kPositiveDimsAssumption);
   for (const auto& [name, range] : ranges) wanted.push_back(range_assumption(name, range));
+  wanted.insert(wanted.end(), trusted.begin(), trusted.end());
   if (wanted.empty()) return;
   onnx::StringStringEntryProto* entry = nullptr;
   for (auto& e : *model.mutable_metadata_props())

@@ -28,10 +28,15 @@ std::vector<ValueShape> describe_shapes(const Analyzer& analysis, DimTexts& text
 void merge_assumptions(std::vector<AssumptionUse>& into, const std::vector<AssumptionUse>& more);
 
 // Writes the model's metadata_props entry kAssumptionsKey: kPositiveDimsAssumption when
-// `uses` is not empty, and each range (range_assumption) the analysis took; an entry
+// `uses` is not empty, each range (range_assumption) the analysis took, and the items
+// `trusted` (kDeclaredTypesAssumption, kInitializerValuesAssumption) as given; an entry
 // already there keeps its value, with what it lacks added, so that a second run changes
 // nothing.
 void record_assumptions(onnx::ModelProto& model, const std::vector<AssumptionUse>& uses,
-                        const std::map<std::string, DimRange>& ranges);
+                        const std::map<std::string, DimRange>& ranges, const std::vector<std::string>& trusted = {});
+
+// The items of the entry for what `result` took on trust: kDeclaredTypesAssumption when it
+// used a declaration, kInitializerValuesAssumption when it read an initializer input's value.
+std::vector<std::string> trusted_items(const InferResult& result);
 
 }  // namespace shapeprop::infer

@@ -71,6 +71,7 @@ Analyzer::Impl::Impl(const onnx::ModelProto& m, const CallGraph& c, const InferO
     : model(m), calls(c), options(o), bodies(c), ours(listed_expressions(m)),
       rules(o.op_rules ? o.op_rules : builtin_op_rules()), model_names(names_taken(m)),
       listed_fresh(listed_fresh_symbols(m)) {
+  if (options.declared == DeclaredTypes::Ignore) options.use_declared_types = false;
   // --dim-range: each range is a fact of its symbol (a graph input's dim name, which the
   // driver checked), in place of "at least 1".
   for (const auto& [symbol, range] : options.dim_ranges) symbol_bounds.set_range(symbol, {range.min, range.max});
@@ -157,12 +158,18 @@ void Analyzer::Impl::define(ir::ValueId v, Fact fact, Frame& frame, const PathLi
     const auto* declared = declared_for(*frame.body, frame.declared);
     if (const onnx::TypeProto* d = declared ? (*declared)[v] : nullptr) {
       const std::string name(frame.body->name(v));
+      PathLink value = link(path, nullptr);
+      const std::string label = "value '" + name + "'";
+      value.text = label.c_str();
       if (auto why = contradiction(*d, fact, *frame.dim_params, "'" + name + "'")) {
-        PathLink value = link(path, nullptr);
-        const std::string label = "value '" + name + "'";
-        value.text = label.c_str();
         report_soft(frame, &value,
                     "declared type " + type_text(*d) + " conflicts with inferred " + fact_text(fact) + ": " + *why);
+      } else if (options.declared == DeclaredTypes::Use) {
+        if (auto taken = adopt_declared(fact, declared_fact(*d, ours, listed_fresh))) {
+          fact = std::move(*taken);
+          if (auto where = PathLink::spell(&value); declared_use_places.insert(where).second)
+            declared_uses.push_back({name, std::move(where)});
+        }
       }
     }
   }
@@ -372,6 +379,15 @@ void Analyzer::run() {
     if (auto init = initializer_of.find(in.name()); init != initializer_of.end() && m.options.use_declared_types)
       if (auto wrong = initializer_contradiction(in, *init->second)) m.report_soft(frame, &input_link, std::move(*wrong));
     Fact fact = in.has_type() ? declared_fact(in.type(), m.ours, m.listed_fresh) : Fact();
+    // OverridableInitializers::Value (ONNX's inference): the default is read as the value,
+    // from IR version 4, as ONNX reads it (before, every initializer had to be an input, and
+    // ONNX reads none: its test_infer_with_initializer_without_input_below_ir4).
+    if (auto init = initializer_of.find(in.name());
+        init != initializer_of.end() && m.options.overridable_initializers == OverridableInitializers::Value &&
+        m.model.ir_version() >= 4) {
+      fact = Fact::of_tensor(*init->second);
+      m.initializer_values_read.push_back(in.name());
+    }
     // The inputs' dim_params name the sizes the caller gives: what the graph's other
     // declarations are held to.
     if (in.has_type()) m.graph_dim_params.bind_all(in.type(), fact, "input '" + in.name() + "'");
@@ -446,6 +462,10 @@ size_t Analyzer::live_call_sites() const {
 Diagnostics Analyzer::take_diagnostics() { return std::move(impl_->diagnostics); }
 
 const std::vector<AssumptionUse>& Analyzer::assumptions() const { return impl_->assumptions; }
+
+const std::vector<DeclaredUse>& Analyzer::declared_uses() const { return impl_->declared_uses; }
+
+const std::vector<std::string>& Analyzer::initializer_values_read() const { return impl_->initializer_values_read; }
 
 const std::set<std::string>& Analyzer::false_dim_params(const onnx::FunctionProto* f) const {
   static const std::set<std::string> none;

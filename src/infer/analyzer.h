@@ -124,6 +124,10 @@ class Analyzer {
   Diagnostics take_diagnostics();
   // The decisions that relied on symbolic dims being at least 1, once per place.
   const std::vector<AssumptionUse>& assumptions() const;
+  // The declarations taken as facts (DeclaredTypes::Use), once per place.
+  const std::vector<DeclaredUse>& declared_uses() const;
+  // The graph inputs whose initializer was read as their value (OverridableInitializers::Value).
+  const std::vector<std::string>& initializer_values_read() const;
   // The dim_params declared in the main graph (for nullptr) or in function `f` that the
   // analysis found naming different sizes (in some call of `f`): annotation keeps none.
   const std::set<std::string>& false_dim_params(const onnx::FunctionProto* f) const;

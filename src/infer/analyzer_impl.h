@@ -233,6 +233,11 @@ struct Analyzer::Impl {
   Analyzer::LiveContexts live;  // filled once run() is done
   std::vector<AssumptionUse> assumptions;
   std::set<std::vector<std::string>> assumption_places;
+  // DeclaredTypes::Use: the declarations taken as facts, once per place; and
+  // OverridableInitializers::Value: the graph inputs whose initializer was read as their value.
+  std::vector<DeclaredUse> declared_uses;
+  std::set<std::vector<std::string>> declared_use_places;
+  std::vector<std::string> initializer_values_read;
   // Fresh symbols for data-dependent dims: dyn__0, dyn__1, ... skipping the model's names.
   std::set<std::string> model_names;    // names_taken: a fresh symbol takes none of them
   std::set<std::string> listed_fresh;   // fresh symbols of an earlier run: read as unknown
@@ -260,9 +265,11 @@ struct Analyzer::Impl {
 
   // ------------------------------------------------------------------ values
 
-  // Records the fact of a value. What the model declares of it is never a fact (exporters
+  // Records the fact of a value. What the model declares of it is no fact (exporters
   // declare the example's sizes): it is compared with the fact, and a declaration some
-  // valid input makes false is reported (annotation then writes the fact instead).
+  // valid input makes false is reported (annotation then writes the fact instead). Only
+  // with DeclaredTypes::Use does a consistent declaration complete the fact where it
+  // proves nothing finer (adopt_declared), each such use recorded in declared_uses.
   void define(ir::ValueId v, Fact fact, Frame& frame, const PathLink* path);
 
   // The fact a node reads through an operand; nullptr (with `present` false) for an

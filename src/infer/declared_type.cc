@@ -9,6 +9,43 @@ namespace shapeprop::infer {
 
 bool mentions_fresh(const Dim& d) { return d.any_symbol(Dim::is_fresh_symbol); }
 
+std::optional<Fact> adopt_declared(const Fact& proven, const Fact& declared) {
+  if (!declared.known()) return std::nullopt;
+  if (!proven.known() && !proven.has_elements()) return declared;
+  if (proven.other || declared.other) {
+    if (!proven.other || !declared.other || proven.other->kind != declared.other->kind) return std::nullopt;
+    if (!declared.other->has_element) return std::nullopt;
+    auto element = adopt_declared(proven.other->element, declared.other->element);
+    if (!element) return std::nullopt;
+    auto other = std::make_shared<NonTensor>(*proven.other);
+    other->element = std::move(*element);
+    other->has_element = true;
+    if (other->kind == NonTensor::Kind::kMap && other->key_type == 0) other->key_type = declared.other->key_type;
+    Fact out = proven;
+    out.other = std::move(other);
+    return out;
+  }
+  Fact out = proven;
+  bool changed = false;
+  if (out.elem_type == 0 && declared.elem_type != 0) {
+    out.elem_type = declared.elem_type;
+    changed = true;
+  }
+  if (!out.shape && declared.shape) {
+    out.shape = declared.shape;
+    changed = true;
+  } else if (out.shape && declared.shape && out.shape->size() == declared.shape->size()) {
+    for (size_t i = 0; i < out.shape->size(); ++i) {
+      Dim& p = (*out.shape)[i];
+      const Dim& d = (*declared.shape)[i];
+      if (d.is_unknown() || !(p.is_unknown() || mentions_fresh(p)) || p == d) continue;
+      p = d;
+      changed = true;
+    }
+  }
+  return changed ? std::optional<Fact>(std::move(out)) : std::nullopt;
+}
+
 namespace {
 
 using onnx::TypeProto;

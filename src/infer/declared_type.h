@@ -90,6 +90,12 @@ std::optional<std::string> sizes_where_they_differ(const Dim& a, const Dim& b);
 // proven dim only, never as a fact.
 Dim declared_expression(std::string_view text);
 
+// DeclaredTypes::Use (ONNX's contract): `proven` completed by `declared` where it proves
+// nothing finer (an unknown element type, rank or dim, a dim that is a fresh symbol, the
+// type of a sequence's, optional's or map's element); nullopt when the declaration adds
+// nothing. Call it only with a declaration contradiction() found consistent.
+std::optional<Fact> adopt_declared(const Fact& proven, const Fact& declared);
+
 // "float[4,?]", "seq(float[N])": a declared type as diagnostics write it.
 std::string type_text(const onnx::TypeProto& type);
 // A proven fact the same way ("int64[2] {N,3}" for a tensor whose elements are known).

@@ -20,6 +20,8 @@ InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, co
   if (options.debug) result.debug = analysis.dump();
   if (options.describe_contexts) result.functions = describe_contexts(analysis);
   result.assumptions = analysis.assumptions();
+  result.declared_uses = analysis.declared_uses();
+  result.initializer_values_read = analysis.initializer_values_read();
 
   DimTexts texts(model);
   if (options.describe_shapes) {
@@ -57,7 +59,7 @@ Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& op
   analysing.stop();
   PhaseClock annotating(phases, "annotation", options.on_phase);
   InferResult result = infer::annotate_model(model, analysis, options);
-  infer::record_assumptions(model, result.assumptions, options.dim_ranges);
+  infer::record_assumptions(model, result.assumptions, options.dim_ranges, infer::trusted_items(result));
   result.diagnostics = std::move(diagnostics);
   annotating.stop();
   result.phases = std::move(phases);

@@ -217,6 +217,22 @@ void write_assumptions(JsonWriter& w, const Report& r) {
   w.key("ranges").begin_array();
   for (const auto& [name, range] : r.options.infer.dim_ranges) w.string(range_assumption(name, range));
   w.end();
+  // With --declared use and --overridable-initializers value only: what was taken on trust.
+  if (r.options.infer.declared == DeclaredTypes::Use) {
+    w.key("declared_types_used").begin_array();
+    for (const auto& use : r.declared_uses) {
+      w.begin_object();
+      w.key("value").string(use.value);
+      w.key("call_path");
+      write_strings(w, use.call_path);
+      w.end();
+    }
+    w.end();
+  }
+  if (r.options.infer.overridable_initializers == OverridableInitializers::Value) {
+    w.key("initializer_values_read");
+    write_strings(w, r.initializer_values_read);
+  }
   w.end();
 }
 
@@ -327,6 +343,8 @@ void Report::add(const InferResult& result) {
   add_inference(result);
   functions = result.functions;
   assumptions = result.assumptions;
+  declared_uses = result.declared_uses;
+  initializer_values_read = result.initializer_values_read;
   add_phases(phases, result.phases);
 }
 
@@ -370,6 +388,10 @@ std::string to_json(const Report& r) {
   w.key("strict").boolean(r.options.infer.strict);
   w.key("assume_positive_dims").boolean(r.options.infer.assume_positive_dims);
   w.key("annotate_functions").boolean(r.options.infer.annotate_functions);
+  // Written when not the default, so that a default run's report is as it was.
+  if (r.options.infer.declared != DeclaredTypes::Check) w.key("declared").string(name_of(r.options.infer.declared));
+  if (r.options.infer.overridable_initializers != OverridableInitializers::Type)
+    w.key("overridable_initializers").string(name_of(r.options.infer.overridable_initializers));
   w.end();
   w.key("ok").boolean(r.ok);
   w.key("summary");

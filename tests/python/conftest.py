@@ -16,12 +16,14 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "corpus"
 SCHEMA = ROOT / "docs" / "report.schema.json"
 REPORT_DOC = ROOT / "docs" / "report.md"
-# onnx_ir in and out (test_onnx_ir.py) where onnx_ir imports: the ctest python.onnx_ir is
-# registered where configure found it; elsewhere pytest does not collect the file.
+# onnx_ir in and out (test_onnx_ir.py) and onnx-shape-inference's entry point
+# (test_osi_compat.py) where onnx_ir imports: their ctests python.onnx_ir and
+# python.osi_compat are registered where configure found it; elsewhere pytest does not
+# collect the files.
 try:
     import onnx_ir  # noqa: F401
 except ImportError:
-    collect_ignore = ["test_onnx_ir.py"]
+    collect_ignore = ["test_onnx_ir.py", "test_osi_compat.py"]
 
 CLI = os.environ.get("SHAPEPROP_CLI", str(ROOT / "build" / "release" / "tools" / "onnx-infer-shapes"))
 

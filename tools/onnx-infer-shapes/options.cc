@@ -241,6 +241,24 @@ std::optional<int> apply(const shapeprop::OptionSpec& spec, const std::string& v
         return kBadInput;
       }
       return std::nullopt;
+    case OptionId::Declared:
+    case OptionId::OverridableInitializers: {
+      const bool declared = spec.id == OptionId::Declared;
+      const auto d = shapeprop::enum_named<shapeprop::DeclaredTypes>(v);
+      const auto i = shapeprop::enum_named<shapeprop::OverridableInitializers>(v);
+      if (declared ? !d : !i) {
+        error(std::string(spec.flag) + " takes " +
+              (declared ? shapeprop::name_choices<shapeprop::DeclaredTypes>(false)
+                        : shapeprop::name_choices<shapeprop::OverridableInitializers>(false)) +
+              ", not " + in_quotes(v));
+        return kBadInput;
+      }
+      if (declared)
+        o.infer_options.declared = *d;
+      else
+        o.infer_options.overridable_initializers = *i;
+      return std::nullopt;
+    }
     case OptionId::Override: o.overrides.push_back(v); return std::nullopt;
     case OptionId::Schemas: o.schema_dirs.push_back(v); return std::nullopt;
     case OptionId::Strict: o.infer_options.strict = true; return std::nullopt;

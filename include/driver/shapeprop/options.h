@@ -103,6 +103,7 @@ struct Conflict {
   enum class Rule {
     NotInCheck,         // `option` writes or transforms, and --mode check does neither
     TransformOnly,      // `option` applies to specialize and inline only
+    AnnotateOnly,       // `option` applies to annotate only (what it takes on trust is no premise of a rewrite)
     ShapesNeedInference,  // --print-shapes with --no-infer
     ShapesOnStdout,     // --print-shapes with -o - or --emit alone: stdout holds the types
     PassNotRun,         // --print-after names a pass --passes does not run

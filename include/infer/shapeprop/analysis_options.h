@@ -22,6 +22,28 @@ struct DimRange {
   bool operator==(const DimRange& o) const { return min == o.min && max == o.max; }
 };
 
+// What the analysis makes of a declared type of a computed value (a graph output, a
+// value_info entry, a subgraph's or a function's declarations): --declared.
+enum class DeclaredTypes {
+  // The default: compared with what is proven, a contradiction reported (an error in strict
+  // mode), never a fact (DESIGN.md, guarantee 3: exporters declare false shapes).
+  Check,
+  // ONNX's contract (onnx.shape_inference merges declarations into what it infers): as
+  // Check, and where nothing finer is proven (an unknown element type, rank or dim, or a
+  // fresh symbol) the declaration is taken as a fact. The result records that it took
+  // some on trust (metadata_props, shapeprop.assumptions; the report lists them).
+  Use,
+  // Neither compared nor used.
+  Ignore,
+};
+
+// What the analysis makes of an initializer that is also a graph input: a default value
+// the caller may override (--overridable-initializers).
+enum class OverridableInitializers {
+  Type,   // the default: only its type is a fact (its value may be replaced at run time)
+  Value,  // ONNX's inference: its value is a fact too; recorded as an assumption when read
+};
+
 struct AnalysisOptions {
   // How much inference may build (elements of one value) and how deep and wide a model
   // may go; see limits.h.
@@ -41,6 +63,12 @@ struct AnalysisOptions {
   // ranges in its metadata_props as assumptions. A symbol without a range is at least 1
   // (assume_positive_dims) or 0.
   std::map<std::string, DimRange> dim_ranges;
+  // Declared types of computed values: checked (default), used where nothing finer is
+  // proven (ONNX's contract), or ignored. Annotation only: a rewrite never rests on one.
+  DeclaredTypes declared = DeclaredTypes::Check;
+  // Initializers that are also graph inputs: their type only (default), or their value
+  // (ONNX's inference). Annotation only.
+  OverridableInitializers overridable_initializers = OverridableInitializers::Type;
 };
 
 }  // namespace shapeprop

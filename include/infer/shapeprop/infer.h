@@ -89,10 +89,21 @@ struct AssumptionUse {
   std::vector<std::string> call_path;  // where, as in Diagnostic::call_path (the first call of a shared context)
 };
 
+// A declared type taken as a fact (AnalysisOptions::declared, DeclaredTypes::Use): the
+// value, and where (its call path, ending in the value).
+struct DeclaredUse {
+  std::string value;
+  std::vector<std::string> call_path;
+};
+
 // The model's metadata_props entry that says the model relies on symbolic dims being at
 // least 1: written when a fact or rewrite in the result relied on it, kept once written.
 inline constexpr const char* kAssumptionsKey = "shapeprop.assumptions";
 inline constexpr const char* kPositiveDimsAssumption = "symbolic dims >= 1";
+// What the entry lists when declared types were taken as facts (DeclaredTypes::Use), and
+// when graph inputs' initializers were read as their values (OverridableInitializers::Value).
+inline constexpr const char* kDeclaredTypesAssumption = "declared types taken as facts where none is proven";
+inline constexpr const char* kInitializerValuesAssumption = "graph inputs keep their initializers' values";
 // A range the analysis took (AnalysisOptions::dim_ranges), as the entry lists it: "1 <= seq <= 128".
 std::string range_assumption(const std::string& symbol, const DimRange& range);
 
@@ -111,6 +122,8 @@ struct InferResult {
   std::string debug;        // with InferOptions::debug
   std::vector<FunctionContexts> functions;   // per reached function, bottom-up (InferOptions::describe_contexts)
   std::vector<AssumptionUse> assumptions;    // what relied on symbolic dims >= 1
+  std::vector<DeclaredUse> declared_uses;    // declarations taken as facts (DeclaredTypes::Use)
+  std::vector<std::string> initializer_values_read;  // inputs read as their initializer (OverridableInitializers::Value)
   std::vector<DroppedDimParam> dropped_dim_params;  // declared dim_params the annotation did not keep
   std::vector<PhaseTime> phases;             // time per phase
   std::vector<ValueShape> shapes;            // every value's type (InferOptions::describe_shapes)

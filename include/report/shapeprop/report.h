@@ -53,6 +53,8 @@ struct Report {
   std::vector<ValueShape> value_shapes;         // every value's type (InferOptions::describe_shapes)
   std::vector<AssumptionUse> assumptions;       // what relied on symbolic dims >= 1
   bool assumption_recorded = false;             // the result's metadata_props records it
+  std::vector<DeclaredUse> declared_uses;       // declarations taken as facts (--declared use)
+  std::vector<std::string> initializer_values_read;  // inputs read as their initializers (--overridable-initializers value)
   std::optional<AppliedShapes> shapes;          // the deployment shapes the run was given, as applied
   std::vector<AppliedShapes::Named> output_names;  // the result's output dims --name-dims named
   std::optional<StaticShapes> static_shapes;    // when dims were bound: the result's values left dynamic

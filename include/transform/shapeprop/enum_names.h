@@ -32,11 +32,19 @@ inline constexpr EnumName<InlinePolicy> kInlinePolicyNames[] = {
     {InlinePolicy::None, "none"}, {InlinePolicy::All, "all"}, {InlinePolicy::Small, "small"}};
 inline constexpr EnumName<Naming> kNamingNames[] = {{Naming::Copies, "copies"}, {Naming::Overloads, "overload"}};
 inline constexpr EnumName<Format> kFormatNames[] = {{Format::Text, "text"}, {Format::Binary, "binary"}};
+inline constexpr EnumName<DeclaredTypes> kDeclaredTypesNames[] = {
+    {DeclaredTypes::Check, "check"}, {DeclaredTypes::Use, "use"}, {DeclaredTypes::Ignore, "ignore"}};
+inline constexpr EnumName<OverridableInitializers> kOverridableInitializersNames[] = {
+    {OverridableInitializers::Type, "type"}, {OverridableInitializers::Value, "value"}};
 
 inline constexpr std::span<const EnumName<Mode>> enum_names(Mode) { return kModeNames; }
 inline constexpr std::span<const EnumName<InlinePolicy>> enum_names(InlinePolicy) { return kInlinePolicyNames; }
 inline constexpr std::span<const EnumName<Naming>> enum_names(Naming) { return kNamingNames; }
 inline constexpr std::span<const EnumName<Format>> enum_names(Format) { return kFormatNames; }
+inline constexpr std::span<const EnumName<DeclaredTypes>> enum_names(DeclaredTypes) { return kDeclaredTypesNames; }
+inline constexpr std::span<const EnumName<OverridableInitializers>> enum_names(OverridableInitializers) {
+  return kOverridableInitializersNames;
+}
 
 // The name of `value` ("" for a value the table lacks, which a test rules out).
 template <class E>
