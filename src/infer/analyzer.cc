@@ -164,7 +164,10 @@ void Analyzer::Impl::define(ir::ValueId v, Fact fact, Frame& frame, const PathLi
       if (auto why = contradiction(*d, fact, *frame.dim_params, "'" + name + "'")) {
         report_soft(frame, &value,
                     "declared type " + type_text(*d) + " conflicts with inferred " + fact_text(fact) + ": " + *why);
-      } else if (options.declared == DeclaredTypes::Use) {
+      } else if (options.declared == DeclaredTypes::Use && frame.declared == &declared_graph) {
+        // The main graph's declarations and its subgraphs' only: a function's (its value_info,
+        // which holds for every call) name sizes in the function's own dim_params, which a
+        // call's facts would mistake for the caller's symbols of the same name.
         if (auto taken = adopt_declared(fact, declared_fact(*d, ours, listed_fresh))) {
           fact = std::move(*taken);
           if (auto where = PathLink::spell(&value); declared_use_places.insert(where).second)

@@ -30,8 +30,10 @@ enum class DeclaredTypes {
   Check,
   // ONNX's contract (onnx.shape_inference merges declarations into what it infers): as
   // Check, and where nothing finer is proven (an unknown element type, rank or dim, or a
-  // fresh symbol) the declaration is taken as a fact. The result records that it took
-  // some on trust (metadata_props, shapeprop.assumptions; the report lists them).
+  // fresh symbol) a declaration of the main graph or its subgraphs is taken as a fact (a
+  // function's are checked only: their dim_params are the function's own names). The
+  // result records that it took some on trust (metadata_props, shapeprop.assumptions; the
+  // report lists them).
   Use,
   // Neither compared nor used.
   Ignore,
