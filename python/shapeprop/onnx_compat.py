@@ -55,13 +55,14 @@ InferenceError = onnx.shape_inference.InferenceError
 ValidationError = onnx.checker.ValidationError
 
 # ONNX's functions as they were when this module was imported: check_model runs ONNX's
-# structural checker through it, and uninstall() puts them back.
+# structural checker through it, and uninstall() puts them back. An ONNX older than a
+# function (infer_node_outputs came with 1.14) has None here: install() adds ours, and
+# uninstall() takes it away again.
 _ONNX = {
-    (onnx.shape_inference, "infer_shapes"): onnx.shape_inference.infer_shapes,
-    (onnx.shape_inference, "infer_shapes_path"): onnx.shape_inference.infer_shapes_path,
-    (onnx.shape_inference, "infer_node_outputs"): onnx.shape_inference.infer_node_outputs,
-    (onnx.shape_inference, "infer_function_output_types"): onnx.shape_inference.infer_function_output_types,
-    (onnx.checker, "check_model"): onnx.checker.check_model,
+    (module, name): getattr(module, name, None)
+    for module, name in ((onnx.shape_inference, "infer_shapes"), (onnx.shape_inference, "infer_shapes_path"),
+                         (onnx.shape_inference, "infer_node_outputs"),
+                         (onnx.shape_inference, "infer_function_output_types"), (onnx.checker, "check_model"))
 }
 _onnx_check_model = onnx.checker.check_model
 
@@ -293,7 +294,10 @@ def install() -> None:
 def uninstall() -> None:
     """Puts ONNX's functions back."""
     for (module, name), function in _ONNX.items():
-        setattr(module, name, function)
+        if function is not None:
+            setattr(module, name, function)
+        elif hasattr(module, name):
+            delattr(module, name)
 
 
 @contextlib.contextmanager
