@@ -12,6 +12,9 @@
 // something is reported.
 #include "infer/analyzer_impl.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace shapeprop::infer {
 
 std::string CallContext::str() const {
@@ -152,6 +155,27 @@ void Analyzer::Impl::report_soft(const Frame& frame, const PathLink* path, std::
   report(frame, path, options.strict ? Severity::Error : Severity::Warning, std::move(message));
 }
 
+namespace {
+
+// ONNX's contract (--declared use) takes a declared dim that is an expression of sizes, as
+// exporters write them ("2*((samples//10)) - 3"), for that expression, not for a name of
+// its own: read as a name, the values computed from it would be compared, and found to
+// differ, with their declarations of the same expression.
+Fact with_declared_expressions(Fact f) {
+  if (!f.shape) return f;
+  for (Dim& d : *f.shape) {
+    const auto symbol = d.as_symbol();
+    if (!symbol || std::all_of(symbol->begin(), symbol->end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        }))
+      continue;
+    if (Dim e = declared_expression(*symbol); !e.is_unknown()) d = e;
+  }
+  return f;
+}
+
+}  // namespace
+
 void Analyzer::Impl::define(ir::ValueId v, Fact fact, Frame& frame, const PathLink* path) {
   if (v == ir::kNoValue) return;
   if (frame.declared && frame.dim_params && !frame.speculative) {
@@ -168,7 +192,7 @@ void Analyzer::Impl::define(ir::ValueId v, Fact fact, Frame& frame, const PathLi
         // The main graph's declarations and its subgraphs' only: a function's (its value_info,
         // which holds for every call) name sizes in the function's own dim_params, which a
         // call's facts would mistake for the caller's symbols of the same name.
-        if (auto taken = adopt_declared(fact, declared_fact(*d, ours, listed_fresh))) {
+        if (auto taken = adopt_declared(fact, with_declared_expressions(declared_fact(*d, ours, listed_fresh)))) {
           fact = std::move(*taken);
           if (auto where = PathLink::spell(&value); declared_use_places.insert(where).second)
             declared_uses.push_back({name, std::move(where)});
