@@ -58,8 +58,8 @@ main (float[batch, 5] x) => (y) {
 )";
 
 // The jobs the Python package's functions run: infer_shapes, specialize (inline none,
-// small, all), check_model, each with its report; on the corpus's models (local functions,
-// a convolution, a dynamo export) and on one that needs a rules folder.
+// small, all), check_model, each with its report; on the corpus's models (torchlib's
+// local functions, a convolution, a dynamo export) and on one that needs a rules folder.
 std::vector<std::function<Result<JobOutcome>()>> jobs() {
   const fs::path models = corpus_dir() / "torchlib-2024-03" / "models";
   auto job = [](JobKind kind, fs::path input, InlinePolicy policy = InlinePolicy::None) {
@@ -77,11 +77,12 @@ std::vector<std::function<Result<JobOutcome>()>> jobs() {
   const fs::path rules = rules_folder();
   const std::string vendor = parse_model_text(kVendorModel, "<vendor>")->SerializeAsString();
   return {
-      job(JobKind::Annotate, models / "sdpa.onnx"),
-      job(JobKind::Transform, models / "sdpa.onnx", InlinePolicy::All),
-      job(JobKind::Transform, models / "layer_norm.onnx", InlinePolicy::Small),
-      job(JobKind::Check, models / "layer_norm.onnx"),
+      job(JobKind::Annotate, models / "transformer_L2.onnx"),
+      job(JobKind::Transform, models / "transformer_L2.onnx", InlinePolicy::All),
+      job(JobKind::Transform, models / "sdpa.onnx", InlinePolicy::Small),
+      job(JobKind::Check, models / "transformer_L2.onnx"),
       job(JobKind::Annotate, corpus_dir() / "torch-dynamo" / "dort_debug_7951_conv_maxpool.onnx"),
+      job(JobKind::Transform, corpus_dir() / "torch-dynamo" / "dort_llama_model_1_inlined.onnx", InlinePolicy::None),
       job(JobKind::Transform, corpus_dir() / "functions" / "onnxscript_gemmgelu.onnx", InlinePolicy::None),
       [rules, vendor]() {
         JobOptions o;
@@ -100,7 +101,12 @@ std::vector<std::function<Result<JobOutcome>()>> jobs() {
 void runs_at_once_agree(size_t threads, size_t rounds) {
   const auto work = jobs();
   std::vector<std::string> alone;
-  for (const auto& j : work) alone.push_back(outcome_text(j()));
+  for (const auto& j : work) {
+    const auto done = j();
+    // Each job succeeds alone: a failure would compare equal too easily.
+    ASSERT_TRUE(done.ok() && done->status == JobStatus::Ok) << alone.size() << ": " << outcome_text(done);
+    alone.push_back(outcome_text(done));
+  }
   std::vector<std::vector<std::string>> got(threads);
   std::vector<std::thread> pool;
   for (size_t t = 0; t < threads; ++t)
