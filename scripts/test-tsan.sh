@@ -2,9 +2,9 @@
 # The ThreadSanitizer part of the test suite (scripts/test.sh; docs/testing.md,
 # "Concurrency"): builds the library, the unit tests and the Python extension with clang 14
 # under ThreadSanitizer (the tsan preset, build/tsan), then runs
-#  - the unit tests, the concurrency tests among them (tests/unit/concurrency_test.cc:
-#    runs of the driver, which the Python package calls, and of the library's functions, in
-#    several threads at once), as one gtest process;
+#  - the concurrency tests (tests/unit/concurrency_test.cc: runs of the driver, which the
+#    Python package calls, and of the library's functions, in several threads at once) in
+#    a process of their own, then every unit test in one gtest process;
 #  - the Python package's threads tests (tests/python/test_threads.py) on Debian's
 #    /usr/bin/python3, which is not instrumented: the extension is, and ThreadSanitizer's
 #    runtime must be in the process before it loads. clang 14's shared runtime
@@ -31,6 +31,10 @@ cmake --build --preset tsan -j "$jobs" --target shapeprop_unit_tests shapeprop_p
 
 # second_deadlock_stack: both stacks of a lock-order inversion.
 export TSAN_OPTIONS="second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+# The concurrency tests first, in a process of their own: their threads are then the first
+# users of what the library makes on first use.
+echo "test-tsan: the concurrency tests"
+build/tsan/tests/unit/shapeprop_unit_tests --gtest_filter='Concurrency.*' --gtest_brief=1
 echo "test-tsan: unit tests (--gtest_filter=$filter)"
 build/tsan/tests/unit/shapeprop_unit_tests --gtest_filter="$filter" --gtest_brief=1
 
