@@ -73,7 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   onnx::ModelProto flat = *model;
   auto done = specialize(flat, options);
   if (!done || has_errors(done->diagnostics)) return 0;
-  fuzz::written_model_holds(*model, dim_params_of(*model), fuzz::passes_full_checker(*model), flat, "inlined");
+  fuzz::written_model_holds(*model, dim_params_of(*model), fuzz::passes_full_checker(*model), flat,
+                            done->diagnostics, "inlined");
   for (const auto& o : flat.graph().output()) {
     auto it = theirs->find(o.name());
     if (it != theirs->end()) compare(o.name(), o.type(), it->second, text);

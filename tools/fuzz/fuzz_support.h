@@ -44,14 +44,22 @@ void run_pipeline(const onnx::ModelProto& model, const Invariants& invariants = 
 // accepts `model` as ONNX's own check_model(full_check=true) would: CheckerMode::onnx.
 bool passes_full_checker(const onnx::ModelProto& model);
 
-// The oracles of a model the library wrote (`written`, `what` naming the step) from
-// `input`, whose dim_params are `names` (dim_params_of) and which `input_checks`
-// (passes_full_checker): every dim_param written is a dim name of the input, a minted
-// name (dyn__N, unk__N) or an expression over them (foreign_dim_param); where the input
-// passes ONNX's full checker, the written model does too; and the pair is saved for the
-// runtime oracle.
+// Whether `told` holds a warning or an error.
+bool warns(const Diagnostics& told);
+
+// The oracles of a model the library wrote (`written`, `what` naming the step, `told`
+// what the run reported) from `input`, whose dim_params are `names` (dim_params_of) and
+// which `input_checks` (passes_full_checker):
+//  - every dim_param written is a dim name of the input, a minted name (dyn__N, unk__N)
+//    or an expression over them (foreign_dim_param);
+//  - where the input passes ONNX's full checker and the run told of no problem, the
+//    written model passes it too. A run that warns has told the user what is wrong:
+//    where ONNX's inference fails on a node in the context the analysis proves (an Expand
+//    of shapes that never broadcast, behind a shape value ONNX's own inference cannot
+//    follow), the written model, with that shape value folded, shows ONNX the failure;
+//  - the pair is saved for the runtime oracle (save_for_runtime).
 void written_model_holds(const onnx::ModelProto& input, const std::set<std::string>& names, bool input_checks,
-                         const onnx::ModelProto& written, const char* what);
+                         const onnx::ModelProto& written, const Diagnostics& told, const char* what);
 
 // The runtime oracle's first half: with SHAPEPROP_FUZZ_RUNTIME_DIR set, `input` and the
 // model written from it are saved there as HASH.input.onnx and HASH.WHAT.onnx (HASH of
