@@ -88,7 +88,8 @@ runtime_oracle() {
   fi
   rm -rf "$saved" && mkdir -p "$saved"
   SHAPEPROP_FUZZ_RUNTIME_DIR=$saved ASAN_OPTIONS=detect_leaks=0 "build/asan/tools/fuzz/fuzz-$t" -runs=0 \
-    -max_len=400000 "$run/corpus/$t" >"$log" 2>&1 || { echo "fuzz: $t: replaying the corpus failed, see $log"; return 1; }
+    -max_len=400000 -artifact_prefix="$run/findings/$t/" "$run/corpus/$t" >"$log" 2>&1 ||
+    { echo "fuzz: $t: replaying the corpus failed (an input the fuzzer kept breaks an invariant now), see $log"; return 1; }
   local status=0
   node tools/fuzz/runtime_facts.js "$saved" --max "$runtime_max" >>"$log" 2>&1 || status=$?
   grep '^runtime_facts:' "$log" | tail -4 | sed "s/^/fuzz: $t: /"
