@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <latch>
 #include <string>
 #include <thread>
 #include <vector>
@@ -104,8 +105,10 @@ void runs_at_once_agree(size_t threads, size_t rounds) {
   const auto work = jobs();
   std::vector<std::vector<std::string>> got(threads);
   std::vector<std::thread> pool;
+  std::latch start(static_cast<std::ptrdiff_t>(threads));  // all at once, not as each thread is made
   for (size_t t = 0; t < threads; ++t)
     pool.emplace_back([&, t]() {
+      start.arrive_and_wait();
       for (size_t r = 0; r < rounds; ++r)
         for (size_t i = 0; i < work.size(); ++i) got[t].push_back(outcome_text(work[(t + i) % work.size()]()));
     });
