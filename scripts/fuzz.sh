@@ -22,6 +22,16 @@
 #                           share whatever the load; it is then interrupted (libFuzzer
 #                           prints its final stats and exits 72, taken as a normal end)
 #   SHAPEPROP_JOBS          build jobs (default: nproc)
+#   SHAPEPROP_FUZZ_RUNTIME  the runtime oracle's inputs per target (default 2000; 0: none):
+#                           after a pipeline target (all but dim) has run, its corpus is
+#                           replayed with SHAPEPROP_FUZZ_RUNTIME_DIR set, which saves every
+#                           model written (fuzz_support.h), and tools/fuzz/runtime_facts.js
+#                           runs up to that many inputs' written models on ONNX Runtime
+#                           (the Node package of tools/equiv; skipped, saying so, where it
+#                           is not installed): each declared type must be what it computes
+#   SHAPEPROP_FUZZ_RUNTIME_TARGETS  the targets the runtime oracle follows (default: the
+#                           four pipeline targets, model_binary model_text model_structured
+#                           differential)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=${1:-60}
@@ -31,6 +41,8 @@ parallel=${SHAPEPROP_FUZZ_PARALLEL:-1}
 fork=${SHAPEPROP_FUZZ_FORK:-1}
 timeout=${SHAPEPROP_FUZZ_TIMEOUT:-10}
 clock=${SHAPEPROP_FUZZ_CLOCK:-wall}
+runtime_max=${SHAPEPROP_FUZZ_RUNTIME:-2000}
+runtime_targets=" ${SHAPEPROP_FUZZ_RUNTIME_TARGETS:-model_binary model_text model_structured differential} "
 case $clock in wall | cpu) ;; *) echo "fuzz: SHAPEPROP_FUZZ_CLOCK is wall or cpu, not '$clock'" >&2; exit 2 ;; esac
 if [ "$clock" = cpu ] && [ "$fork" -gt 1 ]; then echo "fuzz: SHAPEPROP_FUZZ_CLOCK=cpu takes no fork mode" >&2; exit 2; fi
 
@@ -67,6 +79,25 @@ stop_at_cpu_seconds() {
     if [ $(( fields[11] + fields[12] )) -ge "$budget" ]; then kill -INT "$fuzzer" 2>/dev/null || true; return; fi
     sleep 2
   done
+}
+
+# runtime_oracle NAME: the written models of NAME's corpus on ONNX Runtime (see
+# SHAPEPROP_FUZZ_RUNTIME above); its lines go to $run/NAME.runtime.log, the summary to the
+# report. A finding's HASH.input.onnx in $run/runtime/NAME is a model_binary input.
+runtime_oracle() {
+  local t=$1 saved=$run/runtime/$1 log=$run/$1.runtime.log
+  if ! command -v node >/dev/null || [ ! -d tools/equiv/node_modules/onnxruntime-node ]; then
+    echo "fuzz: $t: runtime oracle skipped: node or tools/equiv/node_modules/onnxruntime-node is missing"
+    return 0
+  fi
+  rm -rf "$saved" && mkdir -p "$saved"
+  SHAPEPROP_FUZZ_RUNTIME_DIR=$saved ASAN_OPTIONS=detect_leaks=0 "build/asan/tools/fuzz/fuzz-$t" -runs=0 \
+    -max_len=400000 -artifact_prefix="$run/findings/$t/" "$run/corpus/$t" >"$log" 2>&1 ||
+    { echo "fuzz: $t: replaying the corpus failed (an input the fuzzer kept breaks an invariant now), see $log"; return 1; }
+  local status=0
+  node tools/fuzz/runtime_facts.js "$saved" --max "$runtime_max" >>"$log" 2>&1 || status=$?
+  grep '^runtime_facts:' "$log" | tail -4 | sed "s/^/fuzz: $t: /"
+  return $status
 }
 
 # fuzz_target NAME: runs that target; its report lines go to $run/NAME.report, and
@@ -123,6 +154,7 @@ fuzz_target() {
   if [ ${#timer[@]} -gt 0 ]; then grep '^time::' "$run/$t.time" >>"$run/$t.log" || true; fi
   grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+.*DONE|^time::(user|sys)_s' "$run/$t.log" | tail -5 |
     sed "s/^/fuzz: $t: /" || true
+  if [[ $runtime_targets == *" $t "* ]] && [ "$runtime_max" -gt 0 ]; then runtime_oracle "$t" || status=1; fi
   if [ "$status" -ne 0 ] || [ -n "$(ls -A "$findings")" ]; then
     echo "fuzz: $t FOUND A PROBLEM (exit $status); see $run/$t.log and $findings"
     grep -E 'ERROR|invariant|SUMMARY' "$run/$t.log" | head -5 || true

@@ -108,6 +108,12 @@ std::vector<Fact> Analyzer::Impl::call_scan(const NodeProto& n, const std::vecto
         if (length.is_unknown()) length = d;
         slice.shape->erase(slice.shape->begin() + axis);
       } else {
+        // Every run fails here (ONNX Runtime refuses the input); ONNX's inference too, where
+        // it knows the rank, as it does once the facts are written: said, as the bridge
+        // says what ONNX's inference refuses.
+        report_soft(frame, path,
+                    "Scan's scan input " + std::to_string(j) + " has rank " + std::to_string(rank) + ": its scan axis " +
+                        std::to_string(j < in_axes.size() ? in_axes[j] : 0) + " is out of range");
         slice.shape.reset();
       }
     }

@@ -30,7 +30,12 @@ InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, co
     result.shapes = describe_shapes(analysis, listing);
   }
   result.stats.graph_values = annotate_graph(model, analysis, texts, result.dropped_dim_params);
-  if (options.annotate_functions && !live.empty()) {
+  // Model-local functions exist from IR version 8; ONNX's checker reads a model's functions
+  // only from there. An older model's functions (which the analysis reads, as ONNX's
+  // inference does) get no value_info: raising its IR version to hold them would have the
+  // checker read bodies it never read (an attribute reference without a type refuses the
+  // model; found by fuzz-model_text's checker oracle).
+  if (options.annotate_functions && !live.empty() && model.ir_version() >= 8) {
     result.stats.function_values = annotate_functions(model, analysis, texts, options.debug ? &result.debug : nullptr);
     if (result.stats.function_values > 0 && model.ir_version() < 10) {
       // FunctionProto.value_info exists from IR version 10 (ONNX 1.16).

@@ -30,7 +30,12 @@ int64_t onnx_ir_version() { return onnx::IR_VERSION; }
 
 int64_t onnx_max_opset(std::string_view domain) {
   const std::string key = domain == "ai.onnx" ? std::string() : std::string(domain);
-  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  // ONNX builds the map on first use (a function-local static of its library) and never
+  // changes it after. A static of ours holds it, so that every thread reads it after the
+  // thread that built it through a guard ThreadSanitizer sees: ONNX's own guard is in
+  // uninstrumented code, and threads validating their first models at once were reported
+  // reading the map as it was built (docs/library.md, "Concurrency").
+  static const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto it = ranges.find(key);
   return it == ranges.end() ? 0 : it->second.second;
 }

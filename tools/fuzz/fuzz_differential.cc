@@ -2,7 +2,9 @@
 // is specialized and inlined by shapeprop (--mode inline) and, separately, inlined by
 // ONNX's inliner and typed by ONNX's InferShapes (data propagation on). Where ONNX's
 // strict inference finds no error, the graph outputs' types must agree wherever both
-// know them: element type, rank, and each dim that both give as a number.
+// know them: element type, rank, and each dim that both give as a number. The model
+// written is held to the oracles of every pipeline (fuzz_support.h: ONNX's full checker,
+// the dim_params written, ONNX Runtime's tensors).
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -12,6 +14,7 @@
 #include "model_gen.h"
 #include "onnx/inliner/inliner.h"
 #include "onnx/shape_inference/implementation.h"
+#include "shapeprop/infer.h"
 #include "shapeprop/io.h"
 #include "shapeprop/specialize.h"
 #include "shapeprop/validate.h"
@@ -70,6 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   onnx::ModelProto flat = *model;
   auto done = specialize(flat, options);
   if (!done || has_errors(done->diagnostics)) return 0;
+  fuzz::written_model_holds(*model, dim_params_of(*model), fuzz::passes_full_checker(*model), flat,
+                            done->diagnostics, "inlined");
   for (const auto& o : flat.graph().output()) {
     auto it = theirs->find(o.name());
     if (it != theirs->end()) compare(o.name(), o.type(), it->second, text);

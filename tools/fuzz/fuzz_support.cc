@@ -1,7 +1,11 @@
 #include "fuzz_support.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -68,6 +72,47 @@ void check_diagnostics(const Diagnostics& diagnostics) {
   for (const auto& d : diagnostics) check_diagnostic(d);
 }
 
+bool warns(const Diagnostics& told) {
+  return std::any_of(told.begin(), told.end(), [](const Diagnostic& d) { return d.severity != Severity::Note; });
+}
+
+bool passes_full_checker(const onnx::ModelProto& model) {
+  return !has_errors(run_onnx_checker(model, /*full_check=*/true, "<fuzz>", nullptr, CheckerMode::onnx));
+}
+
+void written_model_holds(const onnx::ModelProto& input, const std::set<std::string>& names, bool input_checks,
+                         const onnx::ModelProto& written, const Diagnostics& told, const char* what) {
+  // What a written model may hold (issue 50): no dim_param but the model's names, minted
+  // ones and expressions over them, whatever the library wrote.
+  // The models, printed after the message of a broken invariant.
+  auto shown = [&]() { return "\nthe model given:\n" + print_model(input) + "\nthe model written:\n" + print_model(written); };
+  const auto foreign = foreign_dim_param(written, names);
+  if (foreign) require(false, std::string(what) + ": " + *foreign + shown());
+  if (input_checks && !warns(told)) {
+    const Diagnostics refused = run_onnx_checker(written, /*full_check=*/true, "<fuzz>", nullptr, CheckerMode::onnx);
+    if (has_errors(refused))
+      require(false, std::string(what) + ": ONNX's full checker accepts the model given and refuses the model written: " +
+                         first_and_count(refused) + shown());
+  }
+  save_for_runtime(input, written, what);
+}
+
+void save_for_runtime(const onnx::ModelProto& input, const onnx::ModelProto& written, const char* what) {
+  static const char* const dir = std::getenv("SHAPEPROP_FUZZ_RUNTIME_DIR");
+  if (!dir || !*dir) return;
+  const std::string bytes = input.SerializeAsString();
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016zx", std::hash<std::string>{}(bytes));
+  const std::filesystem::path base = std::filesystem::path(dir) / hash;
+  auto save = [](const std::filesystem::path& path, const std::string& data) {
+    std::ofstream out(path, std::ios::binary);
+    out << data;
+    require(static_cast<bool>(out), "cannot write " + path.string());
+  };
+  save(base.string() + ".input.onnx", bytes);
+  save(base.string() + "." + what + ".onnx", written.SerializeAsString());
+}
+
 void run_pipeline(const onnx::ModelProto& model, const Invariants& invariants) {
   const Limits limits = fuzz_limits();
   const Diagnostics problems = validate_model(model, "<fuzz>", nullptr, CheckerMode::as_inference, limits);
@@ -83,20 +128,15 @@ void run_pipeline(const onnx::ModelProto& model, const Invariants& invariants) {
 
   InferOptions options;
   options.limits = limits;
-  // What a written model may hold (issue 50): no dim_param but the model's names, minted
-  // ones and expressions over them, whatever the library wrote.
   const std::set<std::string> names = dim_params_of(model);
-  auto written_dims = [&names](const onnx::ModelProto& out, const char* what) {
-    const auto foreign = foreign_dim_param(out, names);
-    require(!foreign, std::string(what) + ": " + foreign.value_or(""));
-  };
+  const bool input_checks = passes_full_checker(model);
   onnx::ModelProto annotated = model;
   auto inferred = infer_shapes(annotated, options);
   if (!inferred) {
     check_diagnostic(inferred.error());
   } else {
     check_diagnostics(inferred->diagnostics);
-    written_dims(annotated, "annotated");
+    written_model_holds(model, names, input_checks, annotated, inferred->diagnostics, "annotated");
     (void)print_model(annotated);
     if (invariants.deterministic) {
       onnx::ModelProto again = model;
@@ -120,7 +160,7 @@ void run_pipeline(const onnx::ModelProto& model, const Invariants& invariants) {
     return;
   }
   check_diagnostics(specialized->diagnostics);
-  written_dims(flat, "specialized and inlined");
+  written_model_holds(model, names, input_checks, flat, specialized->diagnostics, "inlined");
   (void)print_model(flat);
 }
 

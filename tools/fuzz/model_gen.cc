@@ -109,7 +109,9 @@ class Generator {
   void statement(Body& b, int first_callee) {
     const std::string x = any(b), y = any(b), out = name();
     const bool nest = b.depth < kMaxSubgraphDepth;
-    switch (in_.number(0, current_ ? 14 : 13)) {
+    int64_t kind = in_.number(0, current_ ? 15 : 14);
+    if (kind == 14 && !current_) kind = 15;  // the ops new in opsets 23 to 26 are current ONNX's alone
+    switch (kind) {
       case 0:
         emit(b, out + " = " + in_.pick<std::string>({"Abs", "Neg", "Relu", "Sigmoid", "Identity"}) + " (" + x + ")");
         break;
@@ -226,6 +228,20 @@ class Generator {
                                                ", " + axis + ")",
                                            "BitCast <to: int = " + in_.pick<std::string>({"6", "10", "1", "12"}) + "> (" +
                                                x + ")"}));
+        break;
+      }
+      case 15: {  // a split into a sequence and back, of x concatenated with itself (a dim 2*N, 2*M...)
+        const std::string c = name("c"), seq = name("seq");
+        emit(b, c + " = Concat <axis: int = 0> (" + x + ", " + x + ")");
+        if (in_.flag())  // pieces of 2 (the last one smaller)
+          emit(b, seq + " = SplitToSequence <axis: int = 0> (" + c + ", " + constant_ints(b, {2}, true) + ")");
+        else  // pieces of 1, with the split axis kept or not
+          emit(b, seq + " = SplitToSequence <axis: int = 0, keepdims: int = " + std::to_string(in_.number(0, 1)) + "> (" +
+                      c + ")");
+        if (in_.flag())
+          emit(b, out + " = ConcatFromSequence <axis: int = " + std::to_string(in_.number(-1, 0)) + "> (" + seq + ")");
+        else
+          emit(b, out + " = SequenceAt (" + seq + ", " + constant_ints(b, {in_.number(-1, 0)}, true) + ")");
         break;
       }
       case 13: {  // ConstantOfShape of a shape value, broadcast into x

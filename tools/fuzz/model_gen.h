@@ -7,7 +7,8 @@
 // j > i, so no recursion) and attributes with and without defaults, used through
 // references (@alpha, @perm); and bodies built from statements such as rank conditionals
 // (If on Size(Shape(x)) == r), CastLike, Reshape and Expand to shape values, Transpose,
-// Unsqueeze, calls, Loop and Scan, with subgraphs nested a few levels deep.
+// Unsqueeze, calls, Loop and Scan, splits into sequences (SplitToSequence of a tensor
+// concatenated with itself, whose first dim is then an expression, and back), with subgraphs nested a few levels deep.
 //
 // Asked for what current ONNX writes, the bytes also choose an IR version of 10 to 13, a
 // default-domain opset of 18 to 26, inputs of the element types added since (float8,
