@@ -25,6 +25,19 @@ const { checkTypes } = require('../../tools/equiv/ort_types');
 const UNRUNNABLE = {
   'com.microsoft/GroupNorm.rule': "ONNX Runtime's CPU build has no GroupNorm kernel (CUDA and ROCm only)",
 };
+// Folders of such rules: ai.onnx's versions newer than the linked ONNX (issue 56), which the
+// onnxruntime-node this check runs (1.30) does not register, nor 1.31.1 at opset 28; the
+// goldens of tests/golden/versions check their facts on 1.31.1 and 1.30 instead, through
+// the model relabelled to opset 26 (opset 27 on 1.31.1 itself).
+const UNRUNNABLE_FOLDERS = {
+  'onnx/opset27/': 'ai.onnx opset 27: checked by tests/golden/versions (onnxruntime-node 1.31.1)',
+  'onnx/opset28/': 'ai.onnx opset 28, which no onnxruntime-node registers: checked by tests/golden/versions (relabelled to 26)',
+};
+function unrunnable(rule) {
+  if (UNRUNNABLE[rule]) return UNRUNNABLE[rule];
+  const folder = Object.keys(UNRUNNABLE_FOLDERS).find((f) => rule.startsWith(f));
+  return folder ? UNRUNNABLE_FOLDERS[folder] : undefined;
+}
 
 function parseArgs(argv) {
   const o = {};
@@ -114,8 +127,9 @@ async function main() {
   for (const layout of allLayouts(o.schemas)) {
     const rule = layout.replace(/:\d+$/, '');
     if (covered.has(layout)) continue;
-    if (UNRUNNABLE[rule]) {
-      console.log(`skip ${layout}: ${UNRUNNABLE[rule]}`);
+    const why = unrunnable(rule);
+    if (why) {
+      console.log(`skip ${layout}: ${why}`);
       continue;
     }
     failures.push(`layout at schemas/${layout} is taken by no case`);
