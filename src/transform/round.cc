@@ -398,7 +398,9 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
   const auto options = rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'");
   const transform::BodyRun run = rewrite(nodes, placed, target, interface_names(g), options);
   if (!stage_.rewrites.empty() && std::any_of(nodes.begin(), nodes.end(), [](const auto& n) { return has_subgraph(n); })) {
-    std::vector<std::string> reserved(keep.begin(), keep.end());
+    // (Not `keep`: it views initializers the rewrites may have removed.)
+    const ir::ValueNames io = interface_names(g);
+    std::vector<std::string> reserved(io.begin(), io.end());
     for (const auto& t : target_graph.initializer()) reserved.push_back(t.name());
     collect_names(nodes, reserved);
     // What the subgraphs read from the graph: the analysis's facts by name, and for an
