@@ -1,6 +1,7 @@
 // The checker (see shapeprop/check.h): structure, strict inference, then every declared
 // type against what the inference proves in each context.
 #include "shapeprop/check.h"
+#include "shapeprop/version.h"
 
 #include <map>
 #include <set>
@@ -349,6 +350,7 @@ class Checker {
 }  // namespace
 
 Diagnostics check_model(const onnx::ModelProto& model, const CheckOptions& options) {
+  register_onnx_schemas_once();
   const Dim::MaxTerms terms(options.limits.max_dim_terms);
   // ONNX's structural checker, after ours (its messages name the place less precisely).
   Diagnostics all = validate_structure(model, options.origin, options.limits, options.op_rules.get());

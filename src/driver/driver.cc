@@ -1,6 +1,7 @@
 // One run of shapeprop (see shapeprop/driver.h): each step records what it finds in the
 // report, tells the caller, and stops the run on an error.
 #include "shapeprop/driver.h"
+#include "shapeprop/version.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -411,6 +412,7 @@ Mode job_mode(const JobOptions& options) {
 const char* mode_name(const JobOptions& options) { return name_of(job_mode(options)).data(); }
 
 Result<JobOutcome> run(const JobOptions& options) {
+  register_onnx_schemas_once();
   if (auto conflict = find_conflict(option_use(options))) return Diagnostic::error(conflict->message(Conflict::Spelling::Keys));
   if (!options.bytes && options.input.empty()) return Diagnostic::error("no input model given");
   JobOutcome out;

@@ -1,4 +1,5 @@
 #include "shapeprop/infer.h"
+#include "shapeprop/version.h"
 
 #include "analyzer.h"
 #include "ir/depth.h"
@@ -50,6 +51,7 @@ InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, co
 }  // namespace infer
 
 Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& options) {
+  register_onnx_schemas_once();
   const Dim::MaxTerms terms(options.limits.max_dim_terms);
   // The analysis recurses into subgraphs and calls: within the limits only (validation
   // checks them too, but a library caller may not have validated).

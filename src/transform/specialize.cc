@@ -3,6 +3,7 @@
 // policy, and annotation. The rounds repeat until one changes nothing, so that the
 // result is a fixed point: a second run of the tool on it changes nothing.
 #include "shapeprop/specialize.h"
+#include "shapeprop/version.h"
 
 #include <algorithm>
 #include <memory>
@@ -309,6 +310,7 @@ Result<TransformResult> run_rounds(ModelProto& model, const TransformOptions& op
 }  // namespace
 
 Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options) {
+  register_onnx_schemas_once();
   if (!options.expand.any()) return run_rounds(model, options);
   if (!options.passes.empty() && std::find(options.passes.begin(), options.passes.end(), Pass::Inline) == options.passes.end())
     return Diagnostic::error("the expanded ops are inlined: --passes must run inline with --expand-ops or --target-opset");
