@@ -154,6 +154,8 @@ class Job {
   }
 
   bool validate() {
+    // Here, not before the input is read: a file refused there needs no schema.
+    register_onnx_schemas_once();
     auto validating = clock("validation");
     const Diagnostics found = validate_model(*out_.model, origin_, options_.infer.op_rules.get(),
                                              CheckerMode::as_inference, limits(), options_.infer.strict);
@@ -412,7 +414,6 @@ Mode job_mode(const JobOptions& options) {
 const char* mode_name(const JobOptions& options) { return name_of(job_mode(options)).data(); }
 
 Result<JobOutcome> run(const JobOptions& options) {
-  register_onnx_schemas_once();
   if (auto conflict = find_conflict(option_use(options))) return Diagnostic::error(conflict->message(Conflict::Spelling::Keys));
   if (!options.bytes && options.input.empty()) return Diagnostic::error("no input model given");
   JobOutcome out;

@@ -27,9 +27,10 @@ int64_t onnx_max_opset(std::string_view domain);
 int64_t rules_ir_version();
 int64_t rules_max_opset();
 // ONNX registers its schemas on the first lookup, under a guard in its own library that
-// ThreadSanitizer does not see; each entry point (run, infer_shapes, specialize,
-// check_model) calls this first, so that the first lookup happens under a guard of ours
-// and threads starting at once are seen to read the registry after it was built.
+// ThreadSanitizer does not see; each entry point (run's validation, infer_shapes,
+// specialize, check_model) calls this first, so that the first lookup happens under a
+// guard of ours and threads starting at once are seen to read the registry after it was
+// built.
 void register_onnx_schemas_once();
 
 }  // namespace shapeprop
