@@ -3,6 +3,7 @@
 // share and the conventions they keep.
 #include "eval/fold.h"
 
+#include <algorithm>
 #include <exception>
 #include <string_view>
 #include <unordered_map>
@@ -107,13 +108,20 @@ std::vector<Fact> fold(const FoldInput& node) {
   std::vector<Fact> out;
   const DimBounds by_symbol_min(node.symbol_min);
   DimBounds::Scope bounds(node.bounds ? *node.bounds : by_symbol_min);
+  std::vector<std::string> conditions;
+  detail::ConditionSink sink(node.conditions ? &conditions : nullptr);
   try {
     out = it->second(node);
   } catch (const std::exception&) {
     // A rule that fails (a malformed attribute, an allocation) knows nothing; the node's
     // ONNX inference still reports what is wrong with it.
     out.clear();
+    conditions.clear();
   }
+  if (node.conditions)
+    for (auto& c : conditions)
+      if (std::find(node.conditions->begin(), node.conditions->end(), c) == node.conditions->end())
+        node.conditions->push_back(std::move(c));
   if (bounds.relied() && node.relied_on_symbol_min) *node.relied_on_symbol_min = true;
   out.resize(node.num_outputs);
   return out;

@@ -38,6 +38,11 @@ struct FoldInput {
   // DimBounds(): every symbol at least 0): the decisions InferOptions::assume_positive_dims
   // makes, which the report and the model record. Null: nobody asks.
   bool* relied_on_symbol_min = nullptr;
+  // Where given, a rule may state a result that holds only under a condition on the
+  // symbols' values (as "floor((H+1)/2) >= 3": a window fits its padded input), which it
+  // appends here for the analysis to record as an assumption (shapeprop.assumptions).
+  // Null: nobody records one, and the rules state only what holds without.
+  std::vector<std::string>* conditions = nullptr;
 
   const onnx::AttributeProto* attribute(std::string_view name) const;
   const Fact* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }

@@ -39,6 +39,37 @@ struct Axis {
   int64_t kernel = 0, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
 };
 
+// 1 + the number of strides that fit in `span` = d + pads - reach, without ceil_mode.
+// ONNX's definition writes floor(span / stride) + 1, but where the window is wider than
+// the padded input (span < 0) the runtimes divide truncating toward zero: ONNX's own
+// inference for a known dim and ONNX Runtime's kernels give 1 for a 2-wide pool over 1
+// (a fuzz finding, tools/fuzz/regressions/model_binary/pool_window_wider_than_its_input)
+// where the definition's floor gives 0. So, in order:
+// - floor where span is proven non-negative (the bounds in force, noted where needed);
+// - where the truncation is short, trunc(span/s) = floor(max(span,0)/s) when -span < s
+//   is proven (a 2-wide pool over h: floor(max(h,2)/2), 1 at h = 1, 2 and 3), and
+//   span itself for s = 1;
+// - floor again where the analysis records the condition that makes it true, "d >= reach
+//   - pads" (the window fits; PyTorch refuses inputs where one does not), in the model's
+//   shapeprop.assumptions beside "symbolic dims >= 1": a stack of convolutions stays
+//   floor(...) of floor(...) instead of growing a max term per layer;
+// - otherwise the whole truncation, floor(max(span,0)/s) - floor(max(-span,0)/s)
+//   (--allow-empty-dims, where no assumption is made, and folding outside the analysis).
+Dim window_count(const Dim& d, const Dim& span, int64_t s) {
+  const Dim one = Dim::constant(1), stride = Dim::constant(s), zero = Dim::constant(0);
+  if (span.is_unknown()) return Dim::unknown();
+  if (s == 1 || proven_at_least(span, 0)) return Dim::floor_div(span, stride) + one;
+  const Dim ahead = Dim::max(span, zero), behind = Dim::max(-span, zero);
+  if (auto most = behind.upper_bound(); !ahead.is_unknown() && most && *most < s) {
+    if (auto plain = behind.upper_bound(DimBounds()); !plain || *plain >= s) DimBounds::note_relied();
+    return Dim::floor_div(ahead, stride) + one;
+  }
+  if (auto fits = (d - span).as_constant(); fits && assume_at_least(d, *fits))
+    return Dim::floor_div(span, stride) + one;
+  if (ahead.is_unknown() || behind.is_unknown()) return Dim::unknown();
+  return Dim::floor_div(ahead, stride) + one - Dim::floor_div(behind, stride);
+}
+
 // The output dim of a window over `d` (auto_pad as the op defines it). With ceil_mode,
 // ONNX counts ceil((d + pads - reach)/stride) + 1 windows, less one where the last would
 // start at or past d + pad_begin: windows k = 0.. with k*stride <= d + pads - reach +
@@ -58,7 +89,7 @@ Dim windowed(const Dim& d, const Axis& a, const std::string& auto_pad, bool ceil
     return Dim::unknown();
   const Dim reach = Dim::constant(a.dilation) * Dim::constant(a.kernel - 1) + Dim::constant(1);
   const Dim extra = Dim::constant(pads) - reach;
-  if (!ceil_mode) return Dim::floor_div(d + extra, stride) + Dim::constant(1);
+  if (!ceil_mode) return window_count(d, d + extra, a.stride);
   // ONNX drops at most one window; two would start in the right padding only where
   // pad_end > reach (the second-to-last starts before d + pads - reach), and the formula
   // below would drop both: left unknown there.

@@ -192,6 +192,21 @@ bool proven_at_least(const Dim& d, int64_t bound) {
   return true;
 }
 
+namespace {
+thread_local std::vector<std::string>* condition_sink = nullptr;
+}  // namespace
+
+ConditionSink::ConditionSink(std::vector<std::string>* sink) : previous_(condition_sink) { condition_sink = sink; }
+ConditionSink::~ConditionSink() { condition_sink = previous_; }
+
+bool assume_at_least(const Dim& d, int64_t bound) {
+  if (!condition_sink || DimBounds::current().symbol_min() < 1 || d.is_unknown()) return false;
+  std::string condition = d.str() + " >= " + std::to_string(bound);
+  if (std::find(condition_sink->begin(), condition_sink->end(), condition) == condition_sink->end())
+    condition_sink->push_back(std::move(condition));
+  return true;
+}
+
 Fact int_result(int32_t elem_type, std::vector<Dim> shape, std::vector<Dim> elements) {
   bool any_known = false, all_known = true;
   for (Dim& d : elements) {

@@ -99,10 +99,10 @@ std::vector<ValueShape> describe_shapes(const Analyzer& analysis, DimTexts& text
 }
 
 void merge_assumptions(std::vector<AssumptionUse>& into, const std::vector<AssumptionUse>& more) {
-  std::set<std::vector<std::string>> places;
-  for (const auto& u : into) places.insert(u.call_path);
+  std::set<std::pair<std::vector<std::string>, std::string>> places;
+  for (const auto& u : into) places.insert({u.call_path, u.condition});
   for (const auto& u : more)
-    if (places.insert(u.call_path).second) into.push_back(u);
+    if (places.insert({u.call_path, u.condition}).second) into.push_back(u);
 }
 
 std::vector<std::string> trusted_items(const InferResult& result) {
@@ -116,6 +116,9 @@ void record_assumptions(onnx::ModelProto& model, const std::vector<AssumptionUse
                         const std::map<std::string, DimRange>& ranges, const std::vector<std::string>& trusted) {
   std::vector<std::string> wanted;
   if (!uses.empty()) wanted.push_back(kPositiveDimsAssumption);
+  for (const auto& u : uses)  // each condition once, in the order first met
+    if (!u.condition.empty() && std::find(wanted.begin(), wanted.end(), u.condition) == wanted.end())
+      wanted.push_back(u.condition);
   for (const auto& [name, range] : ranges) wanted.push_back(range_assumption(name, range));
   wanted.insert(wanted.end(), trusted.begin(), trusted.end());
   if (wanted.empty()) return;

@@ -28,7 +28,8 @@ std::vector<ValueShape> describe_shapes(const Analyzer& analysis, DimTexts& text
 void merge_assumptions(std::vector<AssumptionUse>& into, const std::vector<AssumptionUse>& more);
 
 // Writes the model's metadata_props entry kAssumptionsKey: kPositiveDimsAssumption when
-// `uses` is not empty, each range (range_assumption) the analysis took, and the items
+// `uses` is not empty, each condition a use needs (AssumptionUse::condition), each range
+// (range_assumption) the analysis took, and the items
 // `trusted` (kDeclaredTypesAssumption, kInitializerValuesAssumption) as given; an entry
 // already there keeps its value, with what it lacks added, so that a second run changes
 // nothing.

@@ -232,7 +232,7 @@ struct Analyzer::Impl {
   size_t analyses = 0;
   Analyzer::LiveContexts live;  // filled once run() is done
   std::vector<AssumptionUse> assumptions;
-  std::set<std::vector<std::string>> assumption_places;
+  std::set<std::pair<std::vector<std::string>, std::string>> assumption_places;  // call path, condition
   // DeclaredTypes::Use: the declarations taken as facts, once per place; and
   // OverridableInitializers::Value: the graph inputs whose initializer was read as their value.
   std::vector<DeclaredUse> declared_uses;
@@ -426,7 +426,8 @@ struct Analyzer::Impl {
                     const ResolvedAttributes& attrs, Frame& frame, const PathLink* path, OpMemo::Outcome& outcome);
 
   // Recorded in every walk, speculative ones too: what they find feeds facts as well.
-  void note_symbol_min_relied(const NodeProto& n, const PathLink* path);
+  // The node's folding relied on symbolic dims >= 1, and on each of `conditions` (AssumptionUse).
+  void note_symbol_min_relied(const NodeProto& n, const PathLink* path, const std::vector<std::string>& conditions = {});
 
   // An ONNX op without an inference function but defined by a function body (e.g.
   // GroupNormalization-21): the body, expanded once per op, version and attributes.

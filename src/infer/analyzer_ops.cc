@@ -46,6 +46,22 @@ std::vector<Fact> Analyzer::Impl::call_op(const NodeProto& n, const std::vector<
                     " and no model-local function of that name: its outputs are not inferred");
     return outputs;
   }
+  // A required input left out: in a function body whose call omits the formal input the
+  // node reads (ONNX's checker does not look through calls), or spelled '' in the node. No
+  // run passes the node, so its outputs get no fact (a fuzz finding: the inlined model
+  // read Shape(''), which ONNX's checker refuses, with a scalar type downstream).
+  for (size_t i = 0; i < inputs.size() && i < static_cast<size_t>(n.input_size()); ++i) {
+    if (inputs[i] || schema->inputs().empty()) continue;
+    const auto& formal = schema->inputs()[std::min(i, schema->inputs().size() - 1)];
+    if (i >= schema->inputs().size() || formal.GetOption() != onnx::OpSchema::Single) continue;
+    report_soft(frame, path,
+                n.op_type() + "'s input " + std::to_string(i) + " (" + formal.GetName() + ") is required, and " +
+                    (n.input(static_cast<int>(i)).empty() ? std::string("the node gives none")
+                                                          : "'" + n.input(static_cast<int>(i)) + "' is left out by the call") +
+                    ": no run passes this node");
+    if (broken) *broken = true;
+    return outputs;
+  }
   // An input whose type is unknown was reported where it arose; ONNX's rules would only
   // fail again ("Input 0 expected to have type but instead is null") down the line.
   const bool input_unknown = std::any_of(inputs.begin(), inputs.end(),
@@ -69,7 +85,7 @@ std::vector<Fact> Analyzer::Impl::call_op(const NodeProto& n, const std::vector<
     if (key)
       if (const OpMemo::Outcome* seen = op_memo.find(*key)) {
         for (const auto& message : seen->reports) report_soft(frame, path, message);
-        if (seen->relied_on_symbol_min) note_symbol_min_relied(n, path);
+        if (seen->relied_on_symbol_min || !seen->conditions.empty()) note_symbol_min_relied(n, path, seen->conditions);
         return seen->outputs;
       }
     // Subgraphs ONNX's rule asks about (SequenceMap, Scan-8) are walked for their
@@ -132,6 +148,7 @@ void Analyzer::Impl::fold_outputs(const NodeProto& n, int version, const std::ve
   std::vector<Fact> folded;
   bool relied = false;
   fi.relied_on_symbol_min = &relied;
+  fi.conditions = &outcome.conditions;
   {
     // The rules compute in 64 bits and leave a value that does not fit a narrower
     // integer type unknown (it wraps at run time); the first one is reported.
@@ -139,10 +156,8 @@ void Analyzer::Impl::fold_outputs(const NodeProto& n, int version, const std::ve
     folded = eval::fold(fi);
   }
   if (overflow) report_here("integer overflow: " + *overflow);
-  if (relied) {
-    outcome.relied_on_symbol_min = true;
-    note_symbol_min_relied(n, path);
-  }
+  if (relied) outcome.relied_on_symbol_min = true;
+  if (relied || !outcome.conditions.empty()) note_symbol_min_relied(n, path, outcome.conditions);
   for (size_t i = 0; i < folded.size() && i < outputs.size(); ++i) {
     auto refined = Fact::refine(outputs[i], folded[i]);
     if (refined.ok())
@@ -153,9 +168,13 @@ void Analyzer::Impl::fold_outputs(const NodeProto& n, int version, const std::ve
   }
 }
 
-void Analyzer::Impl::note_symbol_min_relied(const NodeProto& n, const PathLink* path) {
-  if (auto where = PathLink::spell(path); assumption_places.insert(where).second)
-    assumptions.push_back({n.op_type(), std::move(where)});
+void Analyzer::Impl::note_symbol_min_relied(const NodeProto& n, const PathLink* path,
+                                            const std::vector<std::string>& conditions) {
+  const auto where = PathLink::spell(path);
+  if (conditions.empty() && assumption_places.insert({where, std::string()}).second)
+    assumptions.push_back({n.op_type(), where, {}});
+  for (const auto& condition : conditions)
+    if (assumption_places.insert({where, condition}).second) assumptions.push_back({n.op_type(), where, condition});
 }
 
 const FunctionProto* Analyzer::Impl::schema_body(const onnx::OpSchema& schema, const NodeProto& n, const std::vector<const Fact*>& inputs,

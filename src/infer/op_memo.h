@@ -27,6 +27,7 @@ class OpMemo {
     std::vector<Fact> outputs;
     std::vector<std::string> reports;   // the soft reports the node made, in order
     bool relied_on_symbol_min = false;  // its folding relied on assume_positive_dims
+    std::vector<std::string> conditions;  // and on these (eval::FoldInput::conditions)
   };
 
   // A node's key; its input facts are viewed, not copied, until keep().

@@ -211,6 +211,7 @@ void write_assumptions(JsonWriter& w, const Report& r) {
     w.key("op").string(use.op);
     w.key("call_path");
     write_strings(w, use.call_path);
+    if (!use.condition.empty()) w.key("condition").string(use.condition);
     w.end();
   }
   w.end();

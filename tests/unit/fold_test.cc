@@ -127,6 +127,8 @@ class Node {
   Node& positive_dims() { return symbol_min_ = 1, *this; }
   // Whether the last run's result relied on positive_dims().
   bool relied() const { return relied_; }
+  // Collects the conditions the rule states its result under (FoldInput::conditions).
+  Node& conditions(std::vector<std::string>* sink) { return conditions_ = sink, *this; }
 
   std::vector<Fact> all() const {
     FoldInput in;
@@ -138,6 +140,7 @@ class Node {
     in.symbol_min = symbol_min_;
     relied_ = false;
     in.relied_on_symbol_min = &relied_;
+    in.conditions = conditions_;
     return eval::fold(in);
   }
   Fact out() const {
@@ -154,6 +157,7 @@ class Node {
   std::vector<AttributeProto> attrs_;
   size_t outputs_ = 1;
   int64_t symbol_min_ = 0;
+  std::vector<std::string>* conditions_ = nullptr;
   mutable bool relied_ = false;
 };
 
@@ -774,13 +778,46 @@ TEST(FoldSplit, PartsAndOpsets) {
 
 // ---- Conv, pools, Resize ------------------------------------------------------------------
 
+// A window wider than its padded input: the runtimes truncate toward zero where ONNX's
+// definition floors (fold_spatial.cc, window_count).
+TEST(FoldSpatial, WindowWiderThanInput) {
+  const Dim H = Dim::symbol("H");
+  const Fact x = floats({N, C(1), H});
+  auto pool = [&](int64_t kernel, int64_t stride) {
+    return Node("MaxPool", {x}).attr(attr_is("kernel_shape", {kernel})).attr(attr_is("strides", {stride}));
+  };
+  // A 2-wide pool of stride 2: 1 at H = 1 (the finding), exact, under H >= 1 only.
+  Node two = pool(2, 2).positive_dims();
+  EXPECT_EQ(two.str(), "float[N,1,floor(max(H,2)/2)]");
+  EXPECT_TRUE(two.relied());
+  // Stride 1 needs no division.
+  EXPECT_EQ(pool(3, 1).str(), "float[N,1,H-2]");
+  // Kernel 3, stride 2: the whole truncation where nobody records a condition, or where
+  // symbols may be 0 (then the pad-1 stride-2 convolution's span H - 1 may be -1 too).
+  EXPECT_EQ(pool(3, 2).positive_dims().str(), "float[N,1,-floor((max(-H,-3)+1)/2)+floor((max(H,3)+1)/2)-2]");
+  std::vector<std::string> conditions;
+  EXPECT_EQ(pool(3, 2).conditions(&conditions).str(), "float[N,1,-floor((max(-H,-3)+1)/2)+floor((max(H,3)+1)/2)-2]");
+  EXPECT_TRUE(conditions.empty());
+  // The definition's floor, with the condition that makes it true, where one is recorded.
+  EXPECT_EQ(pool(3, 2).positive_dims().conditions(&conditions).str(), "float[N,1,floor((H+1)/2)-1]");
+  EXPECT_EQ(conditions, std::vector<std::string>{"H >= 3"});
+  // Padded to fit: no condition.
+  conditions.clear();
+  EXPECT_EQ(pool(3, 2).attr(attr_is("pads", {1, 1})).positive_dims().conditions(&conditions).str(), "float[N,1,floor((H+1)/2)]");
+  EXPECT_TRUE(conditions.empty());
+  // Constants: ONNX's own arithmetic, 1 window of 2 over 1.
+  EXPECT_EQ(Node("MaxPool", {floats({C(1), C(1), C(1)})}).attr(attr_is("kernel_shape", {2})).attr(attr_is("strides", {2})).str(),
+            "float[1,1,1]");
+}
+
 TEST(FoldSpatial, ConvolutionsOverSymbolicDims) {
   const Dim H = Dim::symbol("H"), W = Dim::symbol("W");
   Fact x = floats({N, C(3), H, W});
   Fact w = floats({C(16), C(3), C(3), C(3)});
-  // A stride-1 "same" convolution keeps the dims; stride 2 halves them, rounding up.
+  // A stride-1 "same" convolution keeps the dims; stride 2 halves them, rounding up
+  // (where H >= 1: at H = 0 the runtimes' truncation gives 1, WindowWiderThanInput).
   EXPECT_EQ(Node("Conv", {x, w}).attr(attr_is("pads", {1, 1, 1, 1})).str(), "float[N,16,H,W]");
-  EXPECT_EQ(Node("Conv", {x, w}).attr(attr_is("pads", {1, 1, 1, 1})).attr(attr_is("strides", {2, 2})).str(),
+  EXPECT_EQ(Node("Conv", {x, w}).attr(attr_is("pads", {1, 1, 1, 1})).attr(attr_is("strides", {2, 2})).positive_dims().str(),
             "float[N,16,floor((H+1)/2),floor((W+1)/2)]");
   EXPECT_EQ(Node("Conv", {x, w}).str(), "float[N,16,H-2,W-2]");
   EXPECT_EQ(Node("Conv", {x, w}).attr(attr_is("dilations", {2, 1})).str(), "float[N,16,H-4,W-2]");
@@ -795,6 +832,7 @@ TEST(FoldSpatial, ConvolutionsOverSymbolicDims) {
   Fact stem = Node("Conv", {floats({N, C(3), H, H}), floats({C(64), C(3), C(7), C(7)})})
                   .attr(attr_is("pads", {3, 3, 3, 3}))
                   .attr(attr_is("strides", {2, 2}))
+                  .positive_dims()
                   .out();
   EXPECT_EQ(stem.str(), "float[N,64,floor((H+1)/2),floor((H+1)/2)]");
   auto pooled = Node("MaxPool", {stem})
@@ -802,6 +840,7 @@ TEST(FoldSpatial, ConvolutionsOverSymbolicDims) {
                     .attr(attr_is("strides", {2, 2}))
                     .attr(attr_is("pads", {1, 1, 1, 1}))
                     .outputs(2)
+                    .positive_dims()
                     .all();
   EXPECT_EQ(pooled[0].str(), "float[N,64,floor((H+3)/4),floor((H+3)/4)]");
   EXPECT_EQ(pooled[1].str(), "int64[N,64,floor((H+3)/4),floor((H+3)/4)]");

@@ -164,7 +164,7 @@ TEST(ReportAssumptions, RecordedOnceAndKeptAsTheyAre) {
   onnx::ModelProto model;
   infer::record_assumptions(model, {}, {});
   EXPECT_EQ(model.metadata_props_size(), 0);
-  const std::vector<AssumptionUse> uses = {{"Equal", {"graph 'g'", "node 'e' (Equal)"}}};
+  const std::vector<AssumptionUse> uses = {{"Equal", {"graph 'g'", "node 'e' (Equal)"}, {}}};
   infer::record_assumptions(model, uses, {});
   infer::record_assumptions(model, uses, {});
   ASSERT_EQ(model.metadata_props_size(), 1);
@@ -180,7 +180,7 @@ TEST(ReportAssumptions, RecordedOnceAndKeptAsTheyAre) {
   infer::record_assumptions(model, uses, ranges);
   EXPECT_EQ(model.metadata_props(0).value(), "theirs; symbolic dims >= 1; 1 <= batch <= 8; 1 <= seq <= 128");
   std::vector<AssumptionUse> merged = uses;
-  infer::merge_assumptions(merged, {uses[0], {"Less", {"graph 'g'", "node 'l' (Less)"}}});
+  infer::merge_assumptions(merged, {uses[0], {"Less", {"graph 'g'", "node 'l' (Less)"}, {}}});
   EXPECT_EQ(merged.size(), 2u);
 }
 

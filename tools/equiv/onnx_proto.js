@@ -349,7 +349,7 @@ function decodeOpsetId(buf, start, end) {
 // where inputs/outputs are {name, type} and feedInputs are the inputs without an
 // initializer (the ones a caller must supply). Throws if there is no graph.
 function decodeModel(buf) {
-  const model = { irVersion: 0, opsetImports: [], graph: null };
+  const model = { irVersion: 0, opsetImports: [], graph: null, metadata: {} };
   forEachField(buf, 0, buf.length, (f, w, r) => {
     if (f === 1 && w === VARINT) model.irVersion = toInt64Number(r.varint());
     else if (f === 7 && w === LEN) {
@@ -359,6 +359,10 @@ function decodeModel(buf) {
       else for (const [k, v] of Object.entries(g)) model.graph[k] = Array.isArray(v) ? model.graph[k].concat(v) : v || model.graph[k];
     }
     else if (f === 8 && w === LEN) model.opsetImports.push(decodeOpsetId(buf, ...r.bytes()));
+    else if (f === 14 && w === LEN) {
+      const e = scanMessage(buf, ...r.bytes(), { 1: 'key', 2: 'value' });
+      if (e.key !== undefined) model.metadata[e.key] = e.value || '';
+    }
     else return false;
     return true;
   });

@@ -303,6 +303,35 @@ function inputShapes(model, binding, defaultDim) {
   return { sizes, shapes };
 }
 
+// The conditions a written model records in shapeprop.assumptions ("; "-separated items)
+// that a binding breaks: "symbolic dims >= 1", a range "1 <= seq <= 128", and a
+// condition "EXPR >= N" (a window fits its padded input: floor((H+1)/2) >= 3). A run at
+// such a binding is outside what the model states, so it is skipped and counted. Items
+// of other forms (what was taken on trust) are not conditions on the sizes.
+function brokenAssumptions(model, sizes) {
+  const text = model.metadata ? model.metadata['shapeprop.assumptions'] : undefined;
+  if (!text) return [];
+  const broken = [];
+  for (const item of text.split('; ')) {
+    if (item === 'symbolic dims >= 1') {
+      if (Object.values(sizes).some((v) => v < 1)) broken.push(item);
+      continue;
+    }
+    let m = /^(-?\d+) <= (.+) <= (-?\d+)$/.exec(item);
+    if (m) {
+      const v = evaluateDim(parseDim(m[2]), sizes);
+      if (v !== undefined && (v < Number(m[1]) || v > Number(m[3]))) broken.push(item);
+      continue;
+    }
+    m = /^(.+) >= (-?\d+)$/.exec(item);
+    if (m) {
+      const v = evaluateDim(parseDim(m[1]), sizes);
+      if (v !== undefined && v < Number(m[2])) broken.push(item);
+    }
+  }
+  return broken;
+}
+
 function filledTensor(dtype, dims, value) {
   const n = dims.reduce((a, b) => a * b, 1);
   const big = dtype === 'int64' || dtype === 'uint64';
@@ -380,6 +409,14 @@ async function checkTypes(file, options = {}) {
         feeds[vi.name] = new ort.Tensor(t.dtype, t.data, t.dims);
       }
       const label = Object.entries(sizes).map(([k, v]) => `${k}=${v}`).join(' ') || 'static';
+      const broken = brokenAssumptions(model, sizes);
+      if (broken.length) {
+        const run = { label, problems: [], skipped: `outside the model's assumptions: ${broken.join('; ')}` };
+        result.runs.push(run);
+        result.skipped = (result.skipped || 0) + 1;
+        if (opts.onRun) opts.onRun(run);
+        continue;
+      }
       let out;
       try {
         out = await session.run(feeds);
@@ -477,7 +514,7 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   const { file, options } = parsed;
   if (!options.quiet) {
     options.onRun = (run) =>
-      out.write(`${run.label}: ${run.problems.length ? `MISMATCH ${run.problems.join('; ')}` : 'OK'}\n`);
+      out.write(`${run.label}: ${run.skipped ? `SKIPPED ${run.skipped}` : run.problems.length ? `MISMATCH ${run.problems.join('; ')}` : 'OK'}\n`);
   }
   let r;
   try {
@@ -487,7 +524,12 @@ async function main(argv, out = process.stdout, err = process.stderr) {
     err.write(`ort_types: error: ${e.file ? `${e.file}: ` : ''}${e.message}\n`);
     return 2;
   }
-  const runs = `${r.runs.length} run${r.runs.length === 1 ? '' : 's'}`;
+  const ran = r.runs.length - (r.skipped || 0);
+  const runs = `${ran} run${ran === 1 ? '' : 's'}` + (r.skipped ? ` (${r.skipped} binding${r.skipped === 1 ? '' : 's'} skipped, outside the model's assumptions)` : '');
+  if (ran === 0 && r.skipped) {
+    out.write(`ort_types: NOTHING RUN ${file}: ${r.runs[0].skipped}\n`);
+    return 1;
+  }
   if (!r.ok) {
     const first = r.runs.find((run) => run.problems.length);
     out.write(`ort_types: MISMATCH ${file}: ${first.label}: ${first.problems[0]}\n`);

@@ -10,7 +10,9 @@
 // already, as falsely (the first value ort_types finds wrong is the same, declared the
 // same, in both). Inputs that ONNX Runtime cannot run
 // (an op it lacks, a shape the random data breaks) are skipped and counted. ONNX Runtime
-// is loaded once for the folder.
+// is loaded once for the folder. A binding that breaks a condition the written model
+// records (shapeprop.assumptions: "H >= 2", a window that fits) is not run for it, and a
+// model whose every binding does is counted apart.
 //
 //   node tools/fuzz/runtime_facts.js FOLDER [--max N]
 //
@@ -57,7 +59,7 @@ async function main(argv) {
   }
   const files = fs.readdirSync(folder).sort();
   const inputs = files.filter((f) => f.endsWith('.input.onnx')).slice(0, max);
-  const count = { written: 0, agree: 0, skipped: 0, given: 0, findings: 0 };
+  const count = { written: 0, agree: 0, skipped: 0, given: 0, outside: 0, findings: 0 };
   for (const input of inputs) {
     const hash = input.slice(0, -'.input.onnx'.length);
     const written = files.filter((f) => f.startsWith(`${hash}.`) && f !== input);
@@ -68,6 +70,12 @@ async function main(argv) {
       const r = await check(file);
       if (r.code === 0) {
         count.agree++;
+        continue;
+      }
+      // Both bindings break a condition the written model records (shapeprop.assumptions:
+      // a window that fits its padded input), so it states nothing of these runs.
+      if (r.line.startsWith('ort_types: NOTHING RUN')) {
+        count.outside++;
         continue;
       }
       if (r.code === 2) {
@@ -93,7 +101,7 @@ async function main(argv) {
   process.stdout.write(
     `runtime_facts: ${inputs.length} inputs, ${count.written} written models: ${count.agree} agree with ONNX Runtime, ` +
       `${count.skipped} not run (the input does not run either), ${count.given} declaring what the input declares ` +
-      `as falsely, ${count.findings} findings\n`,
+      `as falsely, ${count.outside} outside the assumptions they record at both bindings, ${count.findings} findings\n`,
   );
   return count.findings ? 1 : 0;
 }

@@ -87,6 +87,10 @@ struct ValueShape {
 struct AssumptionUse {
   std::string op;                      // the node's op type, as "Equal"
   std::vector<std::string> call_path;  // where, as in Diagnostic::call_path (the first call of a shared context)
+  // Empty: the result relied on symbolic dims >= 1 alone. Otherwise a further condition
+  // it needs, over the symbols, as "floor((H+1)/2) >= 3" (a window fits its padded
+  // input: eval/fold_spatial.cc), which the model records beside that one.
+  std::string condition;
 };
 
 // A declared type taken as a fact (AnalysisOptions::declared, DeclaredTypes::Use): the
