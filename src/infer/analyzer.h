@@ -86,6 +86,12 @@ class BodyFacts {
   void set_call(size_t node, const CallContext* c) { call_of_[node] = c; }
   void set_branch(size_t node, int branch) { branch_of_[node] = static_cast<int8_t>(branch); }
   BodyFacts& add_subgraph(const ir::Body& body);
+  // Whether ONNX's inference failed on a node of this body (reported as a warning). The
+  // types the walk found around it would make a runtime that infers a subgraph at load
+  // (ONNX Runtime, for an If's branches) fail there too, where the model given loads and
+  // runs its other branch: annotate writes none inside such a subgraph.
+  void note_inference_failed() { inference_failed_ = true; }
+  bool inference_failed() const { return inference_failed_; }
 
  private:
   const ir::Body* body_;
@@ -94,6 +100,7 @@ class BodyFacts {
   std::vector<const CallContext*> call_of_;
   std::vector<int8_t> branch_of_;
   std::vector<std::unique_ptr<BodyFacts>> subgraphs_;
+  bool inference_failed_ = false;
 };
 
 // The result of analysing one body in one context.

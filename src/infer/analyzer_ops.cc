@@ -110,7 +110,10 @@ std::vector<Fact> Analyzer::Impl::call_op(const NodeProto& n, const std::vector<
       if (broken) *broken = true;
       return outputs;
     }
-    if (r.error) report_soft(frame, path, "ONNX inference failed: " + *r.error);
+    if (r.error) {
+      report_soft(frame, path, "ONNX inference failed: " + *r.error);
+      frame.facts->note_inference_failed();
+    }
     // Errors are not kept: ONNX's messages may name the node.
     OpMemo::Outcome outcome;
     outcome.outputs = std::move(r.outputs);

@@ -370,6 +370,11 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
     work.pop_back();
     GraphProto* g = item.graph;
     const bool main = item.outer.empty();
+    // A subgraph where ONNX's inference failed on a node gets no types from the analysis,
+    // nor do the subgraphs in it (BodyFacts::note_inference_failed; a fuzz finding: ONNX
+    // Runtime refused at load an If whose never-taken branch Concats scalars, once the
+    // scalars were typed).
+    if (!main && item.facts && item.facts->inference_failed()) item.facts = nullptr;
     NameMap boundary;
     for (const auto& vi : g->input()) boundary.insert(vi.name());
     for (const auto& vi : g->output()) boundary.insert(vi.name());

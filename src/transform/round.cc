@@ -299,7 +299,11 @@ void Round::rewrite_subgraphs(NodeList& nodes, const infer::BodyFacts& facts,
       for (const auto& a : was_node->attribute())
         if (a.name() == attribute.name() && a.has_g()) was = &a;
       const infer::BodyFacts* walk = was ? facts.subgraph(was->g()) : nullptr;
-      if (!walk) continue;
+      // Not where ONNX's inference failed on a node (BodyFacts::note_inference_failed):
+      // a rewrite there (a split into a sequence become a Split and a Squeeze) would let
+      // a runtime that infers the branch at load see the failure, and refuse a model
+      // that runs when the branch is not taken.
+      if (!walk || walk->inference_failed()) continue;
       GraphProto& g = *attribute.mutable_g();
       NodeList& inner = *g.mutable_node();
       // A name the subgraph defines has the fact its walk gave it; one it reads from
