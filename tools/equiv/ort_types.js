@@ -549,6 +549,6 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   return 0;
 }
 
-module.exports = { checkTypes, parseDim, evaluateDim, scopedDim, compareValue, main };
+module.exports = { checkTypes, parseDim, evaluateDim, scopedDim, compareValue, describeDeclared, main };
 
 if (require.main === module) runMain('ort_types', main);
