@@ -300,7 +300,7 @@ void Analyzer::Impl::process(const ir::Body::Node& node, Frame& frame) {
     case ir::NodeKind::Loop: outputs = call_loop(n, inputs, frame, &here); break;
     case ir::NodeKind::Scan: outputs = call_scan(n, inputs, attrs, frame, &here); break;
     case ir::NodeKind::Op:
-      outputs = call_op(n, inputs, attrs, frame, &here, &broken);
+      outputs = call_op(n, inputs, attrs, frame, &here, &broken, &present);
       if (!broken && FunctionId::is_default_domain(n.domain())) name_data_dependent(n, inputs, attrs, outputs, frame);
       break;
   }

@@ -415,9 +415,12 @@ struct Analyzer::Impl {
                                                             const std::vector<const Fact*>& inputs);
 
   // `broken` (when given) is set when an input breaks the op's type constraints: the node
-  // has no valid execution, and its outputs none either (reported, no facts).
+  // has no valid execution, and its outputs none either (reported, no facts), or when
+  // `present` (when given: which inputs the node has, Analyzer::Impl::read) says a
+  // required one is left out.
   std::vector<Fact> call_op(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
-                            Frame& frame, const PathLink* path, bool* broken = nullptr);
+                            Frame& frame, const PathLink* path, bool* broken = nullptr,
+                            const std::vector<bool>* present = nullptr);
 
   // Refines the outputs of an ONNX-domain op node by our folding rules (src/eval), which
   // compute values ONNX's inference does not; reports what they find, recorded in

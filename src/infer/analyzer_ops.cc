@@ -16,7 +16,7 @@ std::optional<std::string> Analyzer::Impl::transpose_perm_mismatch(const Resolve
 }
 
 std::vector<Fact> Analyzer::Impl::call_op(const NodeProto& n, const std::vector<const Fact*>& inputs, const ResolvedAttributes& attrs,
-                          Frame& frame, const PathLink* path, bool* broken) {
+                          Frame& frame, const PathLink* path, bool* broken, const std::vector<bool>* present) {
   const bool default_domain = FunctionId::is_default_domain(n.domain());
   auto v = frame.opsets->find(default_domain ? std::string() : n.domain());
   if (v == frame.opsets->end()) {
@@ -50,10 +50,9 @@ std::vector<Fact> Analyzer::Impl::call_op(const NodeProto& n, const std::vector<
   // node reads (ONNX's checker does not look through calls), or spelled '' in the node. No
   // run passes the node, so its outputs get no fact (a fuzz finding: the inlined model
   // read Shape(''), which ONNX's checker refuses, with a scalar type downstream).
-  for (size_t i = 0; i < inputs.size() && i < static_cast<size_t>(n.input_size()); ++i) {
-    if (inputs[i] || schema->inputs().empty()) continue;
-    const auto& formal = schema->inputs()[std::min(i, schema->inputs().size() - 1)];
-    if (i >= schema->inputs().size() || formal.GetOption() != onnx::OpSchema::Single) continue;
+  for (size_t i = 0; present && i < present->size() && i < schema->inputs().size(); ++i) {
+    const auto& formal = schema->inputs()[i];
+    if ((*present)[i] || formal.GetOption() != onnx::OpSchema::Single) continue;
     report_soft(frame, path,
                 n.op_type() + "'s input " + std::to_string(i) + " (" + formal.GetName() + ") is required, and " +
                     (n.input(static_cast<int>(i)).empty() ? std::string("the node gives none")
