@@ -1000,20 +1000,26 @@ Dim Dim::extreme(bool is_max, const Dim& a, const Dim& b) {
   auto pick = [is_max, &a, &b](bool a_at_least_b) { return a_at_least_b == is_max ? a : b; };
   // Terms alike (interned terms are equal exactly when their pointers are): the constants decide.
   if (a.terms_ == b.terms_) return pick(a.constant_ >= b.constant_);
-  // Decided where the bounds in force tell the sign of a - b; noted where DimBounds()
-  // alone would not.
-  // (b - a where a - b cannot be written: an opaque symbol stands alone only.)
+  // Decided where the bounds in force tell the sign of p - q, p and q being a and b in
+  // canonical order (operator<), so that min(a,b) and min(b,a) make the same
+  // computation: the bounds of a difference and of its negation may differ where a
+  // coefficient overflows (a fuzz finding of `dim`: max(a,b) was decided and max(b,a) not,
+  // with a -2^63 coefficient in b). Noted where DimBounds() alone would not decide.
+  // (q - p where p - q cannot be written: an opaque symbol stands alone only.)
+  const bool a_lesser = a < b;
+  const Dim& p = a_lesser ? a : b;
+  const Dim& q = a_lesser ? b : a;
   bool swapped = false;
   const Dim difference = [&] {
     const MaxTerms widest(kMaxTermsCeiling);
-    const Dim d = a - b;
+    const Dim d = p - q;
     if (!d.is_unknown()) return d;
     swapped = true;
-    return b - a;
+    return q - p;
   }();
   if (!difference.is_unknown()) {
     const DimBounds& bounds = DimBounds::current();
-    // What the sign of a - b is within `in`: 1 (>= 0), -1 (<= 0), 0 (both: equal
+    // What the sign of p - q is within `in`: 1 (>= 0), -1 (<= 0), 0 (both: equal
     // everywhere, when the lesser by operator< is taken, whichever order they come in),
     // or none.
     auto sign = [&difference, swapped](const DimBounds& in) -> std::optional<int> {
@@ -1023,10 +1029,11 @@ Dim Dim::extreme(bool is_max, const Dim& a, const Dim& b) {
       if (at_least || at_most) return at_least != swapped ? 1 : -1;
       return std::nullopt;
     };
-    auto decide = [&](const DimBounds& in) -> std::optional<bool> {
+    auto decide = [&](const DimBounds& in) -> std::optional<bool> {  // whether a >= b
       const auto s = sign(in);
       if (!s) return std::nullopt;
-      return *s == 0 ? (a < b) == is_max : *s > 0;
+      if (*s == 0) return a_lesser == is_max;
+      return (*s > 0) == a_lesser;  // p >= q, and p is a
     };
     if (const auto a_at_least_b = decide(bounds)) {
       if (!bounds.is_default() && decide(DimBounds()) != a_at_least_b) DimBounds::note_relied();

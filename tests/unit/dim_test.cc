@@ -369,6 +369,19 @@ TEST(Dim, ExactDivisionIdentities) {
 
 // min and max take the bounds in force, and only those: max(0, S-1) is S-1 once S >= 1
 // is known, and noted as needing it; never earlier.
+// min and max decide the same in either order, even where the difference one way has
+// a coefficient that overflows and the other not (a fuzz finding of `dim`,
+// tools/fuzz/regressions/dim/min_max_order_with_overflowing_coefficient).
+TEST(Dim, MinMaxOrderWithOverflowingCoefficient) {
+  const Dim f = Dim::floor_div(Dim::symbol("N"), Dim::constant(2));
+  const Dim a = Dim::max(f, f * f);
+  const Dim b = Dim::max(Dim::constant(std::numeric_limits<int64_t>::min()) * f, f);
+  EXPECT_EQ(Dim::max(a, b), Dim::max(b, a));
+  EXPECT_EQ(Dim::min(a, b), Dim::min(b, a));
+  EXPECT_EQ(Dim::max(a, b).str(), "max(floor(N/2),floor(N/2)*floor(N/2))");
+  EXPECT_EQ(Dim::min(a, b).str(), "max(-9223372036854775808*floor(N/2),floor(N/2))");
+}
+
 TEST(Dim, MinMaxUnderBounds) {
   const Dim s = S("S");
   const Dim before = Dim::max(C(0), s - C(1));
