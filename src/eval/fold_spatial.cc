@@ -58,6 +58,7 @@ struct Axis {
 Dim window_count(const Dim& d, const Dim& span, int64_t s) {
   const Dim one = Dim::constant(1), stride = Dim::constant(s), zero = Dim::constant(0);
   if (span.is_unknown()) return Dim::unknown();
+  if (span.is_constant()) return Dim::trunc_div(span, stride) + one;
   if (s == 1 || proven_at_least(span, 0)) return Dim::floor_div(span, stride) + one;
   const Dim ahead = Dim::max(span, zero), behind = Dim::max(-span, zero);
   if (auto most = behind.upper_bound(); !ahead.is_unknown() && most && *most < s) {

@@ -200,7 +200,10 @@ ConditionSink::ConditionSink(std::vector<std::string>* sink) : previous_(conditi
 ConditionSink::~ConditionSink() { condition_sink = previous_; }
 
 bool assume_at_least(const Dim& d, int64_t bound) {
-  if (!condition_sink || DimBounds::current().symbol_min() < 1 || d.is_unknown()) return false;
+  if (!condition_sink || DimBounds::current().symbol_min() < 1 || d.is_unknown() || d.is_constant()) return false;
+  // Never a condition no size meets (min(H,2) >= 3): the facts resting on it would hold of
+  // no run.
+  if (auto most = d.upper_bound(); most && *most < bound) return false;
   std::string condition = d.str() + " >= " + std::to_string(bound);
   if (std::find(condition_sink->begin(), condition_sink->end(), condition) == condition_sink->end())
     condition_sink->push_back(std::move(condition));

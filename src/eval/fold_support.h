@@ -89,9 +89,10 @@ bool known_nonnegative(const Dim& d);
 // under DimBounds()) is noted (DimBounds::note_relied), and the analysis records the
 // assumption. A rule that may drop what it proved runs it in a Scope of its own.
 bool proven_at_least(const Dim& d, int64_t bound);
-// Whether the node's caller records conditions (FoldInput::conditions) and the symbols
-// are at least 1 (the assumption in force, not --allow-empty-dims): then `d >= bound` is
-// appended as one and true is returned; otherwise false, and nothing may rest on it.
+// Whether the node's caller records conditions (FoldInput::conditions), the symbols are
+// at least 1 (the assumption in force, not --allow-empty-dims), and d is not a constant
+// and may reach `bound`: then `d >= bound` is appended as one and true is returned;
+// otherwise false, and nothing may rest on it.
 bool assume_at_least(const Dim& d, int64_t bound);
 // Puts FoldInput::conditions in force on this thread while alive (fold() does).
 class ConditionSink {

@@ -805,9 +805,22 @@ TEST(FoldSpatial, WindowWiderThanInput) {
   conditions.clear();
   EXPECT_EQ(pool(3, 2).attr(attr_is("pads", {1, 1})).positive_dims().conditions(&conditions).str(), "float[N,1,floor((H+1)/2)]");
   EXPECT_TRUE(conditions.empty());
-  // Constants: ONNX's own arithmetic, 1 window of 2 over 1.
+  // Constants: ONNX's own arithmetic, 1 window of 2 over 1, 0 windows of 4 over 1 (and no
+  // condition recorded of a constant).
   EXPECT_EQ(Node("MaxPool", {floats({C(1), C(1), C(1)})}).attr(attr_is("kernel_shape", {2})).attr(attr_is("strides", {2})).str(),
             "float[1,1,1]");
+  EXPECT_EQ(Node("MaxPool", {floats({C(1), C(1), C(1)})})
+                .attr(attr_is("kernel_shape", {4}))
+                .attr(attr_is("strides", {2}))
+                .positive_dims()
+                .conditions(&conditions)
+                .str(),
+            "float[1,1,0]");
+  // A dim that never reaches the window: no condition, the whole truncation.
+  const Fact small = floats({N, C(1), Dim::min(H, Dim::constant(2))});
+  EXPECT_EQ(Node("MaxPool", {small}).attr(attr_is("kernel_shape", {5})).attr(attr_is("strides", {2})).positive_dims().conditions(&conditions).str(),
+            Node("MaxPool", {small}).attr(attr_is("kernel_shape", {5})).attr(attr_is("strides", {2})).positive_dims().str());
+  EXPECT_TRUE(conditions.empty());
 }
 
 TEST(FoldSpatial, ConvolutionsOverSymbolicDims) {
