@@ -91,7 +91,11 @@ runtime_oracle() {
     return 0
   fi
   rm -rf "$saved" && mkdir -p "$saved"
+  # Slow as the fuzzing run counts it (-report_slow_units, SHAPEPROP_FUZZ_TIMEOUT), not by
+  # libFuzzer's 10 s: a real export's input, its written models saved, took 13 s under
+  # ASan on a loaded machine, and 0.8 s in a release build.
   SHAPEPROP_FUZZ_RUNTIME_DIR=$saved ASAN_OPTIONS=detect_leaks=0 "build/asan/tools/fuzz/fuzz-$t" -runs=0 \
+    -timeout="$timeout" -report_slow_units="$timeout" \
     -max_len=400000 -artifact_prefix="$run/findings/$t/" "$run/corpus/$t" >"$log" 2>&1 ||
     { echo "fuzz: $t: replaying the corpus failed (an input the fuzzer kept breaks an invariant now), see $log"; return 1; }
   local status=0
