@@ -96,8 +96,12 @@ CallContext Analyzer::Impl::make_context(const FunctionId& id, const Signature& 
   renaming = rename_fresh(ctx.inputs);
   std::map<std::string, AttributeProto> chosen;
   for (const auto& a : sig.defaults) chosen[a.name()] = a;
-  for (const auto* a : attrs.list)
-    if (sig.attributes.count(a->name())) chosen[a->name()] = *a;
+  // Every attribute the call gives, declared by the function or not (which is warned):
+  // ONNX's inliner and ONNX Runtime bind a body's @name to the call's attribute of that
+  // name either way (a fuzz finding: a mutated function declaring no `keepdim` whose body's
+  // ArgMax reads @keepdim; ONNX Runtime took the call's keepdim = 0 where the analysis took
+  // ArgMax's default 1, and wrote a rank too many).
+  for (const auto* a : attrs.list) chosen[a->name()] = *a;
   for (auto& [name, a] : chosen) {
     a.clear_doc_string();
     ctx.attribute_key += a.SerializeAsString();
