@@ -145,7 +145,10 @@ const std::vector<const onnx::TypeProto*>* Analyzer::Impl::declared_for(const ir
 }
 
 void Analyzer::Impl::report(const Frame& frame, const PathLink* path, Severity severity, std::string message) {
-  if (frame.speculative) return;
+  if (frame.speculative) {
+    if (frame.failed && severity != Severity::Note) *frame.failed = true;
+    return;
+  }
   Diagnostic d = Diagnostic::make(severity, std::move(message));
   d.call_path = PathLink::spell(path);
   diagnostics.push_back(std::move(d));

@@ -92,6 +92,15 @@ class BodyFacts {
   // runs its other branch: annotate writes none inside such a subgraph.
   void note_inference_failed() { inference_failed_ = true; }
   bool inference_failed() const { return inference_failed_; }
+  // A value a decided If's untaken branch reads, where ONNX's inference fails on that
+  // branch given the facts around it (Analyzer::Impl::withhold_dead_branch_reads): no run
+  // takes the branch, but ONNX's checker infers it all the same, from the types written.
+  // Annotation writes no type for the value.
+  void withhold(ir::ValueId v) {
+    if (withheld_.size() <= v) withheld_.resize(values_.size(), false);
+    withheld_[v] = true;
+  }
+  bool withheld(ir::ValueId v) const { return v < withheld_.size() && withheld_[v]; }
 
  private:
   const ir::Body* body_;
@@ -101,6 +110,7 @@ class BodyFacts {
   std::vector<int8_t> branch_of_;
   std::vector<std::unique_ptr<BodyFacts>> subgraphs_;
   bool inference_failed_ = false;
+  std::vector<bool> withheld_;  // empty unless some value is withheld
 };
 
 // The result of analysing one body in one context.

@@ -17,7 +17,12 @@ std::vector<Fact> Analyzer::Impl::call_if(const NodeProto& n, size_t index, cons
     const bool take_then = *cond != 0;
     frame.facts->set_branch(index, take_then ? 0 : 1);
     const PathLink branch = link(path, take_then ? "then_branch" : "else_branch");
-    return walk_subgraph(take_then ? *then_graph : *else_graph, frame, {}, &branch);
+    auto out = walk_subgraph(take_then ? *then_graph : *else_graph, frame, {}, &branch);
+    if (!frame.speculative && frame.declared == &declared_graph) {
+      const PathLink untaken = link(path, take_then ? "else_branch" : "then_branch");
+      withhold_dead_branch_reads(take_then ? *else_graph : *then_graph, frame, &untaken);
+    }
+    return out;
   }
   const PathLink then_link = link(path, "then_branch");
   const PathLink else_link = link(path, "else_branch");
@@ -26,6 +31,53 @@ std::vector<Fact> Analyzer::Impl::call_if(const NodeProto& n, size_t index, cons
   std::vector<Fact> out;
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) out.push_back(join(a[i], b[i]));
   return out;
+}
+
+void Analyzer::Impl::withhold_dead_branch_reads(const GraphProto& g, Frame& frame, const PathLink* path) {
+  bool failed = false;
+  {
+    SpeculativeFrame scratch(frame);
+    scratch.frame.iterating = frame.iterating;
+    scratch.frame.failed = &failed;
+    walk_subgraph(g, scratch.frame, {}, path);
+  }
+  if (!failed) return;
+  // The values of this body and the bodies around it that the branch, or a subgraph in
+  // it, reads: an operand `depth` levels out of a body `level` levels below `frame`.
+  std::vector<std::string> names;
+  struct Item {
+    const GraphProto* graph;
+    const ir::Body* parent;
+    uint32_t level;
+  };
+  std::vector<Item> work{{&g, frame.body, 1}};
+  auto mark = [&](const ir::Operand& op, uint32_t level) {
+    if (!op.resolved() || op.omitted() || op.depth < level) return;
+    const Frame& owner = frame.at_depth(op.depth - level);
+    if (owner.facts->withheld(op.id) || !owner.facts->fact(op.id)) return;
+    owner.facts->withhold(op.id);
+    names.push_back("'" + std::string(owner.body->name(op.id)) + "'");
+  };
+  while (!work.empty()) {
+    const Item item = work.back();
+    work.pop_back();
+    const ir::Body& body = bodies.of(*item.graph, item.parent);
+    for (const auto& node : body.nodes()) {
+      for (const ir::Operand& op : body.inputs_of(node)) mark(op, item.level);
+      for (const auto& a : node.proto->attribute()) {
+        if (a.has_g()) work.push_back({&a.g(), &body, item.level + 1});
+        for (const auto& sg : a.graphs()) work.push_back({&sg, &body, item.level + 1});
+      }
+    }
+    for (const ir::Operand& op : body.outputs()) mark(op, item.level);
+  }
+  if (names.empty()) return;
+  std::string list;
+  for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
+  report(frame, path,
+         Severity::Warning,
+         "ONNX's inference fails on this branch, which no run takes, given the types proven around it: " + list +
+             " left untyped (ONNX's checker infers both branches of an If from the types written)");
 }
 
 std::vector<Fact> Analyzer::Impl::call_loop(const NodeProto& n, const std::vector<const Fact*>& inputs, Frame& frame,

@@ -109,6 +109,7 @@ struct Frame {
   std::vector<const CallContext*>* callees = nullptr;
   std::unordered_set<const CallContext*>* callee_set = nullptr;
   bool speculative = false;              // a loop round that may be generalised: report nothing
+  bool* failed = nullptr;                // speculative: set where a report would have warned (a dead branch's walk)
   bool iterating = false;                // in a body run once per iteration (Loop, Scan, SequenceMap)
 
   const Frame& at_depth(uint32_t depth) const {
@@ -366,6 +367,14 @@ struct Analyzer::Impl {
 
   std::vector<Fact> call_if(const NodeProto& n, size_t index, const std::vector<const Fact*>& inputs, Frame& frame,
                             const PathLink* path);
+  // A decided If's untaken branch `g`, in the main graph's scope: walked speculatively on
+  // the facts around it, and where that walk fails (ONNX's inference, or a check of ours
+  // that says no run passes a node), the outer values the branch reads are withheld from
+  // annotation (BodyFacts::withhold), with a warning. ONNX's checker (full_check) infers
+  // both branches from the types written, where the model given left it too little to
+  // fail on (a fuzz finding: a dead branch Scans a value proven rank 0). Functions'
+  // value_info is not read by ONNX's inference of a call, so their Ifs are not walked.
+  void withhold_dead_branch_reads(const GraphProto& g, Frame& frame, const PathLink* path);
 
   // Analyses a loop body until its loop-carried facts are stable: each round joins the
   // facts carried in with those carried out; after kMaxLoopRounds the shapes of what

@@ -391,7 +391,7 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
         if (o.empty() || boundary.contains(o)) continue;
         names.push_back(o);
         if (item.facts) {
-          if (const Fact* f = item.facts->fact(v)) {
+          if (const Fact* f = item.facts->fact(v); f && !item.facts->withheld(v)) {
             if (index_of.insert(o, static_cast<uint32_t>(facts.size())))
               facts.push_back(f);
             else
@@ -435,7 +435,7 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
       const ir::Operand& op = results[static_cast<size_t>(i)];
       const Fact* fact = nullptr;
       if (op.resolved() && !op.omitted() && op.depth < chain.size() && chain[op.depth])
-        fact = chain[op.depth]->fact(op.id);
+        fact = chain[op.depth]->withheld(op.id) ? nullptr : chain[op.depth]->fact(op.id);
       update(*g->mutable_output(i), fact);
     }
     if (!main && item.facts) {

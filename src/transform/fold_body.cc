@@ -553,6 +553,13 @@ class Folder {
   void fold_subgraph(const GraphProto& original, GraphProto* g, Scope& outer) {
     std::unique_ptr<ir::Body> owned;
     Scope scope = scope_of(original, outer, owned);
+    // A subgraph where ONNX's inference failed on a node (BodyFacts::note_inference_failed)
+    // is copied as it is, as the rewrites leave it (Round::rewrite_subgraphs): its values
+    // folded to constants would let a runtime that infers the subgraph at load see the
+    // failure (a fuzz finding: a branch's Expand to a Cast constant, folded, made ONNX
+    // Runtime's inference of an Add in it fail), where the model given runs when the
+    // branch is not taken.
+    if (scope.facts && scope.facts->inference_failed()) scope.facts = nullptr;
     LevelNames level([&original](Names& names) {
       for (const auto& in : original.input()) names.insert_lasting(in.name());
       for (const auto& t : original.initializer()) names.insert_lasting(t.name());
