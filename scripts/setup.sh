@@ -86,7 +86,7 @@ debian_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libjemalloc-dev
   llvm-14-tools
-  dpkg-dev ca-certificates ccache
+  dpkg-dev patch ca-certificates ccache
   python3-dev python3-pybind11 pybind11-dev patchelf python3-onnx
 )
 tests_level && debian_packages+=(clang-14 libclang-rt-14-dev time valgrind python3-pytest python3-jsonschema)
@@ -251,6 +251,10 @@ build_onnx_from_deb() {
   # served from ccache (paths are hashed relative to WORK).
   mkdir -p "$work/src"
   (cd "$src" && tar --exclude=./onnx/backend/test/data -cf - .) | (cd "$work/src" && tar -xf -)
+  # shapeprop's patches (cmake/onnx/patches: registration of schemas on demand), on the
+  # copy: the kept sources stay as ONNX ships them.
+  local p
+  for p in "${onnx_patches[@]}"; do patch -s -p1 -d "$work/src" <"$p"; done
   ccache_for_cmake "$work"
   cmake --no-warn-unused-cli -S "$here/cmake/onnx" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
     -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DONNX_ML=1 -DONNX_BUILD_TESTS=OFF "${ccache_cmake_args[@]}" \
@@ -258,11 +262,23 @@ build_onnx_from_deb() {
   cmake --build "$work/build" -j "$jobs" | progress_dots
   rm -rf "$prefix.tmp"
   cmake --install "$work/build" >/dev/null
+  mkdir -p "$prefix.tmp/share/shapeprop"
+  onnx_patches_stamp >"$prefix.tmp/share/shapeprop/onnx-patches"
+  # An install built again (its patches changed) keeps the backend test models put beside
+  # it, which do not depend on the library; ONNX's C++ tests are built and run again.
+  if [ -d "$prefix/share/onnx" ] && [ ! -e "$prefix.tmp/share/onnx" ]; then mv "$prefix/share/onnx" "$prefix.tmp/share/onnx"; fi
   rm -rf "$prefix"
   mv "$prefix.tmp" "$prefix"
   rm -rf "$work"
   onnx_prefix=$prefix
 }
+
+# The patches setup.sh applies to the ONNX it builds from python3-onnx's sources, and their
+# stamp (their names and checksums), which the install keeps in share/shapeprop/onnx-patches:
+# an install with another stamp (built before a patch changed) is built again.
+onnx_patches=("$here"/cmake/onnx/patches/*.patch)
+onnx_patches_stamp() { (cd "$here/cmake/onnx/patches" && sha256sum -- *.patch); }
+onnx_patched_at() { [ "$(cat "$1/share/shapeprop/onnx-patches" 2>/dev/null)" = "$(onnx_patches_stamp)" ]; }
 
 # build_onnx_cpp_tests PREFIX SOURCES: ONNX's C++ tests (SOURCES/onnx/test/cpp) built by
 # cmake/onnx against the ONNX installed in PREFIX from SOURCES (ONNX_TESTS_AGAINST: the
@@ -311,7 +327,10 @@ if [ "$onnx_config" = 1.17 ]; then
 else
   for entry in "${onnx_debs[@]}"; do
     read -r version _ <<<"$entry"
-    if onnx_installed_at "$cache/onnx-$version"; then onnx_prefix=$cache/onnx-$version; break; fi
+    if onnx_installed_at "$cache/onnx-$version" && onnx_patched_at "$cache/onnx-$version"; then
+      onnx_prefix=$cache/onnx-$version
+      break
+    fi
   done
   if [ -n "$onnx_prefix" ]; then
     :

@@ -35,6 +35,10 @@ export TSAN_OPTIONS="second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 # users of what the library makes on first use.
 echo "test-tsan: the concurrency tests"
 build/tsan/tests/unit/shapeprop_unit_tests --gtest_filter='Concurrency.*' --gtest_brief=1
+# Each in a process of its own, which starts with no ONNX schema registered: threads
+# registering schemas on demand as they look them up (src/support/onnx_schemas.cc).
+echo "test-tsan: ONNX's schemas registered on demand by threads at once"
+build/tsan/tests/unit/shapeprop_unit_tests --gtest_filter='OnnxSchemas.ThreadsLookUpAndRegisterAtOnce' --gtest_brief=1
 echo "test-tsan: unit tests (--gtest_filter=$filter)"
 build/tsan/tests/unit/shapeprop_unit_tests --gtest_filter="$filter" --gtest_brief=1
 

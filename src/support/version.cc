@@ -40,15 +40,6 @@ int64_t onnx_max_opset(std::string_view domain) {
   return it == ranges.end() ? 0 : it->second.second;
 }
 
-void register_onnx_schemas_once() {
-  static const bool registered = [] {
-    (void)onnx::OpSchemaRegistry::Schema("Relu", 14, "");
-    (void)onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-    return true;
-  }();
-  (void)registered;
-}
-
 int64_t rules_ir_version() {
   return newer_onnx::rules_extend_linked_onnx() ? newer_onnx::kMaxIrVersion : onnx_ir_version();
 }

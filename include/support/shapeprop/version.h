@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -30,7 +31,16 @@ int64_t rules_max_opset();
 // ThreadSanitizer does not see; each entry point (run's validation, infer_shapes,
 // specialize, check_model) calls this first, so that the first lookup happens under a
 // guard of ours and threads starting at once are seen to read the registry after it was
-// built.
+// built. With an ONNX built with shapeprop's patch (scripts/setup.sh's), it sets ONNX to
+// register each op's schemas at its first lookup instead of all of them at once
+// (src/support/onnx_schemas.cc), unless the environment says SHAPEPROP_ONNX_SCHEMAS=all or
+// a lookup came first.
 void register_onnx_schemas_once();
+// Whether ONNX registers schemas on demand (register_onnx_schemas_once set it so); how many
+// schemas it has made so far that way; how many the linked ONNX has in all (0 where ONNX
+// lacks the patch).
+bool onnx_schemas_on_demand();
+size_t onnx_schemas_made_on_demand();
+size_t onnx_schema_classes();
 
 }  // namespace shapeprop
