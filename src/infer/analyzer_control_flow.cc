@@ -1,5 +1,8 @@
 // The analysis's control flow: If (only the taken branch when the condition is known),
 // Loop and Scan (loop-carried facts generalised until stable) (analyzer_impl.h).
+#include <algorithm>
+#include <span>
+
 #include "infer/analyzer_impl.h"
 
 namespace shapeprop::infer {
@@ -18,7 +21,13 @@ std::vector<Fact> Analyzer::Impl::call_if(const NodeProto& n, size_t index, cons
     frame.facts->set_branch(index, take_then ? 0 : 1);
     const PathLink branch = link(path, take_then ? "then_branch" : "else_branch");
     auto out = walk_subgraph(take_then ? *then_graph : *else_graph, frame, {}, &branch);
-    if (!frame.speculative && frame.declared == &declared_graph) {
+    if (frame.failed) {
+      // Within a dead branch's walk (withhold_dead_branch_reads), as ONNX's checker infers
+      // it: both branches of an If, decided or not (a fuzz finding: a Concat of scalars two
+      // decided Ifs deep in a dead branch).
+      const PathLink untaken = link(path, take_then ? "else_branch" : "then_branch");
+      (void)walk_subgraph(take_then ? *else_graph : *then_graph, frame, {}, &untaken);
+    } else if (!frame.speculative && frame.declared == &declared_graph) {
       const PathLink untaken = link(path, take_then ? "else_branch" : "then_branch");
       withhold_dead_branch_reads(take_then ? *else_graph : *then_graph, frame, &untaken);
     }
@@ -43,8 +52,32 @@ void Analyzer::Impl::withhold_dead_branch_reads(const GraphProto& g, Frame& fram
   }
   if (!failed) return;
   // The values of this body and the bodies around it that the branch, or a subgraph in
-  // it, reads: an operand `depth` levels out of a body `level` levels below `frame`.
+  // it, reads (an operand `depth` levels out of a body `level` levels below `frame`), and
+  // what they are computed from: left untyped, a value ONNX's inference could type again
+  // from a typed input of its node (the fuzz finding's Neg of a Loop's [1]).
   std::vector<std::string> names;
+  std::vector<std::pair<const Frame*, ir::ValueId>> withheld;
+  // (Looked for node by node: this runs only where a dead branch fails.)
+  auto producer = [](const ir::Body& body, ir::ValueId id) -> const ir::Body::Node* {
+    for (const auto& node : body.nodes()) {
+      const auto outs = body.outputs_of(node);
+      if (std::find(outs.begin(), outs.end(), id) != outs.end()) return &node;
+    }
+    return nullptr;
+  };
+  auto withhold = [&](const Frame& owner, ir::ValueId id) {
+    if (owner.facts->withheld(id) || !owner.facts->fact(id)) return;
+    // A Constant's output ONNX's inference types from its value all the same.
+    const ir::Body::Node* made_by = producer(*owner.body, id);
+    if (made_by && made_by->proto->op_type() == "Constant" && FunctionId::is_default_domain(made_by->proto->domain()))
+      return;
+    // The main graph's inputs are declared, not written: nothing to withhold.
+    const auto main_inputs = owner.outer ? std::span<const ir::ValueId>() : owner.body->inputs();
+    if (std::find(main_inputs.begin(), main_inputs.end(), id) != main_inputs.end()) return;
+    owner.facts->withhold(id);
+    names.push_back("'" + std::string(owner.body->name(id)) + "'");
+    withheld.emplace_back(&owner, id);
+  };
   struct Item {
     const GraphProto* graph;
     const ir::Body* parent;
@@ -53,10 +86,7 @@ void Analyzer::Impl::withhold_dead_branch_reads(const GraphProto& g, Frame& fram
   std::vector<Item> work{{&g, frame.body, 1}};
   auto mark = [&](const ir::Operand& op, uint32_t level) {
     if (!op.resolved() || op.omitted() || op.depth < level) return;
-    const Frame& owner = frame.at_depth(op.depth - level);
-    if (owner.facts->withheld(op.id) || !owner.facts->fact(op.id)) return;
-    owner.facts->withhold(op.id);
-    names.push_back("'" + std::string(owner.body->name(op.id)) + "'");
+    withhold(frame.at_depth(op.depth - level), op.id);
   };
   while (!work.empty()) {
     const Item item = work.back();
@@ -70,6 +100,13 @@ void Analyzer::Impl::withhold_dead_branch_reads(const GraphProto& g, Frame& fram
       }
     }
     for (const ir::Operand& op : body.outputs()) mark(op, item.level);
+  }
+  // Backwards from each value withheld to the inputs of the node that computes it.
+  for (size_t k = 0; k < withheld.size(); ++k) {
+    const auto [owner, id] = withheld[k];
+    if (const ir::Body::Node* node = producer(*owner->body, id))
+      for (const ir::Operand& op : owner->body->inputs_of(*node))
+        if (op.resolved() && !op.omitted()) withhold(owner->at_depth(op.depth), op.id);
   }
   if (names.empty()) return;
   std::string list;

@@ -440,7 +440,10 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
     }
     if (!main && item.facts) {
       const auto inputs = body->inputs();
-      for (int i = 0; i < g->input_size(); ++i) update(*g->mutable_input(i), item.facts->fact(inputs[static_cast<size_t>(i)]));
+      for (int i = 0; i < g->input_size(); ++i) {
+        const ir::ValueId v = inputs[static_cast<size_t>(i)];
+        update(*g->mutable_input(i), item.facts->withheld(v) ? nullptr : item.facts->fact(v));
+      }
     }
   }
   return written;
