@@ -1,5 +1,5 @@
 # Included by src/CMakeLists.txt: the table of ONNX's schemas by op name that registration
-# on demand reads (src/support/lazy_schemas.cc, with an ONNX built with shapeprop's patch
+# on demand reads (src/support/onnx_schemas.cc, with an ONNX built with shapeprop's patch
 # cmake/onnx/patches/lazy-schema-loader.patch). ONNX registers its schemas through its
 # operator-set classes (onnx/defs/operator_sets*.h list each schema's class, as
 # `GetOpSchema<ONNX_OPERATOR_SET_SCHEMA_CLASS_NAME(Onnx, 13, Add)>()`), all at once; the
@@ -51,15 +51,20 @@ foreach(_set_file operator_sets.h operator_sets_ml.h operator_sets_training.h op
   endif()
   string(APPEND _table_lines "// ${_set_file}\n${_lines}")
 endforeach()
+# (The first schema.h found, as the compiler finds it.)
 set(_on_demand OFF)
+set(_schema_h "")
 foreach(_dir ${_table_includes})
-  if(NOT _on_demand AND EXISTS "${_dir}/onnx/defs/schema.h")
-    file(STRINGS "${_dir}/onnx/defs/schema.h" _marker REGEX "^#define ONNX_LAZY_SCHEMA_LOADER")
-    if(_marker)
-      set(_on_demand ON)
-    endif()
+  if(NOT _schema_h AND EXISTS "${_dir}/onnx/defs/schema.h")
+    set(_schema_h "${_dir}/onnx/defs/schema.h")
   endif()
 endforeach()
+if(_schema_h)
+  file(STRINGS "${_schema_h}" _marker REGEX "^#define ONNX_LAZY_SCHEMA_LOADER")
+  if(_marker)
+    set(_on_demand ON)
+  endif()
+endif()
 set(SHAPEPROP_ONNX_SCHEMAS_ON_DEMAND ${_on_demand} CACHE INTERNAL "the linked ONNX registers schemas on demand")
 set(SHAPEPROP_ONNX_SCHEMA_TABLE_DIR "${CMAKE_CURRENT_BINARY_DIR}/onnx_schema_table")
 set(_table "${SHAPEPROP_ONNX_SCHEMA_TABLE_DIR}/onnx_schema_table.inc")

@@ -92,10 +92,11 @@ class BodyFacts {
   // runs its other branch: annotate writes none inside such a subgraph.
   void note_inference_failed() { inference_failed_ = true; }
   bool inference_failed() const { return inference_failed_; }
-  // A value a decided If's untaken branch reads, where ONNX's inference fails on that
-  // branch given the facts around it (Analyzer::Impl::withhold_dead_branch_reads): no run
-  // takes the branch, but ONNX's checker infers it all the same, from the types written.
-  // Annotation writes no type for the value.
+  // A value a decided If's untaken branch reads, or one such a value is computed from,
+  // where ONNX's inference fails on that branch given the facts around it
+  // (Analyzer::Impl::withhold_dead_branch_reads): no run takes the branch, but ONNX's
+  // checker infers it all the same, from the types written. Annotation writes no type for
+  // the value.
   void withhold(ir::ValueId v) {
     if (withheld_.size() <= v) withheld_.resize(values_.size(), false);
     withheld_[v] = true;

@@ -368,12 +368,15 @@ struct Analyzer::Impl {
   std::vector<Fact> call_if(const NodeProto& n, size_t index, const std::vector<const Fact*>& inputs, Frame& frame,
                             const PathLink* path);
   // A decided If's untaken branch `g`, in the main graph's scope: walked speculatively on
-  // the facts around it, and where that walk fails (ONNX's inference, or a check of ours
-  // that says no run passes a node), the outer values the branch reads are withheld from
-  // annotation (BodyFacts::withhold), with a warning. ONNX's checker (full_check) infers
-  // both branches from the types written, where the model given left it too little to
-  // fail on (a fuzz finding: a dead branch Scans a value proven rank 0). Functions'
-  // value_info is not read by ONNX's inference of a call, so their Ifs are not walked.
+  // the facts around it, as ONNX's checker walks it (both branches of every If in it), and
+  // where that walk fails (ONNX's inference, or a check of ours that says no run passes a
+  // node), the outer values the branch reads, and the values those are computed from
+  // (but constants and the graph's inputs), are withheld from annotation
+  // (BodyFacts::withhold), with a warning. ONNX's checker (full_check) infers both
+  // branches from the types written, where the model given left it too little to fail on
+  // (fuzz findings: a dead branch Scans a value proven rank 0; a Concat of scalars two
+  // decided Ifs deep). Functions' value_info is not read by ONNX's inference of a call, so
+  // their Ifs are not walked.
   void withhold_dead_branch_reads(const GraphProto& g, Frame& frame, const PathLink* path);
 
   // Analyses a loop body until its loop-carried facts are stable: each round joins the
