@@ -102,6 +102,8 @@ class BodyFacts {
     withheld_[v] = true;
   }
   bool withheld(ir::ValueId v) const { return v < withheld_.size() && withheld_[v]; }
+  // The fact annotation writes for a value of this body: fact(v), unless withheld.
+  const Fact* fact_to_write(ir::ValueId v) const { return withheld(v) ? nullptr : fact(v); }
 
  private:
   const ir::Body* body_;

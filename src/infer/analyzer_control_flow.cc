@@ -2,8 +2,10 @@
 // Loop and Scan (loop-carried facts generalised until stable) (analyzer_impl.h).
 #include <algorithm>
 #include <span>
+#include <unordered_map>
 
 #include "infer/analyzer_impl.h"
+#include "support/subgraphs.h"
 
 namespace shapeprop::infer {
 
@@ -56,15 +58,21 @@ void Analyzer::Impl::withhold_dead_branch_reads(const GraphProto& g, Frame& fram
   // what they are computed from: left untyped, a value ONNX's inference could type again
   // from a typed input of its node (the fuzz finding's Neg of a Loop's [1]).
   std::vector<std::string> names;
-  std::vector<std::pair<const Frame*, ir::ValueId>> withheld;
-  // (Looked for node by node: this runs only where a dead branch fails.)
-  auto producer = [](const ir::Body& body, ir::ValueId id) -> const ir::Body::Node* {
-    for (const auto& node : body.nodes()) {
-      const auto outs = body.outputs_of(node);
-      if (std::find(outs.begin(), outs.end(), id) != outs.end()) return &node;
+  // The node computing each value of a body, indexed on first use (this runs only where a
+  // dead branch fails).
+  std::unordered_map<const ir::Body*, std::vector<const ir::Body::Node*>> producers;
+  auto producer = [&producers](const ir::Body& body, ir::ValueId id) -> const ir::Body::Node* {
+    auto [it, fresh] = producers.try_emplace(&body);
+    if (fresh) {
+      it->second.assign(body.num_values(), nullptr);
+      for (const auto& node : body.nodes())
+        for (ir::ValueId v : body.outputs_of(node))
+          if (v != ir::kNoValue) it->second[v] = &node;
     }
-    return nullptr;
+    return it->second[id];
   };
+  // Each value withheld with the node that computes it (nullptr: a formal input).
+  std::vector<std::pair<const Frame*, const ir::Body::Node*>> withheld;
   auto withhold = [&](const Frame& owner, ir::ValueId id) {
     if (owner.facts->withheld(id) || !owner.facts->fact(id)) return;
     // A Constant's output ONNX's inference types from its value all the same.
@@ -76,7 +84,7 @@ void Analyzer::Impl::withhold_dead_branch_reads(const GraphProto& g, Frame& fram
     if (std::find(main_inputs.begin(), main_inputs.end(), id) != main_inputs.end()) return;
     owner.facts->withhold(id);
     names.push_back("'" + std::string(owner.body->name(id)) + "'");
-    withheld.emplace_back(&owner, id);
+    withheld.emplace_back(&owner, made_by);
   };
   struct Item {
     const GraphProto* graph;
@@ -94,17 +102,14 @@ void Analyzer::Impl::withhold_dead_branch_reads(const GraphProto& g, Frame& fram
     const ir::Body& body = bodies.of(*item.graph, item.parent);
     for (const auto& node : body.nodes()) {
       for (const ir::Operand& op : body.inputs_of(node)) mark(op, item.level);
-      for (const auto& a : node.proto->attribute()) {
-        if (a.has_g()) work.push_back({&a.g(), &body, item.level + 1});
-        for (const auto& sg : a.graphs()) work.push_back({&sg, &body, item.level + 1});
-      }
+      for_each_subgraph(*node.proto, [&](const GraphProto& sg) { work.push_back({&sg, &body, item.level + 1}); });
     }
     for (const ir::Operand& op : body.outputs()) mark(op, item.level);
   }
   // Backwards from each value withheld to the inputs of the node that computes it.
   for (size_t k = 0; k < withheld.size(); ++k) {
-    const auto [owner, id] = withheld[k];
-    if (const ir::Body::Node* node = producer(*owner->body, id))
+    const auto [owner, node] = withheld[k];
+    if (node)
       for (const ir::Operand& op : owner->body->inputs_of(*node))
         if (op.resolved() && !op.omitted()) withhold(owner->at_depth(op.depth), op.id);
   }

@@ -391,7 +391,7 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
         if (o.empty() || boundary.contains(o)) continue;
         names.push_back(o);
         if (item.facts) {
-          if (const Fact* f = item.facts->fact(v); f && !item.facts->withheld(v)) {
+          if (const Fact* f = item.facts->fact_to_write(v)) {
             if (index_of.insert(o, static_cast<uint32_t>(facts.size())))
               facts.push_back(f);
             else
@@ -435,15 +435,13 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
       const ir::Operand& op = results[static_cast<size_t>(i)];
       const Fact* fact = nullptr;
       if (op.resolved() && !op.omitted() && op.depth < chain.size() && chain[op.depth])
-        fact = chain[op.depth]->withheld(op.id) ? nullptr : chain[op.depth]->fact(op.id);
+        fact = chain[op.depth]->fact_to_write(op.id);
       update(*g->mutable_output(i), fact);
     }
     if (!main && item.facts) {
       const auto inputs = body->inputs();
-      for (int i = 0; i < g->input_size(); ++i) {
-        const ir::ValueId v = inputs[static_cast<size_t>(i)];
-        update(*g->mutable_input(i), item.facts->withheld(v) ? nullptr : item.facts->fact(v));
-      }
+      for (int i = 0; i < g->input_size(); ++i)
+        update(*g->mutable_input(i), item.facts->fact_to_write(inputs[static_cast<size_t>(i)]));
     }
   }
   return written;
