@@ -193,27 +193,40 @@ Result<onnx::ModelProto> parse_coded(google::protobuf::io::CodedInputStream& in,
   return model;
 }
 
-// A binary model in a regular file, read twice through small buffers rather than held
-// whole beside the model it becomes (the file's bytes would be a copy of the weights, and
-// zeroing and filling a buffer of them a cost of its own): the depth scan reads the
-// fields' tags and lengths only, protobuf's parser then reads the file from the start. Were the file to
-// change in between, protobuf's own limits (recursion, size) still hold.
+// A model protobuf parsed within the message depth: refused still where its subgraphs nest
+// deeper than the limit, as the depth scan would have refused it.
+Result<onnx::ModelProto> checked_depth(Result<onnx::ModelProto> model, std::string_view origin, const Limits& limits) {
+  if (auto error = parsed_subgraph_depth_error(*model, origin, limits)) return *error;
+  return model;
+}
+
+// A binary model in a regular file, parsed by protobuf as it is read through a small
+// buffer rather than held whole beside the model it becomes (the file's bytes would be a
+// copy of the weights, and zeroing and filling a buffer of them a cost of its own).
+// Protobuf's recursion limit keeps its parser within limits.max_syntax_depth(); only when
+// it fails is the file read again by the depth scan, which tells a model nested too deep
+// (and says which limit) from bytes that are no model. Were the file to change in
+// between, the scan's answer is still only about what it read.
 Result<onnx::ModelProto> parse_model_file(const InputFile& input, std::string_view origin, const Limits& limits) {
   const std::string file(origin);
   if (input.size() == 0) return Diagnostic::error("empty file: no model").in_file(file);
   if (input.size() > static_cast<uint64_t>(INT_MAX)) return too_large_to_read(file);
-  auto recursion_limit = binary_recursion_limit(
-      [&input](uint64_t offset, char* out, size_t n) { return input.read_at(offset, out, n); }, input.size(), origin,
-      limits);
-  if (!recursion_limit) return recursion_limit.error();
   if (::lseek(input.fd(), 0, SEEK_SET) != 0)
     return Diagnostic::error(std::string("cannot read: ") + std::strerror(errno)).in_file(file);
-  google::protobuf::io::FileInputStream stream(input.fd(), 1 << 18);
-  google::protobuf::io::CodedInputStream in(&stream);
-  in.SetTotalBytesLimit(static_cast<int>(std::min<uint64_t>(limits.max_input_bytes, INT_MAX)));
-  auto model = parse_coded(in, *recursion_limit, origin);
-  if (stream.GetErrno() != 0)
-    return Diagnostic::error(std::string("cannot read: ") + std::strerror(stream.GetErrno())).in_file(file);
+  Result<onnx::ModelProto> model = Diagnostic::error("");
+  {
+    google::protobuf::io::FileInputStream stream(input.fd(), 1 << 18);
+    google::protobuf::io::CodedInputStream in(&stream);
+    in.SetTotalBytesLimit(static_cast<int>(std::min<uint64_t>(limits.max_input_bytes, INT_MAX)));
+    model = parse_coded(in, binary_parse_limit(limits), origin);
+    if (stream.GetErrno() != 0)
+      return Diagnostic::error(std::string("cannot read: ") + std::strerror(stream.GetErrno())).in_file(file);
+  }
+  if (model) return checked_depth(std::move(model), origin, limits);
+  auto scanned = binary_recursion_limit(
+      [&input](uint64_t offset, char* out, size_t n) { return input.read_at(offset, out, n); }, input.size(), origin,
+      limits);
+  if (!scanned) return scanned.error();
   return model;
 }
 
@@ -223,10 +236,13 @@ Result<onnx::ModelProto> parse_model_binary(std::string_view bytes, std::string_
   const std::string file(origin);
   if (bytes.empty()) return Diagnostic::error("empty file: no model").in_file(file);
   if (bytes.size() > static_cast<size_t>(INT_MAX)) return too_large_to_read(file);
-  auto recursion_limit = binary_recursion_limit(bytes, origin, limits);
-  if (!recursion_limit) return recursion_limit.error();
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
-  return parse_coded(in, *recursion_limit, origin);
+  auto model = parse_coded(in, binary_parse_limit(limits), origin);
+  if (model) return checked_depth(std::move(model), origin, limits);
+  // Told apart as parse_model_file does.
+  auto scanned = binary_recursion_limit(bytes, origin, limits);
+  if (!scanned) return scanned.error();
+  return model;
 }
 
 Result<onnx::ModelProto> load_model(const fs::path& path, const Limits& limits) {

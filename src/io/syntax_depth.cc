@@ -86,6 +86,69 @@ std::optional<Diagnostic> binary_depth_error(WireScan::Outcome outcome, std::str
   return std::nullopt;
 }
 
+// Protobuf's parser takes the outermost message at the limit it is given and each message
+// nested in it one lower, failing below zero: a model parses at a limit of its deepest
+// nesting, counted as the scan counts (the ModelProto itself not counted).
+// limits_test.cc's BinaryDepth tests hold both sides of the boundary.
+int binary_parse_limit(const Limits& limits) { return static_cast<int>(limits.max_syntax_depth()); }
+
+namespace {
+
+// The deepest nesting of bodies from `graph` down (it counted as 1), stopping once past `most`.
+size_t bodies_below(const onnx::GraphProto& graph, size_t most);
+
+size_t attribute_bodies(const onnx::AttributeProto& a, size_t most) {
+  size_t deepest = 0;
+  if (a.has_g()) deepest = bodies_below(a.g(), most);
+  for (const auto& g : a.graphs()) {
+    if (deepest > most) break;
+    deepest = std::max(deepest, bodies_below(g, most));
+  }
+  return deepest;
+}
+
+size_t node_bodies(const onnx::NodeProto& n, size_t most) {
+  size_t deepest = 0;
+  for (const auto& a : n.attribute()) {
+    if (deepest > most) break;
+    deepest = std::max(deepest, attribute_bodies(a, most));
+  }
+  return deepest;
+}
+
+size_t bodies_below(const onnx::GraphProto& graph, size_t most) {
+  if (most == 0) return 1;  // already one past the limit
+  size_t deepest = 0;
+  for (const auto& n : graph.node()) {
+    if (deepest >= most) break;
+    deepest = std::max(deepest, node_bodies(n, most - 1));
+  }
+  return deepest + 1;
+}
+
+}  // namespace
+
+std::optional<Diagnostic> parsed_subgraph_depth_error(const onnx::ModelProto& model, std::string_view origin,
+                                                      const Limits& limits) {
+  // As the scan counts: the main graph, each function body and each training graph is one
+  // body; a graph in a node's (or a function's default) attribute one more than its owner.
+  const size_t most = limits.max_subgraph_depth + 1;
+  size_t deepest = model.has_graph() ? bodies_below(model.graph(), most) : 0;
+  for (const auto& t : model.training_info()) {
+    if (t.has_initialization()) deepest = std::max(deepest, bodies_below(t.initialization(), most));
+    if (t.has_algorithm()) deepest = std::max(deepest, bodies_below(t.algorithm(), most));
+  }
+  for (const auto& f : model.functions()) {
+    if (deepest > most) break;
+    size_t inside = 0;
+    for (const auto& n : f.node()) inside = std::max(inside, node_bodies(n, most - 1));
+    for (const auto& a : f.attribute_proto()) inside = std::max(inside, attribute_bodies(a, most - 1));
+    deepest = std::max(deepest, inside + 1);
+  }
+  if (deepest > most) return binary_depth_error(WireScan::Outcome::TooManySubgraphs, origin, limits);
+  return std::nullopt;
+}
+
 namespace {
 
 Result<int> recursion_limit(const WireScan& scan, WireScan::Outcome outcome, std::string_view origin,

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "io/wire_scan.h"
+#include "onnx/onnx_pb.h"
 #include "shapeprop/diagnostics.h"
 #include "shapeprop/limits.h"
 
@@ -37,6 +38,15 @@ Result<int> binary_recursion_limit(std::string_view bytes, std::string_view orig
 using ReadAt = std::function<Result<size_t>(uint64_t offset, char* out, size_t n)>;
 Result<int> binary_recursion_limit(const ReadAt& read, uint64_t size, std::string_view origin, const Limits& limits,
                                    size_t window = size_t{1} << 20);
+
+// Parsing first, scanning only what fails (load.cc; the scan is a fifth of a load's work):
+// the recursion limit at which protobuf parses exactly the models whose messages nest at
+// most limits.max_syntax_depth() deep, so that its parser's depth stays what the scan
+// would allow; and, for a model so parsed, the scan's error when GraphProtos (and function
+// bodies) nest deeper than limits.max_subgraph_depth.
+int binary_parse_limit(const Limits& limits);
+std::optional<Diagnostic> parsed_subgraph_depth_error(const onnx::ModelProto& model, std::string_view origin,
+                                                      const Limits& limits);
 
 // The scan binary_recursion_limit makes, for a model of `size` bytes (or at most `size`,
 // when it is checked as it arrives), and the error for an outcome that passed a limit.

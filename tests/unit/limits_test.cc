@@ -204,6 +204,100 @@ TEST(BinaryDepth, ProtobufParsesWhatTheLimitsAllow) {
               HasSubstr("malformed or truncated"));
 }
 
+// A model whose input's type is `sequences` sequences deep around a tensor: its messages
+// nest 4 + 2 x sequences deep (graph, value_info, type, then a sequence and its element
+// type for each level), with no subgraph.
+onnx::ModelProto nested_sequences(int sequences) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(21);
+  auto* graph = model.mutable_graph();
+  graph->set_name("g");
+  auto* input = graph->add_input();
+  input->set_name("x");
+  onnx::TypeProto* type = input->mutable_type();
+  for (int k = 0; k < sequences; ++k) type = type->mutable_sequence_type()->mutable_elem_type();
+  type->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* node = graph->add_node();
+  node->set_op_type("Identity");
+  node->add_input("x");
+  node->add_output("y");
+  graph->add_output()->set_name("y");
+  return model;
+}
+
+// Protobuf parses first, at binary_parse_limit; the scan then tells why a model failed.
+// The limit is exact: the deepest model the scan allows parses, one level deeper is
+// refused as nested too deep (not as malformed), in memory and from a file alike.
+TEST(BinaryDepth, TheParseLimitIsTheScansLimit) {
+  const Limits limits;  // messages at most 320 deep
+  const std::string fits = nested_sequences(158).SerializeAsString();        // 320 deep
+  const std::string too_deep = nested_sequences(159).SerializeAsString();    // 322 deep
+  const std::string just_over = [] {
+    // 321 deep: the tensor type's shape, one message below the element type.
+    auto m = nested_sequences(158);
+    onnx::TypeProto* type = m.mutable_graph()->mutable_input(0)->mutable_type();
+    for (int k = 0; k < 158; ++k) type = type->mutable_sequence_type()->mutable_elem_type();
+    type->mutable_tensor_type()->mutable_shape();
+    return m.SerializeAsString();
+  }();
+  ASSERT_EQ(*binary_recursion_limit(fits, "m.onnx", limits), 320 + 2);  // the scan's own count, plus its margin
+  EXPECT_TRUE(parse_model_binary(fits, "m.onnx", limits).ok());
+  for (const std::string* bytes : {&just_over, &too_deep}) {
+    ::testing::internal::CaptureStderr();  // protobuf's parser says nothing of its own
+    auto refused = parse_model_binary(*bytes, "m.onnx", limits);
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().str(),
+              "m.onnx: error: protobuf messages are nested more than 320 deep (the limit is 4 x --max-subgraph-depth "
+              "+ 64)");
+  }
+  // From a file, which is parsed as it is read and scanned only when that fails.
+  TempDir dir;
+  const auto good = dir.path() / "fits.onnx", bad = dir.path() / "deep.onnx";
+  ASSERT_TRUE(write_output(good, fits, limits).ok());
+  ASSERT_TRUE(write_output(bad, just_over, limits).ok());
+  EXPECT_TRUE(load_model(good, limits).ok());
+  auto refused = load_model(bad, limits);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.error().message, HasSubstr("protobuf messages are nested more than 320 deep"));
+}
+
+// Subgraphs nested past --max-subgraph-depth parse within the message depth, and are
+// refused after the parse as the scan refused them: through nodes' attributes, function
+// bodies, and functions' default attributes.
+TEST(BinaryDepth, SubgraphsPastTheLimitAreRefusedAfterTheParse) {
+  Limits limits;
+  limits.max_subgraph_depth = 2;
+  const std::string error = "m.onnx: error: subgraphs are nested more than 2 deep (--max-subgraph-depth)";
+  EXPECT_TRUE(parse_model_binary(testing::nested_if_model(2).SerializeAsString(), "m.onnx", limits).ok());
+  auto main_graph = parse_model_binary(testing::nested_if_model(3).SerializeAsString(), "m.onnx", limits);
+  ASSERT_FALSE(main_graph.ok());
+  EXPECT_EQ(main_graph.error().str(), error);
+  // The same nesting in a function's body, and in a function's default attribute, where a
+  // body and its graph attribute are two levels.
+  for (bool in_default : {false, true}) {
+    for (int depth : {2, 3}) {
+      onnx::ModelProto model = testing::nested_if_model(0);
+      model.mutable_graph()->add_node()->set_op_type("Identity");
+      auto* f = model.add_functions();
+      f->set_name("F");
+      f->set_domain("local");
+      onnx::AttributeProto* a = in_default ? f->add_attribute_proto() : f->add_node()->add_attribute();
+      a->set_name("g");
+      a->set_type(onnx::AttributeProto::GRAPH);
+      *a->mutable_g() = testing::nested_if_model(depth - 1).graph();
+      auto parsed = parse_model_binary(model.SerializeAsString(), "m.onnx", limits);
+      EXPECT_EQ(parsed.ok(), depth == 2) << in_default << depth;
+      if (!parsed.ok()) {
+        EXPECT_EQ(parsed.error().str(), error);
+      }
+      // The scan agrees on both.
+      EXPECT_EQ(binary_recursion_limit(model.SerializeAsString(), "m.onnx", limits).ok(), depth == 2);
+    }
+  }
+}
+
 // ---- static depths -------------------------------------------------------------------
 
 TEST(Depths, SubgraphsThroughCallsAndCallChains) {

@@ -11,6 +11,7 @@
 #include "io/read_input.h"
 #include "io/syntax_depth.h"
 #include "shapeprop/io.h"
+#include "test_util.h"
 
 namespace shapeprop {
 namespace {
@@ -100,18 +101,7 @@ TEST(ModelPrefix, RandomBytesAreRefusedWithinTheirFirstKilobytes) {
 
 TEST(ModelPrefix, DepthLimitsAreReportedAsTheyArePassed) {
   // Nested graph attributes: an If whose then_branch holds the next If, 80 deep.
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  onnx::GraphProto* graph = model.mutable_graph();
-  for (int k = 0; k < 80; ++k) {
-    auto* node = graph->add_node();
-    node->set_op_type("If");
-    auto* attribute = node->add_attribute();
-    attribute->set_name("then_branch");
-    attribute->set_type(onnx::AttributeProto::GRAPH);
-    graph = attribute->mutable_g();
-  }
-  const std::string bytes = model.SerializeAsString();
+  const std::string bytes = testing::nested_if_model(80).SerializeAsString();
   auto d = feed(bytes, 100);
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->str(), "in: error: subgraphs are nested more than 64 deep (--max-subgraph-depth)");

@@ -62,6 +62,24 @@ inline onnx::ModelProto parse_or_fail(std::string_view text) {
   return model.ok() ? *model : onnx::ModelProto();
 }
 
+// A model of `depth` nested Ifs, each the then_branch of the one before, with nothing
+// else: for the depth limits (bytes that no checker need accept).
+inline onnx::ModelProto nested_if_model(int depth) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(21);
+  onnx::GraphProto* graph = model.mutable_graph();
+  for (int k = 0; k < depth; ++k) {
+    auto* node = graph->add_node();
+    node->set_op_type("If");
+    auto* attribute = node->add_attribute();
+    attribute->set_name("then_branch");
+    attribute->set_type(onnx::AttributeProto::GRAPH);
+    graph = attribute->mutable_g();
+  }
+  return model;
+}
+
 // A fresh, empty folder for one test.
 class TempDir {
  public:
