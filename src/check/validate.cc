@@ -21,7 +21,7 @@ namespace shapeprop {
 namespace {
 
 // ONNX's standard domains: nodes in them are operators, never model-local functions.
-bool is_standard_domain(const std::string& domain) {
+bool is_standard_domain(std::string_view domain) {
   return FunctionId::is_default_domain(domain) || domain == "ai.onnx.ml" || domain == "ai.onnx.preview.training";
 }
 
@@ -30,6 +30,9 @@ bool has_type(const onnx::ValueInfoProto& vi) {
 }
 
 std::string canonical_domain(const std::string& domain) { return FunctionId::canonical_domain(domain); }
+std::string_view canonical_domain_view(const std::string& domain) {
+  return FunctionId::is_default_domain(domain) ? std::string_view() : std::string_view(domain);
+}
 
 std::string function_label(const std::string& domain, const std::string& name, const std::string& overload) {
   return FunctionId(domain, name, overload).str();
@@ -49,7 +52,7 @@ class StructureValidator {
 
   Diagnostics run() {
     const std::vector<std::string> main = {"graph '" + model_.graph().name() + "'"};
-    const std::set<std::string> imports = domains(model_.opset_import(), main);
+    const auto imports = domains(model_.opset_import(), main);
     untyped_values(model_.graph(), main);
     walk(model_.graph().node(), imports, main);
     for (const auto& f : model_.functions()) {
@@ -68,8 +71,9 @@ class StructureValidator {
  private:
   const onnx::ModelProto& model_;
   std::string origin_;
-  std::map<std::tuple<std::string, std::string, std::string>, const onnx::FunctionProto*> functions_;
-  std::set<std::string> function_domains_;
+  // Looked up once per node, by views of the node's strings (std::less<>).
+  std::map<std::tuple<std::string, std::string, std::string>, const onnx::FunctionProto*, std::less<>> functions_;
+  std::set<std::string, std::less<>> function_domains_;
   std::set<std::pair<std::string, std::string>> reported_imports_;  // (scope, domain)
   Diagnostics diagnostics_;
 
@@ -117,7 +121,7 @@ class StructureValidator {
 
   // The domains an opset_import list names; each may be listed once (ONNX's own tools
   // differ on which entry of several would win).
-  std::set<std::string> domains(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& list,
+  std::set<std::string, std::less<>> domains(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& list,
                                 const std::vector<std::string>& path) {
     std::map<std::string, int64_t> versions;
     for (const auto& o : list) {
@@ -126,13 +130,13 @@ class StructureValidator {
         report(path, "opset_import lists domain '" + o.domain() + "' twice (versions " + std::to_string(it->second) +
                          " and " + std::to_string(o.version()) + ")");
     }
-    std::set<std::string> out;
+    std::set<std::string, std::less<>> out;
     for (const auto& [domain, version] : versions) out.insert(domain);
     return out;
   }
 
   // Every node of a body and of its subgraphs (with a work list: subgraphs may nest deep).
-  void walk(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& body, const std::set<std::string>& imports,
+  void walk(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& body, const std::set<std::string, std::less<>>& imports,
             const std::vector<std::string>& body_path) {
     using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
     std::vector<std::pair<const Nodes*, std::vector<std::string>>> work;
@@ -147,12 +151,16 @@ class StructureValidator {
       for (const auto& n : *nodes) {
         // The node's place, spelled only where it is needed: reports and subgraphs.
         auto here = [&path, &n] { return with(path, node_label(n)); };
-        const std::string domain = canonical_domain(n.domain());
+        const std::string_view domain = canonical_domain_view(n.domain());
         // Once per scope and domain: a model missing an import misses it for every node.
-        if (!imports.count(domain) && reported_imports_.insert({path.front(), domain}).second)
+        if (!imports.contains(domain) && reported_imports_.insert({path.front(), std::string(domain)}).second)
           report(here(), "domain '" + n.domain() + "' is used without an opset import");
-        auto callee = functions_.find(std::make_tuple(domain, n.op_type(), n.overload()));
-        if (!is_standard_domain(domain) && function_domains_.count(domain) && callee == functions_.end())
+        // Only a domain that functions are defined in can hold a call.
+        const bool function_domain = function_domains_.contains(domain);
+        auto callee = function_domain ? functions_.find(std::make_tuple(domain, std::string_view(n.op_type()),
+                                                                        std::string_view(n.overload())))
+                                      : functions_.end();
+        if (function_domain && !is_standard_domain(domain) && callee == functions_.end())
           report(here(), "calls function " + function_label(n.domain(), n.op_type(), n.overload()) +
                            ", which the model does not define");
         if (callee != functions_.end() && !arity_fits(n, *callee->second)) report_arity(n, *callee->second, here());

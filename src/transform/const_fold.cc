@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <span>
 
@@ -371,22 +372,24 @@ std::optional<TensorProto> transpose_stored(const TensorProto& t, std::vector<in
   out.set_data_type(t.data_type());
   for (int64_t d : p->out_dims) out.add_dims(d);
   // The elements from the raw data (copied out whole: it need not be aligned) or the
-  // typed field, permuted into `field`.
+  // typed field, permuted into `field`. Neither buffer is zeroed first: every element is
+  // written (the weights of a model are most of what this moves).
   auto run = [&]<class E>(E, const auto& typed, auto* field) {
     const auto n = static_cast<int>(p->count);
-    std::vector<E> raw;
+    std::unique_ptr<E[]> raw;
     const E* in = nullptr;
     if (t.has_raw_data()) {
       if (t.raw_data().size() != p->count * sizeof(E)) return false;
-      raw.resize(p->count);
-      if (p->count) std::memcpy(raw.data(), t.raw_data().data(), p->count * sizeof(E));
-      in = raw.data();
+      raw.reset(new E[p->count]);  // default-initialized: not zeroed
+      if (p->count) std::memcpy(raw.get(), t.raw_data().data(), p->count * sizeof(E));
+      in = raw.get();
     } else {
       if (typed.size() != n) return false;
       in = typed.data();
     }
-    field->Resize(n, E{});
-    permute(in, field->mutable_data(), *p);
+    field->Reserve(n);
+    E* permuted = field->AddNAlreadyReserved(n);  // not initialized: permute writes each
+    permute(in, permuted, *p);
     return true;
   };
   bool ok = false;
