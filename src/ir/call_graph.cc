@@ -32,13 +32,17 @@ using VertexOf = std::unordered_map<FunctionId, Vertex, FunctionId::Hash, Functi
 // Counts, per callee, the calls in `body` and in every subgraph below it, to any depth.
 // `names` holds the functions' names: a node whose op has none of them calls nothing, and
 // needs no id built.
-void count_calls(const Nodes& body, const VertexOf& vertex_of, const NameMap& names, std::map<Vertex, std::size_t>& sites) {
+// `names`: the functions' names; `default_domain`: whether any function is in ONNX's
+// default domain. Most nodes of an exported model are ONNX ops, told apart by their
+// domain before any lookup.
+void count_calls(const Nodes& body, const VertexOf& vertex_of, const NameMap& names, bool default_domain,
+                 std::map<Vertex, std::size_t>& sites) {
   std::vector<const Nodes*> work = {&body};
   while (!work.empty()) {
     const Nodes* nodes = work.back();
     work.pop_back();
     for (const auto& node : *nodes) {
-      if (names.contains(node.op_type()))
+      if ((default_domain || !FunctionId::is_default_domain(node.domain())) && names.contains(node.op_type()))
         if (auto it = vertex_of.find(FunctionId::View::of(node)); it != vertex_of.end()) ++sites[it->second];
       for (const auto& a : node.attribute()) {
         if (a.has_g()) work.push_back(&a.g().node());
@@ -161,19 +165,23 @@ Result<CallGraph> CallGraph::build(const onnx::ModelProto& model) {
   impl->vertex_of_proto.emplace(kMainGraph, kMain);
 
   NameMap names;
-  for (const auto& [id, f] : defined) names.insert(f->name());
+  bool default_domain = false;
+  for (const auto& [id, f] : defined) {
+    names.insert(f->name());
+    default_domain = default_domain || id.domain.empty();
+  }
   Graph& graph = impl->graph = Graph(impl->function.size());
   for (Vertex caller = 0; caller < impl->function.size(); ++caller) {
     std::map<Vertex, std::size_t> sites;  // by callee, sorted
     if (caller == kMain) {
-      count_calls(model.graph().node(), impl->vertex_of, names, sites);
+      count_calls(model.graph().node(), impl->vertex_of, names, default_domain, sites);
     } else {
       const onnx::FunctionProto& f = *impl->function[caller];
-      count_calls(f.node(), impl->vertex_of, names, sites);
+      count_calls(f.node(), impl->vertex_of, names, default_domain, sites);
       // Graph-valued attribute defaults are part of the function too.
       for (const auto& a : f.attribute_proto()) {
-        if (a.has_g()) count_calls(a.g().node(), impl->vertex_of, names, sites);
-        for (const auto& g : a.graphs()) count_calls(g.node(), impl->vertex_of, names, sites);
+        if (a.has_g()) count_calls(a.g().node(), impl->vertex_of, names, default_domain, sites);
+        for (const auto& g : a.graphs()) count_calls(g.node(), impl->vertex_of, names, default_domain, sites);
       }
     }
     for (const auto& [callee, count] : sites) {

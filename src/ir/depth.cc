@@ -45,10 +45,13 @@ struct Body {
 class DepthMeter {
  public:
   explicit DepthMeter(const onnx::ModelProto& model) {
-    std::unordered_map<FunctionId, size_t, FunctionId::Hash, FunctionId::Equal> index;
+    Index index;
     bodies_.resize(1 + static_cast<size_t>(model.functions_size()));
-    for (int i = 0; i < model.functions_size(); ++i)
-      index.emplace(FunctionId::of(model.functions(i)), static_cast<size_t>(i) + 1);  // the first definition
+    for (int i = 0; i < model.functions_size(); ++i) {
+      auto id = FunctionId::of(model.functions(i));
+      index.default_domain = index.default_domain || id.domain.empty();
+      index.ids.emplace(std::move(id), static_cast<size_t>(i) + 1);  // the first definition
+    }
     bodies_[0].label = "graph '" + model.graph().name() + "'";
     map_places(bodies_[0], model.graph().node(), index);
     for (int i = 0; i < model.functions_size(); ++i) {
@@ -86,7 +89,18 @@ class DepthMeter {
   enum State { Unseen, Open, Done };
   std::vector<Body> bodies_;
 
-  template <class Index>
+  // The functions by id; most nodes of an exported model are ONNX ops, told apart by
+  // their domain before any lookup.
+  struct Index {
+    std::unordered_map<FunctionId, size_t, FunctionId::Hash, FunctionId::Equal> ids;
+    bool default_domain = false;  // a function is in ONNX's default domain
+    const size_t* find(const onnx::NodeProto& n) const {
+      if (!default_domain && FunctionId::is_default_domain(n.domain())) return nullptr;
+      auto it = ids.find(FunctionId::View::of(n));
+      return it == ids.end() ? nullptr : &it->second;
+    }
+  };
+
   static void map_places(Body& b, const Nodes& nodes, const Index& index) {
     b.places.push_back({&nodes, 0, -1, nullptr, nullptr});
     for (size_t i = 0; i < b.places.size(); ++i) {  // places grows as subgraphs are found
@@ -94,8 +108,7 @@ class DepthMeter {
       const size_t level = b.places[i].level;
       if (level > b.places[static_cast<size_t>(b.deepest)].level) b.deepest = static_cast<int>(i);
       for (const auto& n : *here) {
-        if (auto it = index.find(FunctionId::View::of(n)); it != index.end())
-          b.calls.push_back({it->second, level, static_cast<int>(i), &n});
+        if (const size_t* callee = index.find(n)) b.calls.push_back({*callee, level, static_cast<int>(i), &n});
         for (const auto& a : n.attribute()) {
           if (a.has_g()) b.places.push_back({&a.g().node(), level + 1, static_cast<int>(i), &n, &a.name()});
           for (const auto& g : a.graphs()) b.places.push_back({&g.node(), level + 1, static_cast<int>(i), &n, &a.name()});
