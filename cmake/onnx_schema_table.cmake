@@ -3,8 +3,8 @@
 # cmake/onnx/patches/lazy-schema-loader.patch). ONNX registers its schemas through its
 # operator-set classes (onnx/defs/operator_sets*.h list each schema's class, as
 # `GetOpSchema<ONNX_OPERATOR_SET_SCHEMA_CLASS_NAME(Onnx, 13, Add)>()`), all at once; the
-# table lists the same classes as `SHAPEPROP_ONNX_SCHEMA(Add, <the class>)`, one per line, so
-# that the schemas of one op can be made alone. Written at configure time from the linked
+# table lists the same classes as `SHAPEPROP_ONNX_SCHEMA(Add, <the class>, "<domain>", <version>)`,
+# one per line, so that one schema can be made alone. Written at configure time from the linked
 # ONNX's own headers (so it lists that version's schemas), into
 # ${CMAKE_CURRENT_BINARY_DIR}/onnx_schema_table.inc; sets SHAPEPROP_ONNX_SCHEMA_TABLE_DIR, and
 # SHAPEPROP_ONNX_SCHEMAS_ON_DEMAND (cached) to whether the linked ONNX has the patch.
@@ -46,9 +46,30 @@ foreach(_set_file operator_sets.h operator_sets_ml.h operator_sets_training.h op
   file(STRINGS "${_found}" _calls REGEX "fn\\(GetOpSchema<[A-Z_]*OPERATOR_SET_SCHEMA_CLASS_NAME\\(")
   set(_lines "")
   foreach(_call ${_calls})
-    if(_call MATCHES "GetOpSchema<([A-Z_]*OPERATOR_SET_SCHEMA_CLASS_NAME\\(([^)]*, *)?([A-Za-z0-9_]+)\\))>")
-      string(APPEND _lines "SHAPEPROP_ONNX_SCHEMA(${CMAKE_MATCH_3}, ${CMAKE_MATCH_1})\n")
+    if(_call MATCHES "GetOpSchema<(([A-Z_]*)OPERATOR_SET_SCHEMA_CLASS_NAME\\(([A-Za-z]+, *)?([0-9]+), *([A-Za-z0-9_]+)\\))>")
+      # The schema's domain and version, from the class's macro and its arguments, so that a
+      # lookup registers the one schema it finds (onnx_schemas.cc); OnnxSchemas.* check
+      # each against the schema made.
+      set(_class "${CMAKE_MATCH_1}")
+      set(_set "${CMAKE_MATCH_2}")
+      set(_version "${CMAKE_MATCH_4}")
+      set(_op "${CMAKE_MATCH_5}")
+      string(REGEX REPLACE ", *$" "" _tag "${CMAKE_MATCH_3}")  # (resets CMAKE_MATCH_*)
+      if(_set STREQUAL "ONNX_PREVIEW_")
+        set(_domain "ai.onnx.preview.training")
+      elseif(_set STREQUAL "ONNX_TRAINING_")
+        set(_domain "ai.onnx.training")
+      elseif(_tag STREQUAL "Onnx")
+        set(_domain "")
+      elseif(_tag STREQUAL "OnnxML")
+        set(_domain "ai.onnx.ml")
+      else()
+        message(FATAL_ERROR "${_found}: an operator set of no domain known here: ${_call}")
+      endif()
+      string(APPEND _lines "SHAPEPROP_ONNX_SCHEMA(${_op}, ${_class}, \"${_domain}\", ${_version})\n")
       math(EXPR _table_count "${_table_count} + 1")
+    elseif(_call MATCHES "OPERATOR_SET_SCHEMA_CLASS_NAME")
+      message(FATAL_ERROR "${_found}: an operator-set entry this table cannot read: ${_call}")
     endif()
   endforeach()
   # The ML operator sets are declared only with ONNX_ML, as the header does.

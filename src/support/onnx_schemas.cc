@@ -7,8 +7,9 @@
 // (__ONNX_DISABLE_STATIC_REGISTRATION), which still makes every schema up to the version.
 // scripts/setup.sh builds ONNX with shapeprop's patch
 // (cmake/onnx/patches/lazy-schema-loader.patch), which lets a program register on demand:
-// the first lookup of an op name registers that name's schemas, made alone from the
-// operator-set classes cmake/onnx_schema_table.cmake lists. Every lookup, ONNX's own
+// a lookup of an op (name, domain, opset version) registers the one schema it finds, made
+// alone from the operator-set classes cmake/onnx_schema_table.cmake lists with their
+// domain and version (a model at one opset makes one schema of each op it uses). Every lookup, ONNX's own
 // (checker, inference, inliner, version converter, function bodies) as well as
 // shapeprop's, goes through OpSchemaRegistry::Schema, so nothing can find a schema
 // missing that static registration would have had. An ONNX without the patch (Debian's
@@ -39,11 +40,16 @@ namespace {
 struct SchemaMaker {
   const char* name;
   onnx::OpSchema (*make)();
+  std::string_view domain;  // as the registry keys it: "" for ONNX's own
+  int since_version;
+  // Registered: written under the registry's exclusive lock, read under its shared one.
+  mutable bool made = false;
 };
 
-const std::vector<SchemaMaker>& schema_makers() {
-  static const std::vector<SchemaMaker> makers = {
-#define SHAPEPROP_ONNX_SCHEMA(op, schema_class) {#op, &onnx::GetOpSchema<onnx::schema_class>},
+std::vector<SchemaMaker>& schema_makers() {
+  static std::vector<SchemaMaker> makers = {
+#define SHAPEPROP_ONNX_SCHEMA(op, schema_class, domain, version) \
+  {#op, &onnx::GetOpSchema<onnx::schema_class>, domain, version},
 #include "onnx_schema_table.inc"
 #undef SHAPEPROP_ONNX_SCHEMA
   };
@@ -60,22 +66,46 @@ const std::unordered_map<std::string_view, std::vector<const SchemaMaker*>>& mak
   return by_name;
 }
 
-// How many schemas load_name and load_all made (written under the registry's exclusive lock).
+// How many schemas load and load_all made (written under the registry's exclusive lock).
 std::atomic<size_t> made{0};
 
-// Called by ONNX under the registry's exclusive lock, once per name.
-void load_name(const std::string& name) {
+// The schema a lookup of `name` in `domain` at `version` finds, as the registry does: the
+// newest of that name and domain not newer than the version. Null when there is none.
+const SchemaMaker* maker_for(const std::string& name, const std::string& domain, int version) {
   const auto& by_name = makers_by_name();
   auto it = by_name.find(name);
-  if (it == by_name.end()) return;  // a model-local function, a custom op: no schema
-  for (const SchemaMaker* maker : it->second) onnx::RegisterSchema(maker->make(), 0, /*fail_duplicate_schema=*/false);
-  made += it->second.size();
+  if (it == by_name.end()) return nullptr;  // a model-local function, a custom op: no schema
+  const SchemaMaker* found = nullptr;
+  for (const SchemaMaker* maker : it->second)
+    if (maker->domain == domain && maker->since_version <= version &&
+        (!found || maker->since_version > found->since_version))
+      found = maker;
+  return found;
 }
 
-// Once, for get_all_schemas*: those a name registered already are made again and dropped.
+// Called by ONNX under the registry's shared lock, at each lookup.
+bool loaded(const std::string& name, const std::string& domain, int version) {
+  const SchemaMaker* maker = maker_for(name, domain, version);
+  return !maker || maker->made;
+}
+
+// Called by ONNX under the registry's exclusive lock, when `loaded` said no.
+void load(const std::string& name, const std::string& domain, int version) {
+  const SchemaMaker* maker = maker_for(name, domain, version);
+  if (!maker || maker->made) return;
+  onnx::RegisterSchema(maker->make(), 0, /*fail_duplicate_schema=*/false);
+  maker->made = true;
+  ++made;
+}
+
+// Once, for get_all_schemas*: the schemas not registered yet.
 void load_all() {
-  for (const auto& maker : schema_makers()) onnx::RegisterSchema(maker.make(), 0, /*fail_duplicate_schema=*/false);
-  made += schema_makers().size();
+  for (const auto& maker : schema_makers()) {
+    if (maker.made) continue;
+    onnx::RegisterSchema(maker.make(), 0, /*fail_duplicate_schema=*/false);
+    maker.made = true;
+    ++made;
+  }
 }
 #endif
 
@@ -97,6 +127,19 @@ size_t onnx_schema_classes() {
 #endif
 }
 
+std::string onnx_schema_table_mismatch() {
+#ifdef ONNX_LAZY_SCHEMA_LOADER
+  for (const auto& maker : schema_makers()) {
+    const onnx::OpSchema schema = maker.make();
+    if (schema.Name() != maker.name || schema.domain() != maker.domain || schema.SinceVersion() != maker.since_version)
+      return std::string(maker.name) + " of '" + std::string(maker.domain) + "' version " +
+             std::to_string(maker.since_version) + " in the table makes " + schema.Name() + " of '" + schema.domain() +
+             "' version " + std::to_string(schema.SinceVersion());
+  }
+#endif
+  return {};
+}
+
 bool onnx_schemas_on_demand() {
 #ifdef ONNX_LAZY_SCHEMA_LOADER
   return onnx::OpSchemaRegistry::LazySchemaLoading();
@@ -113,7 +156,7 @@ void register_onnx_schemas_once() {
     const char* all = std::getenv("SHAPEPROP_ONNX_SCHEMAS");
     if (!(all && std::string_view(all) == "all")) {
       (void)makers_by_name();
-      onnx::OpSchemaRegistry::SetLazySchemaLoader(&load_name, &load_all);
+      onnx::OpSchemaRegistry::SetLazySchemaLoader(&loaded, &load, &load_all);
       onnx::OpSchemaRegistry::Instance()->SetLoadedSchemaVersion(0);  // every version may be loaded
     }
 #endif

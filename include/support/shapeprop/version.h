@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace shapeprop {
@@ -32,7 +33,7 @@ int64_t rules_max_opset();
 // specialize, check_model) calls this first, so that the first lookup happens under a
 // guard of ours and threads starting at once are seen to read the registry after it was
 // built. With an ONNX built with shapeprop's patch (scripts/setup.sh's), it sets ONNX to
-// register each op's schemas at its first lookup instead of all of them at once
+// register each schema at the first lookup that finds it instead of all of them at once
 // (src/support/onnx_schemas.cc), unless the environment says SHAPEPROP_ONNX_SCHEMAS=all or
 // a lookup came first.
 void register_onnx_schemas_once();
@@ -42,5 +43,9 @@ void register_onnx_schemas_once();
 bool onnx_schemas_on_demand();
 size_t onnx_schemas_made_on_demand();
 size_t onnx_schema_classes();
+// Makes each schema of the table on its own (not registered) and compares its name, domain
+// and version with the table's row: the first that differs, or "" when none does (for the
+// tests: a lookup registers the schema its row says it finds).
+std::string onnx_schema_table_mismatch();
 
 }  // namespace shapeprop
