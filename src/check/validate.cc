@@ -241,21 +241,40 @@ Diagnostics run_onnx_checker(const onnx::ModelProto& model, bool full_check, std
   }
 }
 
+namespace {
+
 Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin, const Limits& limits,
-                               const OpRules* rules) {
+                               const OpRules* rules, std::optional<CallGraph>& graph) {
   // A model newer than the linked ONNX reads is one error, whatever else it holds.
   if (auto newer = newer_than_linked_onnx(model, origin, rules)) return {std::move(*newer)};
   // First, so that nothing that recurses (ONNX's checker, the analyzer) sees deeper models.
   if (Diagnostics deep = check_depths(model, origin, limits); !deep.empty()) return deep;
   Diagnostics found = StructureValidator(model, origin).run();
   // ONNX forbids recursion, and its own checker recurses without end on it.
-  if (auto calls = CallGraph::build(model); !calls) found.push_back(Diagnostic(calls.error()).in_file(std::string(origin)));
+  auto calls = CallGraph::build(model);
+  if (!calls) found.push_back(Diagnostic(calls.error()).in_file(std::string(origin)));
+  if (calls && !has_errors(found)) graph = std::move(*calls);
   return found;
+}
+
+}  // namespace
+
+Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view origin, const Limits& limits,
+                               const OpRules* rules) {
+  std::optional<CallGraph> calls;
+  return validate_structure(model, origin, limits, rules, calls);
 }
 
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin, const OpRules* rules,
                            CheckerMode mode, const Limits& limits, bool strict) {
-  Diagnostics all = validate_structure(model, origin, limits, rules);
+  std::optional<CallGraph> calls;
+  return validate_model(model, origin, rules, mode, limits, strict, calls);
+}
+
+Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin, const OpRules* rules,
+                           CheckerMode mode, const Limits& limits, bool strict, std::optional<CallGraph>& calls) {
+  calls.reset();
+  Diagnostics all = validate_structure(model, origin, limits, rules, calls);
   if (has_errors(all)) return all;
   if (mode == CheckerMode::as_inference)
     for (auto& d : inference_tolerances(model, origin, rules, strict ? Severity::Error : Severity::Warning))

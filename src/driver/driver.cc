@@ -102,6 +102,9 @@ class Job {
   std::vector<std::string> notes_;  // --override's, for the summary
 
   const Limits& limits() const { return options_.infer.limits; }
+  // The call graph validate() built of the model, while the model's functions stay as
+  // they were (override_functions drops it).
+  std::optional<CallGraph> validated_calls_;
   PhaseClock clock(const char* phase) { return PhaseClock(out_.report.phases, phase, options_.infer.on_phase); }
 
   // Diagnostics that name no file name the model.
@@ -158,7 +161,8 @@ class Job {
     register_onnx_schemas_once();
     auto validating = clock("validation");
     const Diagnostics found = validate_model(*out_.model, origin_, options_.infer.op_rules.get(),
-                                             CheckerMode::as_inference, limits(), options_.infer.strict);
+                                             CheckerMode::as_inference, limits(), options_.infer.strict,
+                                             validated_calls_);
     tell(Step::Validation, found);
     return !has_errors(found);
   }
@@ -173,6 +177,7 @@ class Job {
         fail(Step::Override, functions.error());
         return false;
       }
+      validated_calls_.reset();  // the model's functions change
       auto done = apply_overrides(*out_.model, *functions, library.string(), options_.infer);
       if (!done) {
         fail(Step::Override, done.error());
@@ -249,7 +254,12 @@ class Job {
       found = std::move(done->diagnostics);
       debug = std::move(done->annotation.debug);
     } else {
-      auto inferred = infer_shapes(model, options_.infer);
+      // The model validation saw, unchanged since but for declared types (apply_shapes
+      // rewrites value_info entries: no node, no function, no depth): its call graph serves
+      // again, once.
+      std::optional<CallGraph> calls = &model == &*out_.model ? std::move(validated_calls_) : std::nullopt;
+      validated_calls_.reset();
+      auto inferred = calls ? infer_shapes(model, options_.infer, *calls) : infer_shapes(model, options_.infer);
       if (!inferred) {
         if (record) fail(Step::Process, Diagnostic(inferred.error()).in_file(origin_));
         return JobStatus::BadInput;

@@ -51,16 +51,20 @@ InferResult annotate_model(onnx::ModelProto& model, const Analyzer& analysis, co
 }  // namespace infer
 
 Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& options) {
-  register_onnx_schemas_once();
-  const Dim::MaxTerms terms(options.limits.max_dim_terms);
   // The analysis recurses into subgraphs and calls: within the limits only (validation
   // checks them too, but a library caller may not have validated).
   if (Diagnostics deep = check_depths(model, "", options.limits); !deep.empty()) return deep.front();
-  std::vector<PhaseTime> phases;
-  PhaseClock analysing(phases, "analysis", options.on_phase);
   auto calls = CallGraph::build(model);
   if (!calls) return calls.error();
-  infer::Analyzer analysis(model, *calls, options);
+  return infer_shapes(model, options, *calls);
+}
+
+Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& options, const CallGraph& calls) {
+  register_onnx_schemas_once();
+  const Dim::MaxTerms terms(options.limits.max_dim_terms);
+  std::vector<PhaseTime> phases;
+  PhaseClock analysing(phases, "analysis", options.on_phase);
+  infer::Analyzer analysis(model, calls, options);
   analysis.run();
   Diagnostics diagnostics = analysis.take_diagnostics();
   analysing.stop();

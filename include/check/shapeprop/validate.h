@@ -4,9 +4,11 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string_view>
 
 #include "onnx/onnx_pb.h"
+#include "shapeprop/call_graph.h"
 #include "shapeprop/diagnostics.h"
 #include "shapeprop/limits.h"
 #include "shapeprop/schemas.h"
@@ -63,5 +65,10 @@ Diagnostics validate_structure(const onnx::ModelProto& model, std::string_view o
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin, const OpRules* rules = nullptr,
                            CheckerMode mode = CheckerMode::as_inference, const Limits& limits = {},
                            bool strict = false);
+
+// The same, keeping in `calls` the call graph validation built of the model (left empty
+// when its structure has errors), for infer_shapes to reuse while the model stays as it is.
+Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin, const OpRules* rules,
+                           CheckerMode mode, const Limits& limits, bool strict, std::optional<CallGraph>& calls);
 
 }  // namespace shapeprop
