@@ -87,6 +87,8 @@ CallContext Analyzer::Impl::make_context(const FunctionId& id, const Signature& 
                          const std::vector<bool>& present, const ResolvedAttributes& attrs, Renaming& renaming) {
   CallContext ctx;
   ctx.function = id;
+  ctx.present.reserve(static_cast<size_t>(sig.num_inputs));
+  ctx.inputs.reserve(static_cast<size_t>(sig.num_inputs));
   for (int i = 0; i < sig.num_inputs; ++i) {
     const size_t k = static_cast<size_t>(i);
     const bool given = k < present.size() && present[k];
@@ -94,19 +96,25 @@ CallContext Analyzer::Impl::make_context(const FunctionId& id, const Signature& 
     ctx.inputs.push_back(given && inputs[k] ? *inputs[k] : Fact());
   }
   renaming = rename_fresh(ctx.inputs);
-  std::map<std::string, AttributeProto> chosen;
-  for (const auto& a : sig.defaults) chosen[a.name()] = a;
+  // By name, the call's over the defaults; copied once, into the context.
+  std::map<std::string_view, const AttributeProto*> chosen;
+  for (const auto& a : sig.defaults) chosen[a.name()] = &a;
   // Every attribute the call gives, declared by the function or not (which is warned):
   // ONNX's inliner and ONNX Runtime bind a body's @name to the call's attribute of that
   // name either way (a fuzz finding: a mutated function declaring no `keepdim` whose body's
   // ArgMax reads @keepdim; ONNX Runtime took the call's keepdim = 0 where the analysis took
   // ArgMax's default 1, and wrote a rank too many).
-  for (const auto* a : attrs.list) chosen[a->name()] = *a;
-  for (auto& [name, a] : chosen) {
+  for (const auto* a : attrs.list) chosen[a->name()] = a;
+  ctx.attributes.reserve(chosen.size());
+  for (const auto& [name, given] : chosen) {
+    AttributeProto& a = ctx.attributes.emplace_back(*given);
     a.clear_doc_string();
-    ctx.attribute_key += a.SerializeAsString();
+    // Serialised in place, by the size just computed (as OpMemo::key does).
+    const size_t bytes = a.ByteSizeLong();
+    const size_t at = ctx.attribute_key.size();
+    ctx.attribute_key.resize(at + bytes);
+    a.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(ctx.attribute_key.data() + at));
     ctx.attribute_key += '\0';
-    ctx.attributes.push_back(std::move(a));
   }
   size_t h = FunctionId::Hash()(id);
   for (size_t i = 0; i < ctx.inputs.size(); ++i) hash_combine(h, ctx.present[i] ? ctx.inputs[i].hash() : 7);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 #include <string_view>
+#include <unordered_set>
 
 #include "support/dim_params.h"
 #include "support/type_walk.h"
@@ -144,7 +145,9 @@ onnx::TypeProto DimTexts::type_of(const Fact& f) {
 
 void DimTexts::record_in(onnx::ModelProto& model) const {
   std::set<std::string> expressions, fresh;
+  std::unordered_set<std::string_view> seen;  // each text once: most recur on many values
   for_each_dim_param(model, [&](const std::string& text, const onnx::ValueInfoProto&) {
+    if (!seen.insert(text).second) return;
     if (Dim::is_fresh_symbol(text) && !taken_.count(text)) fresh.insert(text);
     if (!written_.count(text) && !ours_.count(text)) return;
     expressions.insert(text);
@@ -181,8 +184,9 @@ std::optional<std::string> foreign_dim_param(const onnx::ModelProto& result, con
     return !d.any_symbol([&allowed](std::string_view s) { return !allowed(s); });
   };
   std::optional<std::string> found;
+  std::unordered_set<std::string_view> seen;  // each text once: most recur on many values
   for_each_dim_param(result, [&](const std::string& text, const onnx::ValueInfoProto& vi) {
-    if (found || well_formed(text)) return;
+    if (found || !seen.insert(text).second || well_formed(text)) return;
     std::string shown;
     for (unsigned char c : text) {
       if (c >= 0x20 && c < 0x7f && c != '\\') {

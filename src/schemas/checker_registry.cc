@@ -6,14 +6,18 @@ namespace shapeprop::schemas {
 
 const onnx::OpSchema* CheckerRegistry::GetSchema(const std::string& key, int max_inclusive_version,
                                                  const std::string& domain) const {
-  std::string id = domain;
+  // Asked once per node: the key is spelled in a buffer kept for it, and copied only when new.
+  std::string& id = id_;
+  id.assign(domain);
   id += '\0';
   id += key;
   id += '\0';
   id += std::to_string(max_inclusive_version);
-  auto [it, fresh] = answered_.try_emplace(std::move(id), nullptr);
-  if (fresh) it->second = answer(key, max_inclusive_version, domain);
-  return it->second;
+  if (auto it = answered_.find(id); it != answered_.end()) return it->second;
+  std::string fresh = id;  // (answer may come back here, spelling another key in id_)
+  const onnx::OpSchema* schema = answer(key, max_inclusive_version, domain);
+  answered_.emplace(std::move(fresh), schema);
+  return schema;
 }
 
 const onnx::OpSchema* CheckerRegistry::answer(const std::string& key, int max_inclusive_version,

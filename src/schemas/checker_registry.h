@@ -33,6 +33,7 @@ class CheckerRegistry : public onnx::ISchemaRegistry {
   // Answers given, by (domain, op, version): ONNX's checker asks once per node, and ONNX's
   // registry takes thousands of instructions to answer.
   mutable std::unordered_map<std::string, const onnx::OpSchema*> answered_;
+  mutable std::string id_;  // GetSchema's key, spelled here
 };
 
 }  // namespace shapeprop::schemas
