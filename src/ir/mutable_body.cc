@@ -171,6 +171,7 @@ MutableBody::MutableBody(NodeList& nodes, const FactSource& facts, GraphProto* m
   }
   for (size_t i = 0; i < n; ++i) {
     nodes_.push_back(Node{nodes.Mutable(static_cast<int>(i)), {}, {}, {}, kNone, kNone, false, false});
+    note_op(*nodes_[i].proto);
     const auto id = static_cast<NodeId>(i);
     nodes_[i].prev = i > 0 ? id - 1 : kNone;
     nodes_[i].next = i + 1 < n ? id + 1 : kNone;
@@ -406,6 +407,7 @@ MutableBody::NodeId MutableBody::link_before(NodeId before, NodeProto* proto) {
   const auto id = static_cast<NodeId>(nodes_.size());
   const NodeId prev = before == kNone ? tail_ : nodes_[before].prev;
   nodes_.push_back(Node{proto, {}, {}, {}, prev, before, false, false});
+  note_op(*proto);
   if (before != kNone)
     nodes_[before].prev = id;
   else

@@ -80,6 +80,10 @@ class MutableBody {
   ValueId input(NodeId id, size_t k) const { return k < nodes_[id].inputs.size() ? nodes_[id].inputs[k] : kNoValue; }
   ValueId output(NodeId id, size_t k) const { return k < nodes_[id].outputs.size() ? nodes_[id].outputs[k] : kNoValue; }
 
+  // Whether a node of op `op_type` (in any domain) may be in the body: one it was built
+  // with or an edit added, erased since or not. A pass that rewrites only around certain
+  // ops asks first (PassContext::may_hold), and costs nothing on a body without them.
+  bool may_hold(std::string_view op_type) const { return ops_.contains(op_type); }
   // ---- values
   const Fact* fact(ValueId v) const { return v == kNoValue ? nullptr : values_[v].fact; }
   std::string_view name(ValueId v) const { return values_[v].name; }
@@ -274,6 +278,14 @@ class MutableBody {
   void forget_uses(NodeId id);
   void erase_if_dead(ValueId v);
   NodeId link_before(NodeId before, onnx::NodeProto* proto);
+  // Every op a node of the body has had (may_hold), in storage of its own.
+  void note_op(const onnx::NodeProto& n) {
+    if (ops_.contains(n.op_type())) return;
+    op_names_.push_back(n.op_type());
+    ops_.insert(op_names_.back());
+  }
+  NameMap ops_;
+  std::deque<std::string> op_names_;
   std::optional<ValueId> find_constant(const onnx::TensorProto& value, uint64_t hash) const;
 };
 

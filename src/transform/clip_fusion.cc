@@ -106,6 +106,7 @@ class ClipFusion {
 }  // namespace
 
 bool fuse_clips(PassContext& ctx) {
+  if (!ctx.may_hold({"Relu", "Clip"})) return false;  // each match starts at one of these
   MutableBody& body = ctx.body();
   const ClipFusion fusion(body, ctx.options());
   return rewrite_matches(

@@ -50,6 +50,7 @@ class ConcatEmpties {
 }  // namespace
 
 bool drop_empty_concat_inputs(PassContext& ctx) {
+  if (!ctx.may_hold({"Concat"})) return false;  // each match starts at one of these
   MutableBody& body = ctx.body();
   const ConcatEmpties concat(body);
   return rewrite_matches(

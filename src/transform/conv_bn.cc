@@ -165,6 +165,7 @@ class ConvBn {
 };
 
 bool fuse_batchnorms(PassContext& ctx, Counter counter, bool conv_only) {
+  if (!ctx.may_hold({"BatchNormalization"})) return false;  // each match starts at one of these
   MutableBody& body = ctx.body();
   const ConvBn fusions(body, conv_only);
   // In a dry run only whether a fusion applies matters, but the match computes the fused

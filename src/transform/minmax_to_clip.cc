@@ -286,6 +286,7 @@ class MinMaxToClip {
 }  // namespace
 
 bool min_max_to_clip(PassContext& ctx) {
+  if (!ctx.may_hold({"Min", "Max"})) return false;  // each match starts at one of these
   MutableBody& body = ctx.body();
   const MinMaxToClip rewriter(body, ctx.options());
   return rewrite_matches(

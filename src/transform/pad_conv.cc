@@ -190,6 +190,7 @@ class PadConv {
 }  // namespace
 
 bool fuse_pad_into_conv(PassContext& ctx) {
+  if (!ctx.may_hold({"Conv", "ConvInteger"})) return false;  // each match starts at one of these
   MutableBody& body = ctx.body();
   const PadConv fusions(body);
   return rewrite_matches(

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/mutable_body.h"
@@ -38,6 +40,13 @@ class PassContext {
   const MutableBody& body() const { return body_; }
   const RewriteOptions& options() const { return options_; }
   bool dry() const { return dry_; }
+  // Whether a node of one of these ops may be in the body (MutableBody::may_hold): a pass
+  // that rewrites only around them returns at once where none is.
+  bool may_hold(std::initializer_list<std::string_view> ops) const {
+    for (std::string_view op : ops)
+      if (body_.may_hold(op)) return true;
+    return false;
+  }
 
   // A pattern matched. In a dry run that is all: stop() is true from now on. Otherwise
   // `rewrite` runs, and `counter` counts it when it changed something.

@@ -74,6 +74,7 @@ bool is_rnn(const NodeProto& n) { return is_op(n, "LSTM") || is_op(n, "GRU") || 
 }  // namespace
 
 bool omit_zero_rnn_states(PassContext& ctx) {
+  if (!ctx.may_hold({"LSTM", "GRU", "RNN"})) return false;  // each match starts at one of these
   MutableBody& body = ctx.body();
   for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
     const NodeProto& n = body.node(id);

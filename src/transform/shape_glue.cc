@@ -141,6 +141,7 @@ std::optional<Glue> match_expand(const MutableBody& body, NodeId id) {
 }  // namespace
 
 bool simplify_shape_inputs(PassContext& ctx) {
+  if (!ctx.may_hold({"Reshape", "Expand"})) return false;  // each match starts at one of these
   MutableBody& body = ctx.body();
   for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {
     const onnx::NodeProto& n = body.node(id);

@@ -302,6 +302,7 @@ bool construct(MutableBody& body, NodeId id, const ConstructMatch& m) {
 }  // namespace
 
 bool rewrite_sequences_and_splits(PassContext& ctx) {
+  if (!ctx.may_hold({"SplitToSequence", "SequenceConstruct"})) return false;  // each match starts at one of these
   MutableBody& body = ctx.body();
   const Sequences sequences(body, ctx.options());
   for (auto id = body.first(); id != kNone && !ctx.stop(); id = body.next(id)) {

@@ -57,6 +57,27 @@ TEST(MutableBodyTest, DropOutputLeavesAnEmptyNameInTheMiddleAndTrimsTheEnd) {
             (std::vector<std::string>{"y2", "mean2"}));
 }
 
+// The ops a body may hold (what passes look at before walking it): those it was built
+// with, those an edit brings (an inserted node, a node forwarded to an Identity), and
+// those erased since; never one it has not had.
+TEST(MutableBodyTest, MayHoldTheOpsItWasBuiltWithAndThoseEditsBring) {
+  Body b(kLayerNorm, {"t", "s", "y", "inv", "q"});
+  EXPECT_TRUE(b.body->may_hold("LayerNormalization"));
+  EXPECT_TRUE(b.body->may_hold("Neg"));
+  EXPECT_FALSE(b.body->may_hold("Relu"));
+  EXPECT_FALSE(b.body->may_hold("Identity"));
+  onnx::NodeProto relu;
+  relu.set_op_type("Relu");
+  const ValueId r = b.body->new_value("r");
+  b.body->insert_before(b.node(2), relu, {b.body->output(b.node(0), 0)}, {r});
+  EXPECT_TRUE(b.body->may_hold("Relu"));
+  // q = Neg(mean2) forwarded to t: q keeps its name, so the node becomes an Identity.
+  EXPECT_TRUE(b.body->forward(b.node(3), b.body->input(b.node(0), 0)));
+  EXPECT_TRUE(b.body->may_hold("Identity"));
+  EXPECT_TRUE(b.body->may_hold("Neg"));  // erased, still listed: may, not must
+  EXPECT_FALSE(b.body->may_hold("Clip"));
+}
+
 TEST(MutableBodyTest, OmittedInputsAtTheEndGoAtCommit) {
   Body b(R"(
 <ir_version: 10, opset_import: ["" : 18]>
