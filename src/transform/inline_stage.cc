@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -75,9 +76,12 @@ bool reconcile_opsets(FunctionProto& f, const ModelProto& model, std::string& wh
 // Sizes saturate rather than wrap: 20 functions each calling the next twice expand 2^20 times.
 class InlinedSize {
  public:
-  InlinedSize(const ModelProto& m, const std::set<std::pair<std::string, std::string>>& selected) : selected_(selected) {
-    for (const auto& f : m.functions()) functions_[FunctionId::of(f)] = &f;
-    for (const auto& id : selected_) selected_function_names_.insert(id.second);
+  InlinedSize(const ModelProto& m, const std::set<std::pair<std::string, std::string>>& selected) {
+    for (const auto& f : m.functions()) functions_.insert_or_assign(FunctionId::of(f), &f);  // the last, as before
+    for (const auto& [domain, name] : selected) {
+      selected_.emplace(domain, name);
+      selected_function_names_.insert(name);
+    }
   }
 
   // The main graph with the selected calls expanded, plus each function that stays.
@@ -90,16 +94,18 @@ class InlinedSize {
 
  private:
   static constexpr size_t kSaturated = std::numeric_limits<size_t>::max() / 2;
-  const std::set<std::pair<std::string, std::string>>& selected_;
-  std::map<FunctionId, const FunctionProto*> functions_;
+  // Views of the caller's selection (which outlives this), looked up without copies: the
+  // size is measured once per function the fit drops, over every call of the model.
+  std::set<std::pair<std::string_view, std::string_view>> selected_;
+  std::unordered_map<FunctionId, const FunctionProto*, FunctionId::Hash, FunctionId::Equal> functions_;
   std::map<const FunctionProto*, size_t> sizes_;
   // The selected functions' names (views of selected_'s): most nodes are ops no selected
   // function is named after, told apart without building a (domain, name) pair.
   std::unordered_set<std::string_view> selected_function_names_;
 
   static size_t add(size_t a, size_t b) { return std::min(a + b, kSaturated); }  // both below kSaturated
-  bool selected(const std::string& domain, const std::string& name) const {
-    return selected_function_names_.contains(name) && selected_.count({domain, name}) > 0;
+  bool selected(std::string_view domain, std::string_view name) const {
+    return selected_function_names_.contains(name) && selected_.contains({domain, name});
   }
   size_t body(const FunctionProto& f) {
     auto [it, fresh] = sizes_.emplace(&f, 0);
@@ -110,7 +116,7 @@ class InlinedSize {
     size_t k = 0;
     for (const auto& n : list) {
       if (selected(n.domain(), n.op_type()))
-        if (auto f = functions_.find(FunctionId::of(n)); f != functions_.end()) {
+        if (auto f = functions_.find(FunctionId::View::of(n)); f != functions_.end()) {
           k = add(k, body(*f->second));
           continue;
         }
