@@ -105,8 +105,8 @@ onnx::TypeProto with_declared(onnx::TypeProto written, const Fact& proven, const
 // existing entries for names not written, as they were but for `kept(entry)`. An existing
 // entry of a name written is emptied and reused for it (exporters declare most values,
 // so most entries are reused rather than destroyed and built anew).
-size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* list, const std::vector<std::string>& names,
-                          const std::function<std::optional<onnx::TypeProto>(const std::string&)>& type_of,
+size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* list, const std::vector<std::string_view>& names,
+                          const std::function<std::optional<onnx::TypeProto>(std::string_view)>& type_of,
                           const std::function<void(ValueInfoProto&)>& kept) {
   // The existing entries, taken out of the list without a copy (the model has no arena).
   std::vector<std::unique_ptr<ValueInfoProto>> old(static_cast<size_t>(list->size()));
@@ -116,7 +116,7 @@ size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* li
   google::protobuf::RepeatedPtrField<ValueInfoProto> out;
   out.Reserve(static_cast<int>(names.size()));
   NameMap written(names.size());  // views of `names`
-  for (const auto& name : names) {
+  for (const std::string_view name : names) {
     if (written.contains(name)) continue;
     auto t = type_of(name);
     if (!t) continue;
@@ -130,7 +130,7 @@ size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* li
       out.AddAllocated(old[k].release());
     } else {
       auto* vi = out.Add();
-      vi->set_name(name);
+      vi->set_name(std::string(name));
       *vi->mutable_type() = std::move(*t);
     }
     written.insert(name);
@@ -378,9 +378,11 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
     NameMap boundary;
     for (const auto& vi : g->input()) boundary.insert(vi.name());
     for (const auto& vi : g->output()) boundary.insert(vi.name());
-    std::vector<std::string> names;
-    // Each name's fact, as an index into `facts` (the map views the node outputs' strings).
-    NameMap index_of;
+    // The names the nodes define (views of their outputs), and each name's fact, as an
+    // index into `facts` (the map views the same strings).
+    std::vector<std::string_view> names;
+    names.reserve(static_cast<size_t>(g->node_size()));
+    NameMap index_of(static_cast<size_t>(g->node_size()));
     std::vector<const Fact*> facts;
     const ir::Body* body = item.body;
     std::vector<const BodyFacts*> chain{item.facts};
@@ -403,18 +405,22 @@ size_t annotate_graph(onnx::ModelProto& model, const Analyzer& analysis, DimText
         work.push_back({&sg, &analysis.bodies().of(sg, body), item.facts ? item.facts->subgraph(sg) : nullptr, chain});
       });
     }
-    std::unordered_map<std::string_view, const onnx::TypeProto*> declared;
-    for (const auto& vi : g->value_info())
-      if (vi.has_type()) declared.emplace(vi.name(), &vi.type());
+    // The first typed entry of each name (read before any entry moves).
+    NameMap declared(static_cast<size_t>(g->value_info_size()));
+    for (int k = 0; k < g->value_info_size(); ++k)
+      if (g->value_info(k).has_type()) declared.insert(g->value_info(k).name(), static_cast<uint32_t>(k));
+    std::vector<const onnx::TypeProto*> declared_types;
+    declared_types.reserve(static_cast<size_t>(g->value_info_size()));
+    for (const auto& vi : g->value_info()) declared_types.push_back(&vi.type());
     written += rewrite_value_info(
         g->mutable_value_info(), names,
-        [&](const std::string& name) -> std::optional<onnx::TypeProto> {
+        [&](std::string_view name) -> std::optional<onnx::TypeProto> {
           const uint32_t k = index_of.find(name);
           if (k == NameMap::kMissing || !writable(*facts[k])) return std::nullopt;
-          auto d = declared.find(name);
+          const uint32_t d = declared.find(name);
           onnx::TypeProto t = texts.type_of(*facts[k]);
-          if (d == declared.end()) return t;  // not ?:, which would copy t
-          return with_declared(std::move(t), *facts[k], *d->second, false_names, false, texts);
+          if (d == NameMap::kMissing) return t;  // not ?:, which would copy t
+          return with_declared(std::move(t), *facts[k], *declared_types[d], false_names, false, texts);
         },
         [&](ValueInfoProto& vi) { clear_dim_params(*vi.mutable_type(), false_names); });
     // Outputs (and subgraph inputs) get the proof with what their declaration adds to it
@@ -482,7 +488,7 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, Dim
     // of one name in sibling subgraphs join.
     std::vector<std::unordered_map<std::string_view, Fact>> by_name;
     for (const CallContext* c : contexts) by_name.push_back(facts_by_name(analysis.summary(*c).facts));
-    std::vector<std::string> names(f->input().begin(), f->input().end());
+    std::vector<std::string_view> names(f->input().begin(), f->input().end());
     for_each_value(f->node(), [&](const std::string& name) { names.push_back(name); });
     std::vector<std::string> dropped;
     const std::set<std::string>& false_names = analysis.false_dim_params(f);
@@ -491,7 +497,7 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, Dim
       if (vi.has_type()) declared.emplace(vi.name(), &vi.type());
     written += rewrite_value_info(
         f->mutable_value_info(), names,
-        [&](const std::string& name) -> std::optional<onnx::TypeProto> {
+        [&](std::string_view name) -> std::optional<onnx::TypeProto> {
           std::vector<const Fact*> facts;
           for (const auto& values : by_name) {
             auto it = values.find(name);
@@ -504,7 +510,7 @@ size_t annotate_functions(onnx::ModelProto& model, const Analyzer& analysis, Dim
           else
             joined = joiner.join(facts, why);
           if (!joined) {
-            dropped.push_back("    " + name + ": " + why);
+            dropped.push_back("    " + std::string(name) + ": " + why);
             return std::nullopt;
           }
           onnx::TypeProto t = texts.type_of(*joined);

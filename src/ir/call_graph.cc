@@ -68,6 +68,7 @@ struct CallGraph::Impl {
   std::vector<bool> reachable;   // by vertex, from the main graph
   std::vector<Vertex> bottom_up;  // reachable functions, callees first
   std::size_t call_sites = 0;
+  bool default_domain = false;  // a function is in ONNX's default domain
 
   std::string label(Vertex v) const { return v == kMain ? "graph '" + main_name + "'" : id[v].str(); }
   std::vector<Call> calls(Vertex v, bool outgoing) const;
@@ -165,7 +166,7 @@ Result<CallGraph> CallGraph::build(const onnx::ModelProto& model) {
   impl->vertex_of_proto.emplace(kMainGraph, kMain);
 
   NameMap names;
-  bool default_domain = false;
+  bool& default_domain = impl->default_domain;
   for (const auto& [id, f] : defined) {
     names.insert(f->name());
     default_domain = default_domain || id.domain.empty();
@@ -224,6 +225,8 @@ const onnx::FunctionProto* CallGraph::find(const FunctionId& id) const {
 }
 
 const onnx::FunctionProto* CallGraph::find(const onnx::NodeProto& call) const {
+  // Asked of every node: an ONNX op is told apart by its domain before any lookup.
+  if (!impl_->default_domain && FunctionId::is_default_domain(call.domain())) return nullptr;
   auto it = impl_->vertex_of.find(FunctionId::View::of(call));
   return it == impl_->vertex_of.end() ? nullptr : impl_->function[it->second];
 }
