@@ -56,7 +56,7 @@ BodyFacts::BodyFacts(const ir::Body& body)
     : body_(&body),
       values_(body.num_values()),
       states_(body.num_values(), State::Undefined),
-      call_of_(body.nodes().size(), nullptr),
+      call_of_(body.nodes().size(), {nullptr, nullptr}),
       branch_of_(body.nodes().size(), -1) {}
 
 const BodyFacts* BodyFacts::subgraph(const onnx::GraphProto& g) const {
@@ -337,9 +337,9 @@ std::vector<bool> Analyzer::Impl::invalid_results(const ir::Body::Node& node, co
     return {at.state(op.id) == BodyFacts::State::Invalid, at.fact(op.id)};
   };
   if (node.kind == ir::NodeKind::Call) {
-    const CallContext* c = frame.facts->call_of(index);
-    if (!c) return out;
-    const BodyFacts& callee = memo.at(*c)->facts;
+    const BodyFacts* walked = frame.facts->callee_of(index);
+    if (!walked) return out;
+    const BodyFacts& callee = *walked;
     const auto ends = callee.body().outputs();
     for (size_t k = 0; k < out.size() && k < ends.size(); ++k) out[k] = result_of(callee, ends[k]).first;
     return out;

@@ -68,7 +68,9 @@ class BodyFacts {
   State state(ir::ValueId v) const { return states_[v]; }
   // Per node (by index in the body): the context a call node calls, and the branch a
   // decided If takes (0 then, 1 else; -1 when undecided or not an If).
-  const CallContext* call_of(size_t node) const { return call_of_[node]; }
+  const CallContext* call_of(size_t node) const { return call_of_[node].first; }
+  // The facts of the memoised walk of the body that call calls (nullptr where call_of is).
+  const BodyFacts* callee_of(size_t node) const { return call_of_[node].second; }
   int branch_of(size_t node) const { return branch_of_[node]; }
   // The facts of a subgraph this walk entered (nullptr if it did not: a branch never
   // taken, or a body only ONNX's own rules walked).
@@ -83,7 +85,7 @@ class BodyFacts {
   }
   void mark_absent(ir::ValueId v) { states_[v] = State::Absent; }
   void mark_invalid(ir::ValueId v) { states_[v] = State::Invalid; }
-  void set_call(size_t node, const CallContext* c) { call_of_[node] = c; }
+  void set_call(size_t node, const CallContext* c, const BodyFacts* callee) { call_of_[node] = {c, callee}; }
   void set_branch(size_t node, int branch) { branch_of_[node] = static_cast<int8_t>(branch); }
   BodyFacts& add_subgraph(const ir::Body& body);
   // Whether ONNX's inference failed on a node of this body (reported as a warning). The
@@ -109,7 +111,7 @@ class BodyFacts {
   const ir::Body* body_;
   std::vector<Fact> values_;
   std::vector<State> states_;
-  std::vector<const CallContext*> call_of_;
+  std::vector<std::pair<const CallContext*, const BodyFacts*>> call_of_;
   std::vector<int8_t> branch_of_;
   std::vector<std::unique_ptr<BodyFacts>> subgraphs_;
   bool inference_failed_ = false;

@@ -152,7 +152,7 @@ std::vector<Fact> Analyzer::Impl::call_function(const NodeProto& n, size_t index
   entered.kind = PathLink::Kind::Function;
   entered.function = &id;
   const Summary& s = analyze(ctx, f, &entered, &key);
-  frame.facts->set_call(index, key);
+  frame.facts->set_call(index, key, &s.facts);
   if (frame.callee_set->insert(key).second) frame.callees->push_back(key);
   return instantiate(s.outputs, *key, renaming, frame);
 }
