@@ -7,7 +7,9 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/function_id.h"
@@ -31,30 +33,43 @@ void collect_domains(const NodeList& nodes, std::set<std::string>& domains);
 // Finds the calls among nodes (and their subgraphs) of a set of functions.
 class CallFinder {
  public:
-  explicit CallFinder(const std::set<FunctionId>& functions) : functions_(functions.begin(), functions.end()) {
-    for (const auto& f : functions_) function_names_.insert(f.name);
+  explicit CallFinder(const std::set<FunctionId>& functions) : ids_(functions.begin(), functions.end()) {
+    for (size_t k = 0; k < ids_.size(); ++k) {
+      index_.emplace(FunctionId::view(ids_[k]), k);
+      function_names_.insert(ids_[k].name);
+    }
   }
-  CallFinder(const CallFinder&) = delete;  // function_names_ views functions_' strings
+  CallFinder(const CallFinder&) = delete;  // index_ and function_names_ view ids_' strings
   CallFinder& operator=(const CallFinder&) = delete;
 
   // Adds the functions `nodes` call to `called`, and counts the calls in `count`.
   void find(const NodeList& nodes, std::set<FunctionId>& called, size_t* count = nullptr) const {
-    if (functions_.empty()) return;
-    for (const auto& n : nodes) {
-      // Most nodes are ops no function is named after: told apart without building an id.
-      if (function_names_.contains(n.op_type())) {
-        if (auto it = functions_.find(FunctionId::View::of(n)); it != functions_.end()) {
-          called.insert(*it);
-          if (count) ++*count;
-        }
-      }
-      for_each_subgraph(n, [&](const GraphProto& g) { find(g.node(), called, count); });
-    }
+    if (ids_.empty()) return;
+    // Marked by index as found, and each added to the set once: a model calls a few
+    // functions thousands of times.
+    std::vector<char> hit(ids_.size(), 0);
+    mark(nodes, hit, count);
+    for (size_t k = 0; k < ids_.size(); ++k)
+      if (hit[k]) called.insert(ids_[k]);
   }
 
  private:
-  std::unordered_set<FunctionId, FunctionId::Hash, FunctionId::Equal> functions_;  // looked up by a node's view
+  std::vector<FunctionId> ids_;  // sorted, as the set gave them
+  std::unordered_map<FunctionId::View, size_t, FunctionId::Hash, FunctionId::Equal> index_;  // looked up by a node's view
   std::unordered_set<std::string_view> function_names_;  // views the ids' names
+
+  void mark(const NodeList& nodes, std::vector<char>& hit, size_t* count) const {
+    for (const auto& n : nodes) {
+      // Most nodes are ops no function is named after: told apart without building an id.
+      if (function_names_.contains(n.op_type())) {
+        if (auto it = index_.find(FunctionId::View::of(n)); it != index_.end()) {
+          hit[it->second] = 1;
+          if (count) ++*count;
+        }
+      }
+      for_each_subgraph(n, [&](const GraphProto& g) { mark(g.node(), hit, count); });
+    }
+  }
 };
 
 std::set<FunctionId> function_ids(const ModelProto& m);
