@@ -71,8 +71,19 @@ class StructureValidator {
  private:
   const onnx::ModelProto& model_;
   std::string origin_;
-  // Looked up once per node, by views of the node's strings (std::less<>).
-  std::map<std::tuple<std::string, std::string, std::string>, const onnx::FunctionProto*, std::less<>> functions_;
+  // Looked up once per node, by views of the node's strings.
+  using Key = std::tuple<std::string, std::string, std::string>;
+  using KeyView = std::tuple<std::string_view, std::string_view, std::string_view>;
+  struct ByViews {
+    using is_transparent = void;
+    static KeyView view(const Key& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
+    static const KeyView& view(const KeyView& k) { return k; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return view(a) < view(b);
+    }
+  };
+  std::map<Key, const onnx::FunctionProto*, ByViews> functions_;
   std::set<std::string, std::less<>> function_domains_;
   std::set<std::pair<std::string, std::string>> reported_imports_;  // (scope, domain)
   Diagnostics diagnostics_;
@@ -157,9 +168,7 @@ class StructureValidator {
           report(here(), "domain '" + n.domain() + "' is used without an opset import");
         // Only a domain that functions are defined in can hold a call.
         const bool function_domain = function_domains_.contains(domain);
-        auto callee = function_domain ? functions_.find(std::make_tuple(domain, std::string_view(n.op_type()),
-                                                                        std::string_view(n.overload())))
-                                      : functions_.end();
+        auto callee = function_domain ? functions_.find(KeyView(domain, n.op_type(), n.overload())) : functions_.end();
         if (function_domain && !is_standard_domain(domain) && callee == functions_.end())
           report(here(), "calls function " + function_label(n.domain(), n.op_type(), n.overload()) +
                            ", which the model does not define");
