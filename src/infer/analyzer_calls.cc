@@ -2,6 +2,7 @@
 // (memo), the context's fresh symbols renamed to placeholders and back, and fresh
 // symbols for data-dependent dims (analyzer_impl.h).
 #include "infer/analyzer_impl.h"
+#include "support/proto_hash.h"
 
 namespace shapeprop::infer {
 
@@ -109,11 +110,7 @@ CallContext Analyzer::Impl::make_context(const FunctionId& id, const Signature& 
   for (const auto& [name, given] : chosen) {
     AttributeProto& a = ctx.attributes.emplace_back(*given);
     a.clear_doc_string();
-    // Serialised in place, by the size just computed (as OpMemo::key does).
-    const size_t bytes = a.ByteSizeLong();
-    const size_t at = ctx.attribute_key.size();
-    ctx.attribute_key.resize(at + bytes);
-    a.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(ctx.attribute_key.data() + at));
+    append_serialized(ctx.attribute_key, a, a.ByteSizeLong());
     ctx.attribute_key += '\0';
   }
   size_t h = FunctionId::Hash()(id);

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "shapeprop/hash_combine.h"
+#include "support/proto_hash.h"
 
 namespace shapeprop::infer {
 
@@ -23,10 +24,7 @@ std::optional<OpMemo::Key> OpMemo::key(const onnx::OpSchema& schema, int version
     const size_t bytes = a->ByteSizeLong();
     k.attributes += std::to_string(bytes);
     k.attributes += ':';
-    // Serialised in place, by the size just computed (no string of its own to copy).
-    const size_t at = k.attributes.size();
-    k.attributes.resize(at + bytes);
-    a->SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(k.attributes.data() + at));
+    append_serialized(k.attributes, *a, bytes);
   }
   hash_combine(k.hash, std::hash<const void*>()(&schema));
   hash_combine(k.hash, static_cast<size_t>(version));

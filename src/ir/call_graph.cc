@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
-#include "support/name_map.h"
+#include "support/subgraphs.h"
 #include <utility>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -29,29 +30,6 @@ constexpr Vertex kMain = 0;
 using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
 using VertexOf = std::unordered_map<FunctionId, Vertex, FunctionId::Hash, FunctionId::Equal>;
 
-// Counts, per callee, the calls in `body` and in every subgraph below it, to any depth.
-// `names` holds the functions' names: a node whose op has none of them calls nothing, and
-// needs no id built.
-// `names`: the functions' names; `default_domain`: whether any function is in ONNX's
-// default domain. Most nodes of an exported model are ONNX ops, told apart by their
-// domain before any lookup.
-void count_calls(const Nodes& body, const VertexOf& vertex_of, const NameMap& names, bool default_domain,
-                 std::map<Vertex, std::size_t>& sites) {
-  std::vector<const Nodes*> work = {&body};
-  while (!work.empty()) {
-    const Nodes* nodes = work.back();
-    work.pop_back();
-    for (const auto& node : *nodes) {
-      if ((default_domain || !FunctionId::is_default_domain(node.domain())) && names.contains(node.op_type()))
-        if (auto it = vertex_of.find(FunctionId::View::of(node)); it != vertex_of.end()) ++sites[it->second];
-      for (const auto& a : node.attribute()) {
-        if (a.has_g()) work.push_back(&a.g().node());
-        for (const auto& g : a.graphs()) work.push_back(&g.node());
-      }
-    }
-  }
-}
-
 std::string plural(std::size_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
@@ -70,11 +48,33 @@ struct CallGraph::Impl {
   std::size_t call_sites = 0;
   bool default_domain = false;  // a function is in ONNX's default domain
 
+  // The function a node calls, or none. Asked of every node, most of which are ONNX ops:
+  // told apart by their domain before an id is hashed.
+  std::optional<Vertex> callee(const onnx::NodeProto& node) const {
+    if (!default_domain && FunctionId::is_default_domain(node.domain())) return std::nullopt;
+    auto it = vertex_of.find(FunctionId::View::of(node));
+    return it == vertex_of.end() ? std::nullopt : std::optional<Vertex>(it->second);
+  }
+  // Counts, per callee, the calls in `body` and in every subgraph below it, to any depth.
+  void count_calls(const Nodes& body, std::map<Vertex, std::size_t>& sites) const;
+
   std::string label(Vertex v) const { return v == kMain ? "graph '" + main_name + "'" : id[v].str(); }
   std::vector<Call> calls(Vertex v, bool outgoing) const;
   std::vector<Vertex> recursive_cycle() const;
   std::vector<Vertex> topological_order() const;
 };
+
+void CallGraph::Impl::count_calls(const Nodes& body, std::map<Vertex, std::size_t>& sites) const {
+  std::vector<const Nodes*> work = {&body};
+  while (!work.empty()) {
+    const Nodes* nodes = work.back();
+    work.pop_back();
+    for (const auto& node : *nodes) {
+      if (auto v = callee(node)) ++sites[*v];
+      for_each_subgraph(node, [&work](const onnx::GraphProto& g) { work.push_back(&g.node()); });
+    }
+  }
+}
 
 // The cycle through the smallest recursive function, shortest first and, among equally
 // short ones, by smallest next callee (breadth-first search over sorted out-edges).
@@ -165,24 +165,19 @@ Result<CallGraph> CallGraph::build(const onnx::ModelProto& model) {
   }
   impl->vertex_of_proto.emplace(kMainGraph, kMain);
 
-  NameMap names;
-  bool& default_domain = impl->default_domain;
-  for (const auto& [id, f] : defined) {
-    names.insert(f->name());
-    default_domain = default_domain || id.domain.empty();
-  }
+  for (const auto& [id, f] : defined) impl->default_domain = impl->default_domain || id.domain.empty();
   Graph& graph = impl->graph = Graph(impl->function.size());
   for (Vertex caller = 0; caller < impl->function.size(); ++caller) {
     std::map<Vertex, std::size_t> sites;  // by callee, sorted
     if (caller == kMain) {
-      count_calls(model.graph().node(), impl->vertex_of, names, default_domain, sites);
+      impl->count_calls(model.graph().node(), sites);
     } else {
       const onnx::FunctionProto& f = *impl->function[caller];
-      count_calls(f.node(), impl->vertex_of, names, default_domain, sites);
+      impl->count_calls(f.node(), sites);
       // Graph-valued attribute defaults are part of the function too.
       for (const auto& a : f.attribute_proto()) {
-        if (a.has_g()) count_calls(a.g().node(), impl->vertex_of, names, default_domain, sites);
-        for (const auto& g : a.graphs()) count_calls(g.node(), impl->vertex_of, names, default_domain, sites);
+        if (a.has_g()) impl->count_calls(a.g().node(), sites);
+        for (const auto& g : a.graphs()) impl->count_calls(g.node(), sites);
       }
     }
     for (const auto& [callee, count] : sites) {
@@ -225,10 +220,8 @@ const onnx::FunctionProto* CallGraph::find(const FunctionId& id) const {
 }
 
 const onnx::FunctionProto* CallGraph::find(const onnx::NodeProto& call) const {
-  // Asked of every node: an ONNX op is told apart by its domain before any lookup.
-  if (!impl_->default_domain && FunctionId::is_default_domain(call.domain())) return nullptr;
-  auto it = impl_->vertex_of.find(FunctionId::View::of(call));
-  return it == impl_->vertex_of.end() ? nullptr : impl_->function[it->second];
+  const auto v = impl_->callee(call);
+  return v ? impl_->function[*v] : nullptr;
 }
 
 std::vector<const onnx::FunctionProto*> CallGraph::bottom_up() const {
