@@ -147,8 +147,8 @@ class StructureValidator {
   }
 
   // Every node of a body and of its subgraphs (with a work list: subgraphs may nest deep).
-  void walk(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& body, const std::set<std::string, std::less<>>& imports,
-            const std::vector<std::string>& body_path) {
+  void walk(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& body,
+            const std::set<std::string, std::less<>>& imports, const std::vector<std::string>& body_path) {
     using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
     std::vector<std::pair<const Nodes*, std::vector<std::string>>> work;
     work.emplace_back(&body, body_path);

@@ -105,7 +105,8 @@ onnx::TypeProto with_declared(onnx::TypeProto written, const Fact& proven, const
 // existing entries for names not written, as they were but for `kept(entry)`. An existing
 // entry of a name written is emptied and reused for it (exporters declare most values,
 // so most entries are reused rather than destroyed and built anew).
-size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* list, const std::vector<std::string_view>& names,
+size_t rewrite_value_info(google::protobuf::RepeatedPtrField<ValueInfoProto>* list,
+                          const std::vector<std::string_view>& names,
                           const std::function<std::optional<onnx::TypeProto>(std::string_view)>& type_of,
                           const std::function<void(ValueInfoProto&)>& kept) {
   // The existing entries, taken out of the list without a copy (the model has no arena).

@@ -9,10 +9,11 @@
 // (cmake/onnx/patches/lazy-schema-loader.patch), which lets a program register on demand:
 // a lookup of an op (name, domain, opset version) registers the one schema it finds, made
 // alone from the operator-set classes cmake/onnx_schema_table.cmake lists with their
-// domain and version (a model at one opset makes one schema of each op it uses). Every lookup, ONNX's own
-// (checker, inference, inliner, version converter, function bodies) as well as
-// shapeprop's, goes through OpSchemaRegistry::Schema, so nothing can find a schema
-// missing that static registration would have had. An ONNX without the patch (Debian's
+// domain and version (a model at one opset makes one schema of each op it uses). Every
+// lookup, ONNX's own (checker, inference, inliner, version converter, function bodies) as
+// well as shapeprop's, goes through OpSchemaRegistry::Schema, so nothing can find a
+// schema missing that static registration would have had, nor an older one than it would
+// have found. An ONNX without the patch (Debian's
 // libonnx-dev, the 1.17 configuration) registers all at once, as before.
 #include <atomic>
 #include <cstdlib>

@@ -55,7 +55,8 @@ class CallFinder {
 
  private:
   std::vector<FunctionId> ids_;  // sorted, as the set gave them
-  std::unordered_map<FunctionId::View, size_t, FunctionId::Hash, FunctionId::Equal> index_;  // looked up by a node's view
+  // By id, looked up by a node's view: each id's place in ids_.
+  std::unordered_map<FunctionId::View, size_t, FunctionId::Hash, FunctionId::Equal> index_;
   std::unordered_set<std::string_view> function_names_;  // views the ids' names
 
   void mark(const NodeList& nodes, std::vector<char>& hit, size_t* count) const {
