@@ -18,9 +18,18 @@
 //   node tools/fuzz/runtime_facts.js FOLDER [--max N]
 //
 // Prints each finding and a summary. Exit status: 0 no finding, 1 some, 2 usage error.
+//
+// ONNX Runtime may crash outright on a fuzz input (a segmentation fault running `Max(x, "")`,
+// an input a function call left out, found by CI's differential run): the inputs are
+// checked in a worker process, and where it dies, the input it was at is run alone in a
+// probe process. An input that crashes the runtime by itself does not run (its written
+// models are counted as not run); one that runs where a written model crashed the
+// runtime is a finding. The worker then goes on from the next input.
 
+const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const readline = require('node:readline');
 const ortTypes = require('../equiv/ort_types');
 const { decodeModel } = require('../equiv/onnx_proto');
 
@@ -61,7 +70,102 @@ async function check(file) {
   return { code, line: out.lines[out.lines.length - 1] || '' };
 }
 
+// One input (FOLDER/HASH.input.onnx) and its written models: adds to `count`, prints findings.
+async function checkInput(folder, files, input, count) {
+  const hash = input.slice(0, -'.input.onnx'.length);
+  const written = files.filter((f) => f.startsWith(`${hash}.`) && f !== input);
+  let inputRuns; // asked once, when a written model does not run
+  for (const w of written) {
+    count.written++;
+    const file = path.join(folder, w);
+    const r = await check(file);
+    if (r.code === 0) {
+      count.agree++;
+      continue;
+    }
+    // Both bindings break a condition the written model records (shapeprop.assumptions:
+    // a window that fits its padded input), so it states nothing of these runs.
+    if (r.line.startsWith('ort_types: NOTHING RUN')) {
+      count.outside++;
+      continue;
+    }
+    if (r.code === 2) {
+      if (inputRuns === undefined) inputRuns = (await check(path.join(folder, input))).code !== 2;
+      if (!inputRuns) {
+        count.skipped++;
+        continue;
+      }
+      process.stdout.write(`runtime_facts: FINDING ${file}: does not run where ${input} runs: ${r.line}\n`);
+    } else {
+      // A type the model given declares already, and as falsely (a mutated input's own
+      // declaration), is not one the library wrote.
+      const given = await check(path.join(folder, input));
+      if ((given.code === 1 && declared(given.line) === declared(r.line)) ||
+          (given.code === 2 && declaredByInput(path.join(folder, input), r.line))) {
+        count.given++;
+        continue;
+      }
+      process.stdout.write(`runtime_facts: FINDING ${r.line}\n`);
+    }
+    count.findings++;
+  }
+}
+
+function newCount() {
+  return { written: 0, agree: 0, skipped: 0, given: 0, outside: 0, findings: 0 };
+}
+
+// The worker: inputs[from..] in order, each announced before it is checked and its counts
+// printed after, for the parent to read.
+async function worker(folder, from, max) {
+  const files = fs.readdirSync(folder).sort();
+  const inputs = files.filter((f) => f.endsWith('.input.onnx')).slice(0, max);
+  for (let i = from; i < inputs.length; i++) {
+    process.stdout.write(`runtime_facts_worker: start ${i}\n`);
+    const count = newCount();
+    await checkInput(folder, files, inputs[i], count);
+    process.stdout.write(`runtime_facts_worker: done ${i} ${JSON.stringify(count)}\n`);
+  }
+  return 0;
+}
+
+// Runs one worker from input `from`; resolves to the index of the input it died at, killed
+// by a signal (-1: it finished them all). Any other failure of the worker is an error.
+function runWorker(folder, from, max, count) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [__filename, '--worker', folder, String(from), String(max)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let at = -1;
+    readline.createInterface({ input: child.stdout }).on('line', (line) => {
+      const start = /^runtime_facts_worker: start (\d+)$/.exec(line);
+      const done = /^runtime_facts_worker: done (\d+) (.*)$/.exec(line);
+      if (start) {
+        at = Number(start[1]);
+      } else if (done) {
+        for (const [k, v] of Object.entries(JSON.parse(done[2]))) count[k] += v;
+        at = -1;
+      } else {
+        process.stdout.write(`${line}\n`);
+      }
+    });
+    child.on('close', (code, signal) => {
+      if (signal && at >= 0) resolve(at);
+      else if (code === 0) resolve(-1);
+      else reject(new Error(`the worker from input ${from} ended with ${signal || `status ${code}`}`));
+    });
+  });
+}
+
+// Whether ONNX Runtime crashes (dies by a signal) running FILE alone.
+function crashes(file) {
+  const r = spawnSync(process.execPath, [__filename, '--probe', file], { stdio: 'ignore' });
+  return r.signal !== null || r.status > 2;
+}
+
 async function main(argv) {
+  if (argv[0] === '--worker') return worker(argv[1], Number(argv[2]), Number(argv[3]));
+  if (argv[0] === '--probe') return (await check(argv[1])).code;
   let folder;
   let max = Infinity;
   for (let i = 0; i < argv.length; i++) {
@@ -78,50 +182,30 @@ async function main(argv) {
   }
   const files = fs.readdirSync(folder).sort();
   const inputs = files.filter((f) => f.endsWith('.input.onnx')).slice(0, max);
-  const count = { written: 0, agree: 0, skipped: 0, given: 0, outside: 0, findings: 0 };
-  for (const input of inputs) {
+  const count = newCount();
+  let crashed = 0;
+  for (let from = 0; from < inputs.length;) {
+    const died = await runWorker(folder, from, max, count);
+    if (died < 0) break;
+    // The worker died at input `died`: ONNX Runtime crashed on it or on a written model.
+    crashed++;
+    const input = inputs[died];
     const hash = input.slice(0, -'.input.onnx'.length);
     const written = files.filter((f) => f.startsWith(`${hash}.`) && f !== input);
-    let inputRuns; // asked once, when a written model does not run
-    for (const w of written) {
-      count.written++;
-      const file = path.join(folder, w);
-      const r = await check(file);
-      if (r.code === 0) {
-        count.agree++;
-        continue;
-      }
-      // Both bindings break a condition the written model records (shapeprop.assumptions:
-      // a window that fits its padded input), so it states nothing of these runs.
-      if (r.line.startsWith('ort_types: NOTHING RUN')) {
-        count.outside++;
-        continue;
-      }
-      if (r.code === 2) {
-        if (inputRuns === undefined) inputRuns = (await check(path.join(folder, input))).code !== 2;
-        if (!inputRuns) {
-          count.skipped++;
-          continue;
-        }
-        process.stdout.write(`runtime_facts: FINDING ${file}: does not run where ${input} runs: ${r.line}\n`);
-      } else {
-        // A type the model given declares already, and as falsely (a mutated input's own
-        // declaration), is not one the library wrote.
-        const given = await check(path.join(folder, input));
-        if ((given.code === 1 && declared(given.line) === declared(r.line)) ||
-            (given.code === 2 && declaredByInput(path.join(folder, input), r.line))) {
-          count.given++;
-          continue;
-        }
-        process.stdout.write(`runtime_facts: FINDING ${r.line}\n`);
-      }
+    count.written += written.length;
+    if (crashes(path.join(folder, input))) {
+      count.skipped += written.length;
+    } else {
+      process.stdout.write(`runtime_facts: FINDING ONNX Runtime crashes on a written model of ${input}, which runs\n`);
       count.findings++;
     }
+    from = died + 1;
   }
   process.stdout.write(
     `runtime_facts: ${inputs.length} inputs, ${count.written} written models: ${count.agree} agree with ONNX Runtime, ` +
       `${count.skipped} not run (the input does not run either), ${count.given} declaring what the input declares ` +
-      `as falsely, ${count.outside} outside the assumptions they record at both bindings, ${count.findings} findings\n`,
+      `as falsely, ${count.outside} outside the assumptions they record at both bindings, ${count.findings} findings` +
+      (crashed ? ` (ONNX Runtime crashed on ${crashed} inputs' models)` : '') + '\n',
   );
   return count.findings ? 1 : 0;
 }
