@@ -10,7 +10,8 @@ namespace shapeprop::transform {
 
 void PassContext::note_assumption(const std::string& what) {
   if (!options_.notes) return;
-  std::string line = options_.where.empty() ? what : options_.where + ": " + what;
+  const std::string& where = options_.where.str();
+  std::string line = where.empty() ? what : where + ": " + what;
   if (std::find(options_.notes->begin(), options_.notes->end(), line) == options_.notes->end())
     options_.notes->push_back(std::move(line));
 }

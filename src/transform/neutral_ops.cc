@@ -202,9 +202,13 @@ class NeutralOps {
     if (op == "Add" || op == "Sub") {
       const bool add = op == "Add";
       const Neutral exact{0, add ? ZeroSign::kNegative : ZeroSign::kPositive};
-      if (auto x = add ? either(id, exact) : right(id, exact)) return x;
+      // A zero of either sign first: most Adds have none, and neither the exact sign nor
+      // the sweep of the body that tells whether signs are observable is then looked at.
+      auto x = add ? either(id, {0}) : right(id, {0});
+      if (!x) return std::nullopt;
+      if (auto exact_x = add ? either(id, exact) : right(id, exact)) return exact_x;
       if (!zero_signs_.unobservable(body_.output(id, 0))) return std::nullopt;
-      return add ? either(id, {0}) : right(id, {0});
+      return x;
     }
     if (op == "Mul") return either(id, {1});
     if (op == "Div" || op == "Pow") return right(id, {1});

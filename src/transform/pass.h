@@ -28,7 +28,27 @@ struct RewriteOptions {
   // Where rewrites that rely on the assumption say so (--debug-analysis), each line
   // starting with `where` (the body); may be null.
   std::vector<std::string>* notes = nullptr;
-  std::string where;
+  // The body's place, made only when a message is written: a context's description takes
+  // long to build, and is rarely read.
+  class Where {
+   public:
+    Where() = default;
+    explicit Where(std::string text) : text_(std::move(text)), made_(true) {}
+    explicit Where(std::function<std::string()> make) : make_(std::move(make)) {}
+    const std::string& str() const {
+      if (!made_) {
+        text_ = make_ ? make_() : std::string();
+        made_ = true;
+      }
+      return text_;
+    }
+
+   private:
+    mutable std::string text_;
+    mutable bool made_ = false;
+    std::function<std::string()> make_;
+  };
+  Where where;
 };
 
 class PassContext {

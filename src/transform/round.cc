@@ -177,7 +177,7 @@ bool Round::changes_nothing(const infer::Analyzer& analysis) const {
     target.main_graph = const_cast<GraphProto*>(&g);  // read only: nothing is emitted
   if (!transform::fold_changes_nothing(g.node(), analysis.graph().facts, target)) return false;
   // Nor would any rewrite apply (a dry run only matches: the nodes are only read).
-  const transform::RewriteOptions options = rewrite_options(onnx_opset(model_.opset_import()), "");
+  const transform::RewriteOptions options = rewrite_options(onnx_opset(model_.opset_import()), {});
   Counters unused;
   if (transform::rewrite_body(const_cast<NodeList&>(g.node()), transform::PlacedFacts::of_analysed(analysis.graph().facts), target,
                               interface_names(g), stage_.rewrites, options, /*dry=*/true, unused)
@@ -190,11 +190,11 @@ bool Round::changes_nothing(const infer::Analyzer& analysis) const {
   return true;
 }
 
-transform::RewriteOptions Round::rewrite_options(int64_t opset, const std::string& where) const {
+transform::RewriteOptions Round::rewrite_options(int64_t opset, transform::RewriteOptions::Where where) const {
   transform::RewriteOptions o;
   o.assume_positive_dims = options_.infer.assume_positive_dims;
   o.onnx_opset = opset;
-  o.where = where;
+  o.where = std::move(where);
   o.notes = &result_.rewrites_assuming_positive_dims;
   return o;
 }
@@ -250,7 +250,7 @@ transform::BodyRun Round::rewrite(NodeList& nodes, const transform::PlacedFacts&
                                            /*dry=*/false, result_.stats.counters, /*tidy=*/stage_.dce, watch());
   if (run.still_changing)
     result_.diagnostics.push_back(Diagnostic::make(
-        Severity::Warning, "the rewrites of " + options.where + " did not settle: pass " +
+        Severity::Warning, "the rewrites of " + options.where.str() + " did not settle: pass " +
                                std::string(pass_info(*run.still_changing).name) + " still changed it in the last round"));
   return run;
 }
@@ -327,7 +327,7 @@ void Round::rewrite_subgraphs(NodeList& nodes, const infer::BodyFacts& facts,
                                                result_.stats.counters, /*tidy=*/stage_.dce, {}, &reserved);
       if (run.still_changing)
         result_.diagnostics.push_back(Diagnostic::make(
-            Severity::Warning, "the rewrites of a subgraph of " + options.where + " did not settle: pass " +
+            Severity::Warning, "the rewrites of a subgraph of " + options.where.str() + " did not settle: pass " +
                                    std::string(pass_info(*run.still_changing).name) + " still changed it in the last round"));
       rewrite_subgraphs(inner, *walk, around, reserved, options);
     }
@@ -366,10 +366,11 @@ FunctionProto Round::fold_function(const FunctionProto& f, const infer::Summary&
     take(Pass::Specialize, nodes);
     take(Pass::Fold, nodes);
   }
-  const std::string where = "function " + FunctionId::of(f).str() + " " + context.str();
+  transform::RewriteOptions::Where where(
+      std::function<std::string()>([&f, &context] { return "function " + FunctionId::of(f).str() + " " + context.str(); }));
   int64_t opset = onnx_opset(f.opset_import());
   if (opset == 0) opset = onnx_opset(model_.opset_import());
-  const auto options = rewrite_options(opset, where);
+  const auto options = rewrite_options(opset, std::move(where));
   rewrite(nodes, placed, target, io, options);
   if (!stage_.rewrites.empty() && std::any_of(nodes.begin(), nodes.end(), [](const auto& n) { return has_subgraph(n); })) {
     std::vector<std::string> reserved(io.begin(), io.end());
@@ -399,7 +400,7 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
     take(Pass::Specialize, nodes);
     take(Pass::Fold, nodes);
   }
-  const auto options = rewrite_options(onnx_opset(model_.opset_import()), "graph '" + g.name() + "'");
+  const auto options = rewrite_options(onnx_opset(model_.opset_import()), transform::RewriteOptions::Where("graph '" + g.name() + "'"));
   const transform::BodyRun run = rewrite(nodes, placed, target, interface_names(g), options);
   if (!stage_.rewrites.empty() && std::any_of(nodes.begin(), nodes.end(), [](const auto& n) { return has_subgraph(n); })) {
     // (Not `keep`: it views initializers the rewrites may have removed.)

@@ -117,7 +117,7 @@ class Round {
   // nothing before it writes anything. Anything else is left to the round itself.
   bool changes_nothing(const infer::Analyzer& analysis) const;
 
-  transform::RewriteOptions rewrite_options(int64_t opset, const std::string& where) const;
+  transform::RewriteOptions rewrite_options(int64_t opset, transform::RewriteOptions::Where where) const;
 
   // `out` as the input, without what the round writes anew (nodes, functions, value_info),
   // and with the input's initializers moved into it where it may take them. The analysis
