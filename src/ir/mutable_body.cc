@@ -120,17 +120,38 @@ bool same_tensor_value(const TensorProto& a, const TensorProto& b) {
          std::equal(a.string_data().begin(), a.string_data().end(), b.string_data().begin(), b.string_data().end());
 }
 
+namespace {
+
+void hash_bytes(uint64_t& h, const void* data, size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (; bytes >= 8; p += 8, bytes -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  for (; bytes > 0; ++p, --bytes) h = (h ^ *p) * 0x100000001b3ull;
+}
+
+}  // namespace
+
 uint64_t tensor_value_hash(const TensorProto& t) {
   uint64_t h = 0x9e3779b97f4a7c15ull;
+  visit_tensor_value(t, [&h](const void* data, size_t bytes) { hash_bytes(h, data, bytes); });
+  return h;
+}
+
+uint64_t tensor_sample_hash(const TensorProto& t) {
+  constexpr size_t kEnd = 64;
+  uint64_t h = 0x9e3779b97f4a7c15ull;
   visit_tensor_value(t, [&h](const void* data, size_t bytes) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (; bytes >= 8; p += 8, bytes -= 8) {
-      uint64_t w;
-      std::memcpy(&w, p, 8);
-      h = (h ^ w) * 0xff51afd7ed558ccdull;
-      h ^= h >> 32;
+    if (bytes <= 2 * kEnd) {
+      hash_bytes(h, data, bytes);
+      return;
     }
-    for (; bytes > 0; ++p, --bytes) h = (h ^ *p) * 0x100000001b3ull;
+    hash_bytes(h, &bytes, sizeof bytes);
+    hash_bytes(h, data, kEnd);
+    hash_bytes(h, static_cast<const char*>(data) + bytes - kEnd, kEnd);
   });
   return h;
 }
@@ -525,7 +546,7 @@ void MutableBody::erase_if_dead(ValueId v) {
 
 ValueId MutableBody::add_constant(TensorProto value, std::string_view base) {
   changed_ = true;
-  const uint64_t hash = tensor_value_hash(value);
+  const uint64_t hash = tensor_sample_hash(value);
   if (auto same = find_constant(value, hash)) return *same;
   constant_facts_.push_back(Fact::of_tensor(value));
   const ValueId v = new_value(base, &constant_facts_.back());
@@ -539,16 +560,22 @@ ValueId MutableBody::add_constant(TensorProto value, std::string_view base) {
     // come to read them.
     insert_before(head_, constant_node(values_[v].name, std::move(value)), {}, {v});
   }
-  constants_.emplace(hash, v);
+  constants_.emplace(hash, KnownConstant{v, std::nullopt});
   return v;
 }
 
-std::optional<ValueId> MutableBody::find_constant(const TensorProto& value, uint64_t hash) const {
-  auto [from, to] = constants_.equal_range(hash);
+// Constants of the same sample hash are told apart by their full hashes (computed once
+// each) before their data are compared: many alike at both ends cost a hash each, not a
+// comparison with every other.
+std::optional<ValueId> MutableBody::find_constant(const TensorProto& value, uint64_t sample_hash) const {
+  auto [from, to] = constants_.equal_range(sample_hash);
   if (from == to) return std::nullopt;
+  const uint64_t full = tensor_value_hash(value);
   for (auto it = from; it != to; ++it) {
-    const TensorProto* t = stored_constant(it->second);
-    if (t && same_tensor_value(*t, value)) return it->second;
+    const TensorProto* t = stored_constant(it->second.value);
+    if (!t) continue;
+    if (!it->second.full_hash) it->second.full_hash = tensor_value_hash(*t);
+    if (*it->second.full_hash == full && same_tensor_value(*t, value)) return it->second.value;
   }
   return std::nullopt;
 }
@@ -556,9 +583,9 @@ std::optional<ValueId> MutableBody::find_constant(const TensorProto& value, uint
 ValueId MutableBody::remember_constant(ValueId v) {
   const TensorProto* t = stored_constant(v);
   if (!t) return v;
-  const uint64_t hash = tensor_value_hash(*t);
+  const uint64_t hash = tensor_sample_hash(*t);
   if (auto same = find_constant(*t, hash)) return *same;
-  constants_.emplace(hash, v);
+  constants_.emplace(hash, KnownConstant{v, std::nullopt});
   return v;
 }
 
@@ -583,7 +610,7 @@ void MutableBody::make_constant(NodeId id, TensorProto value) {
   if (main_graph_) {
     // Equal weights tied across layers fold to one initializer in the round that computes
     // them. Only an initializer is read instead: it precedes every node.
-    const uint64_t hash = tensor_value_hash(value);
+    const uint64_t hash = tensor_sample_hash(value);
     const std::optional<ValueId> same = find_constant(value, hash);
     if (same && values_[*same].producer == kNone && replace_all_uses(out, *same)) return;
     value.set_name(values_[out].name);
@@ -591,7 +618,7 @@ void MutableBody::make_constant(NodeId id, TensorProto value) {
     *t = std::move(value);
     erase(id);
     values_[out].initializer = t;
-    constants_.emplace(hash, out);
+    constants_.emplace(hash, KnownConstant{out, std::nullopt});
     return;
   }
   replace_node(id, constant_node(values_[out].name, std::move(value)), {});

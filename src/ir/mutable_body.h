@@ -248,7 +248,13 @@ class MutableBody {
   NodeId head_ = kNone, tail_ = kNone;
   std::deque<onnx::NodeProto> added_;  // nodes the rewrites made
   std::deque<Fact> constant_facts_;    // facts of the constants they made
-  std::unordered_multimap<uint64_t, ValueId> constants_;  // tensor_value_hash -> value
+  // The constants stored so far, by tensor_sample_hash; each with its tensor_value_hash
+  // once one was needed (another constant of the same sample hash came).
+  struct KnownConstant {
+    ValueId value;
+    mutable std::optional<uint64_t> full_hash;
+  };
+  std::unordered_multimap<uint64_t, KnownConstant> constants_;
   // Every name of the body, for new_value(): gather_names(). Copies: the edits rewrite the
   // names that the nodes and their subgraphs read.
   std::optional<NameSet> names_;
@@ -286,7 +292,7 @@ class MutableBody {
   }
   NameMap ops_;
   std::deque<std::string> op_names_;
-  std::optional<ValueId> find_constant(const onnx::TensorProto& value, uint64_t hash) const;
+  std::optional<ValueId> find_constant(const onnx::TensorProto& value, uint64_t sample_hash) const;
 };
 
 // A Constant node defining `name` as `value` (whose own name it drops).
@@ -299,5 +305,10 @@ std::string tensor_value_key(const onnx::TensorProto& t);
 bool same_tensor_value(const onnx::TensorProto& a, const onnx::TensorProto& b);
 // A hash of what tensor_value_key() holds, computed without it.
 uint64_t tensor_value_hash(const onnx::TensorProto& t);
+// A hash of the type, dims and sizes of a tensor and of the ends of its data (the first
+// and last 64 bytes of each field): equal tensors have equal ones, and it costs the same
+// for a weight of a million elements as for a scalar. Where two differ only inside, a
+// tensor_value_hash tells them apart.
+uint64_t tensor_sample_hash(const onnx::TensorProto& t);
 
 }  // namespace shapeprop::ir
