@@ -20,10 +20,9 @@ std::optional<OpMemo::Key> OpMemo::key(const onnx::OpSchema& schema, int version
   k.version = version;
   k.num_outputs = num_outputs;
   k.inputs = inputs;
-  for (const onnx::AttributeProto* a : attributes) {  // each as its length, ':', its bytes
+  for (const onnx::AttributeProto* a : attributes) {  // each as its length (the size_t's bytes), then its bytes
     const size_t bytes = a->ByteSizeLong();
-    k.attributes += std::to_string(bytes);
-    k.attributes += ':';
+    k.attributes.append(reinterpret_cast<const char*>(&bytes), sizeof bytes);
     append_serialized(k.attributes, *a, bytes);
   }
   hash_combine(k.hash, std::hash<const void*>()(&schema));

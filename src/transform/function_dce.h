@@ -37,6 +37,7 @@ class CallFinder {
     for (size_t k = 0; k < ids_.size(); ++k) {
       index_.emplace(FunctionId::view(ids_[k]), k);
       function_names_.insert(ids_[k].name);
+      default_domain_ = default_domain_ || FunctionId::is_default_domain(ids_[k].domain);
     }
   }
   CallFinder(const CallFinder&) = delete;  // index_ and function_names_ view ids_' strings
@@ -58,11 +59,13 @@ class CallFinder {
   // By id, looked up by a node's view: each id's place in ids_.
   std::unordered_map<FunctionId::View, size_t, FunctionId::Hash, FunctionId::Equal> index_;
   std::unordered_set<std::string_view> function_names_;  // views the ids' names
+  bool default_domain_ = false;                          // a function is in ONNX's default domain
 
   void mark(const NodeList& nodes, std::vector<char>& hit, size_t* count) const {
     for (const auto& n : nodes) {
-      // Most nodes are ops no function is named after: told apart without building an id.
-      if (function_names_.contains(n.op_type())) {
+      // Most nodes are ONNX's ops, or ops no function is named after: told apart by their
+      // domain, or without building an id.
+      if ((default_domain_ || !FunctionId::is_default_domain(n.domain())) && function_names_.contains(n.op_type())) {
         if (auto it = index_.find(FunctionId::View::of(n)); it != index_.end()) {
           hit[it->second] = 1;
           if (count) ++*count;

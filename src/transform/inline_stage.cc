@@ -232,8 +232,9 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
 // Identity chains across the old call boundaries collapse, outputs no caller reads die).
 // Constants' facts come from their attributes. The next round analyses the result in full
 // and finds anything this misses (the rewrites across the bodies inlining brought together
-// among it): this only saves it the work.
-void fold_inlined_graph(ModelProto& m) {
+// among it): this only saves it the work. Identity chains and dead nodes are left to that
+// round where one follows (`tidy` false), which removes them anyway.
+void fold_inlined_graph(ModelProto& m, bool tidy) {
   GraphProto& g = *m.mutable_graph();
   ir::ValueNames keep = interface_names(g);
   for (const auto& t : g.initializer()) keep.push_back(t.name());
@@ -270,14 +271,14 @@ void fold_inlined_graph(ModelProto& m) {
     kept[static_cast<size_t>(i)] = true;
   }
   transform::keep_nodes(*g.mutable_node(), kept);
-  transform::tidy_nodes(*g.mutable_node(), keep, /*remove_dead=*/true);
+  if (tidy) transform::tidy_nodes(*g.mutable_node(), keep, /*remove_dead=*/true);
   remove_unused_initializers(g);
   remove_unused(m);
 }
 
 }  // namespace
 
-Result<bool> inline_stage(ModelProto& m, const TransformOptions& options, TransformResult& result) {
+Result<bool> inline_stage(ModelProto& m, const TransformOptions& options, TransformResult& result, bool round_follows) {
   if (m.functions_size() == 0) return false;
   PhaseClock inlining(result.phases, "inlining", options.infer.on_phase);
   const size_t inlined_before = result.stats.counters[Counter::CallsInlined];
@@ -286,8 +287,9 @@ Result<bool> inline_stage(ModelProto& m, const TransformOptions& options, Transf
   } catch (const std::exception& e) {
     return Diagnostic::error(std::string("inlining failed: ") + e.what());
   }
-  fold_inlined_graph(m);
-  return result.stats.counters[Counter::CallsInlined] > inlined_before;
+  const bool inlined = result.stats.counters[Counter::CallsInlined] > inlined_before;
+  fold_inlined_graph(m, /*tidy=*/!(inlined && round_follows));
+  return inlined;
 }
 
 }  // namespace shapeprop::transform

@@ -10,6 +10,10 @@
 namespace shapeprop::transform {
 
 // Runs the inline pass on `m` (the transform's own copy); true when it inlined calls.
-Result<bool> inline_stage(onnx::ModelProto& m, const TransformOptions& options, TransformResult& result);
+// `round_follows`: where it inlines calls, a round with dead code removal runs next (the
+// pipeline's next loop), which collapses Identity chains and removes dead nodes: the
+// inlined graph is then left to it.
+Result<bool> inline_stage(onnx::ModelProto& m, const TransformOptions& options, TransformResult& result,
+                          bool round_follows);
 
 }  // namespace shapeprop::transform

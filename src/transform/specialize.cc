@@ -79,8 +79,11 @@ class Pipeline {
   // analysis found errors (in the result's diagnostics); the caller's model is then as it was.
   Result<bool> run_pipeline(const std::vector<Stage>& stages, int max_rounds) {
     looping_ = max_rounds > 1;
+    const bool rounds_tidy = std::any_of(stages.begin(), stages.end(), [](const Stage& s) { return s.dce; });
     Counters before_last_round;
     for (int round = 0; round < max_rounds; ++round) {
+      // Calls inlined in this round make the model change, so the next round runs.
+      next_round_tidies_ = looping_ && rounds_tidy && round + 1 < max_rounds;
       before_last_round = result_.stats.counters;
       round_changed_ = false;
       std::unique_ptr<Round> unchanged;  // the last round stage that gave its input back
@@ -143,6 +146,7 @@ class Pipeline {
   // old call boundaries, and the next round nearly always finds work, so it goes without
   // the dry run. Should it find none, its result hashes equal to its input: the same end.
   bool input_just_inlined_ = false;
+  bool next_round_tidies_ = false;  // another round, with dead code removal, follows a change
   bool specialized_ = false;    // the first specialize counts the specializations
   bool round_changed_ = false;  // a stage of this round changed the model for certain
 
@@ -200,7 +204,7 @@ class Pipeline {
     }
     auto inlined = [&] {
       PassClock clock(&result_.pass_times, Pass::Inline);
-      return inline_stage(*m, options_, result_);
+      return inline_stage(*m, options_, result_, /*round_follows=*/next_round_tidies_);
     }();
     if (!inlined) return inlined.error();
     if (*inlined) {
