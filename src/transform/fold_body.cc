@@ -172,7 +172,13 @@ class Folder {
           emit(out, std::move(id));
           break;
         }
-        case Rewrite::Copy: emit(out, copy(node, level, inlined)); break;
+        case Rewrite::Copy: {
+          // Written in its place: no copy of the copy.
+          NodeProto& r = *out->Add();
+          copy_into(r, node, level, inlined);
+          if (recording()) facts_out_->end_node(r.output_size());
+          break;
+        }
       }
     }
   }
@@ -502,9 +508,9 @@ class Folder {
     }
   }
 
-  NodeProto copy(const Node& node, LevelNames& level, bool inlined) {
+  void copy_into(NodeProto& r, const Node& node, LevelNames& level, bool inlined) {
     const NodeProto& n = node.proto;
-    NodeProto r = n;
+    r = n;
     for (int k = 0; k < r.input_size(); ++k)
       if (const std::string& name = node.input_name(k); name != n.input(k)) r.set_input(k, name);
     const bool rewrite_attributes = std::any_of(n.attribute().begin(), n.attribute().end(), [](const AttributeProto& a) {
@@ -546,7 +552,6 @@ class Folder {
         r.clear_attribute();  // the specialization holds the context's attribute values
       }
     }
-    return r;
   }
 
   // Folds `original` into `g` (a copy of it, whose nodes are replaced).

@@ -196,6 +196,7 @@ transform::RewriteOptions Round::rewrite_options(int64_t opset, transform::Rewri
   o.onnx_opset = opset;
   o.where = std::move(where);
   o.notes = &result_.rewrites_assuming_positive_dims;
+  o.graveyard = graveyard_ ? graveyard_->mutable_graph() : nullptr;
   return o;
 }
 

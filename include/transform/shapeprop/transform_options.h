@@ -55,7 +55,9 @@ struct TransformOptions {
   // When set, models the transform is done with (each round's input, and the caller's
   // model as it was) are handed here rather than destroyed. A process about to exit can
   // keep them to the end, as clang's -disable-free keeps its ASTs: freeing a large model
-  // message by message is a noticeable part of a run (onnx-infer-shapes does this).
+  // message by message is a noticeable part of a run (onnx-infer-shapes does this). The
+  // nodes and initializers the rounds remove and the calls inlining replaces go the same
+  // way, gathered in a model of their own.
   std::function<void(onnx::ModelProto&&)> retire;
   // The caller reads `model` again only if the transform succeeds (no error, no error
   // diagnostic): the first round then moves its initializers into the result instead of
