@@ -55,9 +55,8 @@ struct CallGraph::Impl {
     auto it = vertex_of.find(FunctionId::View::of(node));
     return it == vertex_of.end() ? std::nullopt : std::optional<Vertex>(it->second);
   }
-  // Adds the callee of each call in `body` and in every subgraph below it, to any depth,
-  // to `callees` (once per call).
-  void collect_calls(const Nodes& body, std::vector<Vertex>& callees) const;
+  // Counts, per callee, the calls in `body` and in every subgraph below it, to any depth.
+  void count_calls(const Nodes& body, std::map<Vertex, std::size_t>& sites) const;
 
   std::string label(Vertex v) const { return v == kMain ? "graph '" + main_name + "'" : id[v].str(); }
   std::vector<Call> calls(Vertex v, bool outgoing) const;
@@ -65,13 +64,13 @@ struct CallGraph::Impl {
   std::vector<Vertex> topological_order() const;
 };
 
-void CallGraph::Impl::collect_calls(const Nodes& body, std::vector<Vertex>& callees) const {
+void CallGraph::Impl::count_calls(const Nodes& body, std::map<Vertex, std::size_t>& sites) const {
   std::vector<const Nodes*> work = {&body};
   while (!work.empty()) {
     const Nodes* nodes = work.back();
     work.pop_back();
     for (const auto& node : *nodes) {
-      if (auto v = callee(node)) callees.push_back(*v);
+      if (auto v = callee(node)) ++sites[*v];
       for_each_subgraph(node, [&work](const onnx::GraphProto& g) { work.push_back(&g.node()); });
     }
   }
@@ -169,25 +168,21 @@ Result<CallGraph> CallGraph::build(const onnx::ModelProto& model) {
   for (const auto& [id, f] : defined) impl->default_domain = impl->default_domain || id.domain.empty();
   Graph& graph = impl->graph = Graph(impl->function.size());
   for (Vertex caller = 0; caller < impl->function.size(); ++caller) {
-    std::vector<Vertex> callees;  // one per call; sorted, the calls of each callee are a run
+    std::map<Vertex, std::size_t> sites;  // by callee, sorted
     if (caller == kMain) {
-      impl->collect_calls(model.graph().node(), callees);
+      impl->count_calls(model.graph().node(), sites);
     } else {
       const onnx::FunctionProto& f = *impl->function[caller];
-      impl->collect_calls(f.node(), callees);
+      impl->count_calls(f.node(), sites);
       // Graph-valued attribute defaults are part of the function too.
       for (const auto& a : f.attribute_proto()) {
-        if (a.has_g()) impl->collect_calls(a.g().node(), callees);
-        for (const auto& g : a.graphs()) impl->collect_calls(g.node(), callees);
+        if (a.has_g()) impl->count_calls(a.g().node(), sites);
+        for (const auto& g : a.graphs()) impl->count_calls(g.node(), sites);
       }
     }
-    std::sort(callees.begin(), callees.end());
-    for (auto run = callees.begin(); run != callees.end();) {
-      const auto end = std::upper_bound(run, callees.end(), *run);
-      const auto count = static_cast<std::size_t>(end - run);
-      boost::add_edge(caller, *run, Calls{count}, graph);
+    for (const auto& [callee, count] : sites) {
+      boost::add_edge(caller, callee, Calls{count}, graph);
       impl->call_sites += count;
-      run = end;
     }
   }
 

@@ -100,6 +100,16 @@ class MutableBody {
   // The top-level nodes that read `v`, once per read (a subgraph's reads count for the
   // node holding it), in no particular order.
   std::vector<NodeId> readers(ValueId v) const;
+  // Calls `fn(reader)` for each of readers(v) in turn until one returns false; false then.
+  // Without the list: a pass that gives up at the first reader that does not fit costs
+  // that much, not the number of readers (a weight tied across a thousand layers).
+  template <class Fn>
+  bool all_readers(ValueId v, Fn&& fn) const {
+    if (v == kNoValue) return true;
+    for (const Use& u : values_[v].uses)
+      if (live(u, v) && !fn(u.owner)) return false;
+    return true;
+  }
   // Values defined before the first node (inputs, initializers) that some node still
   // reads, by id.
   std::vector<ValueId> inputs_read() const;

@@ -532,18 +532,18 @@ class ConstantFolder {
     const auto size = element_count(stored->dims());
     if (!size) return false;
     int64_t total = 0;
-    const auto readers = body_.readers(data);
-    if (readers.size() != body_.uses(data)) return false;
-    for (NodeId r : readers) {
+    size_t readers = 0;
+    const bool all_fit = body_.all_readers(data, [&](NodeId r) {
+      ++readers;
       if (!moves_data(r) || body_.input(r, 0) != data) return false;
       for (size_t k = 1; k < body_.num_inputs(r); ++k)
         if (body_.input(r, k) == data || (body_.input(r, k) != ir::kNoValue && !is_constant(body_.input(r, k))))
           return false;
       const auto dims = output_dims(r);
       const auto count = dims ? element_count(*dims) : std::nullopt;
-      if (!count || __builtin_add_overflow(total, *count, &total) || total > *size) return false;
-    }
-    return true;
+      return count && !__builtin_add_overflow(total, *count, &total) && total <= *size;
+    });
+    return all_fit && readers == body_.uses(data);
   }
 
   bool moves_data(NodeId id) const {
