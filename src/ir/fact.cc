@@ -164,7 +164,8 @@ Fact Fact::of_tensor(const TensorProto& t) {
   const bool small = is_integral_type(type) ? static_cast<size_t>(count) <= kMaxIntElements
                                             : static_cast<size_t>(count) <= kMaxRealElements;
   if (!small || count < 0) return tensor(type, std::move(shape));
-  const TensorProto typed = t.has_raw_data() ? typed_tensor(t) : t;
+  std::optional<TensorProto> decoded;  // raw data, as typed fields (otherwise read in place)
+  const TensorProto& typed = t.has_raw_data() ? decoded.emplace(typed_tensor(t)) : t;
   auto take_ints = [&](const auto& field) -> Fact {
     if (field.size() != count) return tensor(type, std::move(shape));
     std::vector<Dim> e;

@@ -63,6 +63,7 @@ class Round {
 
   ~Round() {
     if (graveyard_) options_.retire(std::move(*graveyard_));
+    if (analysis_ && options_.retire_analysis) options_.retire_analysis(std::shared_ptr<const void>(std::move(analysis_)));
   }
   Round(const Round&) = delete;
   Round& operator=(const Round&) = delete;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -59,6 +60,9 @@ struct TransformOptions {
   // nodes and initializers the rounds remove and the calls inlining replaces go the same
   // way, gathered in a model of their own.
   std::function<void(onnx::ModelProto&&)> retire;
+  // The same for each round's analysis of its input (facts, memos, contexts), which the
+  // transform is done with when the round is.
+  std::function<void(std::shared_ptr<const void>)> retire_analysis;
   // The caller reads `model` again only if the transform succeeds (no error, no error
   // diagnostic): the first round then moves its initializers into the result instead of
   // copying them (the weights were the largest copy of a run), and a transform that fails
