@@ -3,6 +3,7 @@
 // nothing gives them back.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,14 +52,15 @@ TEST(ConsumeInput, SameResultWithoutCopyingTheWeights) {
 }
 
 // TransformOptions::retire also takes what the rounds and the inline stage remove (calls
-// inlined, nodes erased, initializers no longer read), kept rather than destroyed: the
-// result is the same as without it.
+// inlined, nodes erased, initializers no longer read), and retire_analysis each round's
+// analysis, kept rather than destroyed: the result is the same as without them.
 TEST(Retire, TakesTheRemovedPartsAndChangesNothingElse) {
   const onnx::ModelProto input = corpus_model("transformer_L2");
   onnx::ModelProto model = input;
   TransformOptions options;
   options.inline_policy = InlinePolicy::All;
-  size_t removed_nodes = 0, removed_initializers = 0, models_with_inputs = 0;
+  size_t removed_nodes = 0, removed_initializers = 0, models_with_inputs = 0, analyses = 0;
+  options.retire_analysis = [&analyses](std::shared_ptr<const void> a) { analyses += a != nullptr; };
   options.retire = [&](onnx::ModelProto&& m) {
     if (m.graph().input_size() > 0) {
       ++models_with_inputs;
@@ -75,6 +77,7 @@ TEST(Retire, TakesTheRemovedPartsAndChangesNothingElse) {
   EXPECT_GE(removed_nodes, done->stats.counters[Counter::CallsInlined]);
   EXPECT_GT(done->stats.counters[Counter::CallsInlined], 0u);
   EXPECT_GT(removed_initializers, 0u);
+  EXPECT_GE(analyses, 2u);  // each round's: the inlining round's and the one that changes nothing
 }
 
 TEST(ConsumeInput, ARoundThatChangesNothingGivesThemBack) {
