@@ -93,6 +93,22 @@ class InlinedSize {
     return total;
   }
 
+  // At least model(m), without a look at the main graph's calls: each node of it (to any
+  // depth) counted as the largest selected body.
+  size_t bound(const ModelProto& m) {
+    size_t largest = 1;
+    size_t total = 0;
+    for (const auto& f : m.functions()) {
+      if (selected(f.domain(), f.name()))
+        largest = std::max(largest, body(f));
+      else
+        total = add(total, body(f));
+    }
+    size_t main;
+    if (__builtin_mul_overflow(transform::count_nodes(m.graph().node()), largest, &main)) main = kSaturated;
+    return add(total, std::min(main, kSaturated));
+  }
+
  private:
   static constexpr size_t kSaturated = std::numeric_limits<size_t>::max() / 2;
   // Views of the caller's selection (which outlives this), looked up without copies: the
@@ -136,6 +152,7 @@ std::vector<std::pair<std::string, std::string>> fit_inlining(const ModelProto& 
                                                               size_t limit) {
   std::set<std::pair<std::string, std::string>> chosen(selected.begin(), selected.end());
   std::vector<std::pair<std::string, std::string>> dropped;
+  if (InlinedSize(m, chosen).bound(m) <= limit) return dropped;  // far within, as most models are
   for (size_t size = InlinedSize(m, chosen).model(m); size > limit && !chosen.empty();) {
     std::optional<std::pair<std::string, std::string>> best;
     for (const auto& id : selected) {
@@ -278,7 +295,7 @@ void fold_inlined_graph(ModelProto& m, bool tidy, GraphProto* graveyard) {
   else
     transform::keep_nodes(*g.mutable_node(), kept);
   if (tidy) transform::tidy_nodes(*g.mutable_node(), keep, /*remove_dead=*/true);
-  remove_unused_initializers(g);
+  remove_unused_initializers(g, graveyard);
   remove_unused(m);
 }
 

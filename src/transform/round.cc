@@ -433,7 +433,7 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
   // (A model whose constants stay nodes has the rewrites tidy no initializer.)
   if (stage_.dce && !run.initializers_tidied) {
     PassClock clock(&result_.pass_times, Pass::Dce);
-    remove_unused_initializers(target_graph);
+    remove_unused_initializers(target_graph, graveyard_ ? graveyard_->mutable_graph() : nullptr);
   }
 }
 
