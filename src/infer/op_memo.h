@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -30,12 +31,13 @@ class OpMemo {
     std::vector<std::string> conditions;  // and on these (eval::FoldInput::conditions)
   };
 
-  // A node's key; its input facts are viewed, not copied, until keep().
+  // A node's key; its input facts are viewed, not copied, until keep() (the caller's list
+  // of them too: it must outlive the key).
   struct Key {
     const onnx::OpSchema* schema = nullptr;
     int version = 0;
     size_t num_outputs = 0;
-    std::vector<const Fact*> inputs;  // nullptr where an optional input is omitted
+    std::span<const Fact* const> inputs;  // nullptr where an optional input is omitted
     std::string attributes;           // each attribute serialized, in order
     size_t hash = 0;
   };
