@@ -48,6 +48,9 @@ class OpMemo {
   static std::optional<Key> key(const onnx::OpSchema& schema, int version, size_t num_outputs,
                                 const std::vector<const Fact*>& inputs,
                                 const std::vector<const onnx::AttributeProto*>& attributes);
+  // The key views `inputs`: a temporary list would be gone before the key is used.
+  static std::optional<Key> key(const onnx::OpSchema&, int, size_t, std::vector<const Fact*>&&,
+                                const std::vector<const onnx::AttributeProto*>&) = delete;
 
   const Outcome* find(const Key& key) const;
   void keep(const Key& key, Outcome outcome);

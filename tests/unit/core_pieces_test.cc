@@ -66,7 +66,9 @@ TEST(OpMemo, FindsOnlyWhatMatchesInEveryPart) {
   const auto axis0 = int_attribute("axis", 0), axis1 = int_attribute("axis", 1);
   const onnx::OpSchema& softmax = schema_of("Softmax");
   infer::OpMemo memo;
-  auto key = infer::OpMemo::key(softmax, 18, 1, {&x}, {&axis1});
+  // Keys view the lists of input facts they are made from.
+  const std::vector<const Fact*> of_x{&x}, of_y{&y}, omitted{nullptr};
+  auto key = infer::OpMemo::key(softmax, 18, 1, of_x, {&axis1});
   ASSERT_TRUE(key);
   EXPECT_EQ(memo.find(*key), nullptr);
   infer::OpMemo::Outcome outcome;
@@ -76,18 +78,19 @@ TEST(OpMemo, FindsOnlyWhatMatchesInEveryPart) {
 
   // The same parts, from another node with equal facts: found, reports and all.
   const Fact x_again = x;
-  const auto same = memo.find(*infer::OpMemo::key(softmax, 18, 1, {&x_again}, {&axis1}));
+  const std::vector<const Fact*> equal{&x_again};
+  const auto same = memo.find(*infer::OpMemo::key(softmax, 18, 1, equal, {&axis1}));
   ASSERT_NE(same, nullptr);
   EXPECT_EQ(same->outputs[0].str(), x.str());
   EXPECT_EQ(same->reports, std::vector<std::string>{"a report"});
 
   // Any part different: not found.
-  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 1, {&y}, {&axis1})), nullptr);
-  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 1, {&x}, {&axis0})), nullptr);
-  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 19, 1, {&x}, {&axis1})), nullptr);
-  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 2, {&x}, {&axis1})), nullptr);
-  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 1, {nullptr}, {&axis1})), nullptr);
-  EXPECT_EQ(memo.find(*infer::OpMemo::key(schema_of("LogSoftmax"), 18, 1, {&x}, {&axis1})), nullptr);
+  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 1, of_y, {&axis1})), nullptr);
+  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 1, of_x, {&axis0})), nullptr);
+  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 19, 1, of_x, {&axis1})), nullptr);
+  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 2, of_x, {&axis1})), nullptr);
+  EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 1, omitted, {&axis1})), nullptr);
+  EXPECT_EQ(memo.find(*infer::OpMemo::key(schema_of("LogSoftmax"), 18, 1, of_x, {&axis1})), nullptr);
 }
 
 TEST(OpMemo, KeepsNoNodeWithAGraphAttributeOrANonTensorInput) {
@@ -96,12 +99,14 @@ TEST(OpMemo, KeepsNoNodeWithAGraphAttributeOrANonTensorInput) {
   branch.set_name("then_branch");
   branch.set_type(onnx::AttributeProto::GRAPH);
   branch.mutable_g()->set_name("g");
-  EXPECT_FALSE(infer::OpMemo::key(schema_of("If"), 18, 1, {&cond}, {&branch}));
+  const std::vector<const Fact*> of_cond{&cond};
+  EXPECT_FALSE(infer::OpMemo::key(schema_of("If"), 18, 1, of_cond, {&branch}));
 
   onnx::TypeProto sequence_type;
   sequence_type.mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(1);
   const Fact sequence = Fact::of_type(sequence_type);
-  EXPECT_FALSE(infer::OpMemo::key(schema_of("SequenceLength"), 18, 1, {&sequence}, {}));
+  const std::vector<const Fact*> of_sequence{&sequence};
+  EXPECT_FALSE(infer::OpMemo::key(schema_of("SequenceLength"), 18, 1, of_sequence, {}));
 }
 
 }  // namespace
