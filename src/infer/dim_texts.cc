@@ -133,13 +133,18 @@ DimTexts::DimTexts(const onnx::ModelProto& model)
 
 onnx::TypeProto DimTexts::type_of(const Fact& f) {
   return f.type([this](onnx::TensorShapeProto_Dimension& out, const Dim& d) {
-    std::string text = d.str();
-    if (d.is_symbol()) {
-      out.set_dim_param(std::move(text));
-    } else if (!reserved_.count(text)) {
-      written_.insert(text);
-      out.set_dim_param(std::move(text));
+    // Each dim decided once: most recur on many values.
+    auto [it, fresh] = texts_.try_emplace(d);
+    if (fresh) {
+      std::string text = d.str();
+      if (d.is_symbol()) {
+        it->second = std::move(text);
+      } else if (!reserved_.count(text)) {
+        written_.insert(text);
+        it->second = std::move(text);
+      }
     }
+    if (it->second) out.set_dim_param(*it->second);
   });
 }
 

@@ -10,9 +10,11 @@
 // (infer/declared_type.h); torch writes "batch*seq" for the very expression.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "onnx/onnx_pb.h"
 #include "shapeprop/fact.h"
@@ -69,6 +71,8 @@ class DimTexts {
   std::set<std::string> taken_;     // the model's own names (names_taken)
   std::set<std::string> reserved_;  // the graph inputs' own names that read like expressions
   std::set<std::string> written_;
+  // What type_of() writes for each dim it met: its text, or nothing.
+  std::unordered_map<Dim, std::optional<std::string>, DimHash> texts_;
 };
 
 }  // namespace shapeprop::infer
