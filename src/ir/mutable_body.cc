@@ -633,11 +633,7 @@ size_t MutableBody::remove_unread_initializers() {
   if (unread.empty()) return 0;
   auto& inits = *main_graph_->mutable_initializer();
   const auto before = static_cast<size_t>(inits.size());
-  auto keep = [&unread](const TensorProto& t, int) { return !unread.count(&t); };
-  if (graveyard_)
-    keep_in_order(inits, keep, [this](TensorProto* t) { graveyard_->mutable_initializer()->AddAllocated(t); });
-  else
-    keep_in_order(inits, keep);
+  keep_in_order(inits, [&unread](const TensorProto& t, int) { return !unread.count(&t); });
   return before - static_cast<size_t>(inits.size());
 }
 
@@ -674,13 +670,7 @@ bool MutableBody::commit() {
     else
       list_.Add()->Swap(nodes_[id].proto);
   }
-  for (NodeProto* erased : owned) {
-    if (!erased) continue;
-    if (graveyard_)
-      graveyard_->mutable_node()->AddAllocated(erased);
-    else
-      delete erased;
-  }
+  for (NodeProto* erased : owned) delete erased;
   return true;
 }
 

@@ -64,9 +64,6 @@ class MutableBody {
   // subgraph's nodes (ONNX's checker refuses a name a subgraph and an enclosing graph both
   // define). Set before the first edit; `names` must outlive the body.
   void reserve_names(const std::vector<std::string>* names) { reserved_ = names; }
-  // Where the nodes commit() drops and the initializers remove_unread_initializers()
-  // drops go, rather than being destroyed (TransformOptions::retire); null: destroyed.
-  void bury_removed_in(onnx::GraphProto* graveyard) { graveyard_ = graveyard; }
   MutableBody(const MutableBody&) = delete;
   MutableBody& operator=(const MutableBody&) = delete;
 
@@ -275,7 +272,6 @@ class MutableBody {
   std::optional<NameCounts> subgraph_definitions_;  // names the subgraphs of the nodes define: defined_in_subgraph()
   std::vector<ValueId> initializers_;
   bool changed_ = false;
-  onnx::GraphProto* graveyard_ = nullptr;
 
   NodeId next_live(NodeId id) const {
     while (id != kNone && nodes_[id].erased) id = nodes_[id].next;

@@ -52,7 +52,6 @@ BodyRun rewrite_body(NodeList& nodes, const ir::MutableBody::FactSource& facts, 
                      const std::vector<std::string>* reserved) {
   MutableBody body(nodes, facts, target.main_graph, interface);
   body.reserve_names(reserved);
-  body.bury_removed_in(options.graveyard);
   BodyRun run;
   tidy = tidy && !dry;
   PassTimes* const times = dry ? nullptr : watch.times;

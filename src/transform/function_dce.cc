@@ -100,17 +100,12 @@ void remove_unused(ModelProto& m) {
 }
 
 // Initializers nothing reads (graph inputs with a default stay: they are interface).
-void remove_unused_initializers(GraphProto& g, GraphProto* graveyard) {
+void remove_unused_initializers(GraphProto& g) {
   ir::NameCounts reads(static_cast<size_t>(g.node_size()) * 2);
   reads.add_reads(g.node());
   for (const auto& o : g.output()) reads.add(o.name());
   for (const auto& i : g.input()) reads.add(i.name());
-  auto read = [&reads](const onnx::TensorProto& t, int) { return reads.contains(t.name()); };
-  if (graveyard)
-    keep_in_order(*g.mutable_initializer(), read,
-                  [graveyard](onnx::TensorProto* t) { graveyard->mutable_initializer()->AddAllocated(t); });
-  else
-    keep_in_order(*g.mutable_initializer(), read);
+  keep_in_order(*g.mutable_initializer(), [&reads](const onnx::TensorProto& t, int) { return reads.contains(t.name()); });
 }
 
 // The version of the default domain among `imports` (0 when absent).

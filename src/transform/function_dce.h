@@ -85,8 +85,7 @@ size_t count_calls(const ModelProto& m);
 void remove_unused(ModelProto& m);
 
 // Initializers nothing reads (graph inputs with a default stay: they are interface).
-// They go to `graveyard`'s initializers when given, rather than being destroyed.
-void remove_unused_initializers(GraphProto& g, GraphProto* graveyard = nullptr);
+void remove_unused_initializers(GraphProto& g);
 
 // The version of the default domain among `imports` (0 when absent).
 int64_t onnx_opset(const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports);

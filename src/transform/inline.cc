@@ -153,15 +153,8 @@ class Renamer {
 
 class Inliner {
  public:
-  Inliner(const std::unordered_map<std::string, const FunctionProto*>& functions, Names& names,
-          GraphProto* graveyard)
-      : functions_(functions), names_(names), graveyard_(graveyard) {}
-  ~Inliner() {
-    if (graveyard_)
-      for (auto& call : calls_) graveyard_->mutable_node()->AddAllocated(call.release());
-  }
-  Inliner(const Inliner&) = delete;
-  Inliner& operator=(const Inliner&) = delete;
+  Inliner(const std::unordered_map<std::string, const FunctionProto*>& functions, Names& names)
+      : functions_(functions), names_(names) {}
 
   void into(NodeList& nodes, ValueInfoList& value_info) {
     // The nodes move by pointer, each the same object in its new place: the names seen so
@@ -177,7 +170,6 @@ class Inliner {
   Names& names_;
   int count_ = 0;
   std::vector<std::unique_ptr<NodeProto>> calls_;
-  GraphProto* graveyard_;
 
   void append(std::unique_ptr<NodeProto> owned, NodeList& nodes, ValueInfoList& value_info) {
     NodeProto& node = *owned;
@@ -226,8 +218,7 @@ class Inliner {
 
 }  // namespace
 
-void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::pair<std::string, std::string>>& selected,
-                               GraphProto* graveyard) {
+void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::pair<std::string, std::string>>& selected) {
   // Every function must agree with the model (and the others) on each opset's version.
   std::unordered_map<std::string, int64_t> versions;
   auto agree = [&versions](const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports) {
@@ -250,7 +241,7 @@ void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::p
   {
     Names names;
     names.add_graph(model.graph());
-    Inliner inliner(inlined, names, graveyard);
+    Inliner inliner(inlined, names);
     inliner.into(*model.mutable_graph()->mutable_node(), *model.mutable_graph()->mutable_value_info());
   }
   for (FunctionProto* f : kept) {
@@ -258,7 +249,7 @@ void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::p
     for (const auto& x : f->input()) names.add(x);
     for (const auto& x : f->output()) names.add(x);
     for (const auto& n : f->node()) names.add_node(n);
-    Inliner inliner(inlined, names, graveyard);
+    Inliner inliner(inlined, names);
     inliner.into(*f->mutable_node(), *f->mutable_value_info());
   }
   auto* functions = model.mutable_functions();

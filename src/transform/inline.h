@@ -21,8 +21,6 @@ namespace shapeprop::transform {
 // inputs (`Id (x) => (x) {}`) becomes an Identity from the call's input to its output,
 // where ONNX's inliner leaves the output undefined. Throws std::runtime_error where ONNX's
 // does (functions that need different versions of one opset).
-// The calls it replaces go to `graveyard`'s nodes when given, rather than being destroyed.
-void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::pair<std::string, std::string>>& selected,
-                               onnx::GraphProto* graveyard = nullptr);
+void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::pair<std::string, std::string>>& selected);
 
 }  // namespace shapeprop::transform

@@ -18,7 +18,6 @@
 #include "ir/names.h"
 #include "shapeprop/expand_ops.h"
 #include "shapeprop/phases.h"
-#include "support/repeated_fields.h"
 #include "support/subgraphs.h"
 #include "transform/fold_body.h"
 #include "transform/function_dce.h"
@@ -172,7 +171,7 @@ std::vector<std::pair<std::string, std::string>> fit_inlining(const ModelProto& 
   return dropped;
 }
 
-void inline_functions(ModelProto& m, const TransformOptions& options, TransformResult& result, GraphProto* graveyard) {
+void inline_functions(ModelProto& m, const TransformOptions& options, TransformResult& result) {
   const size_t calls_before = count_calls(m);
   std::vector<FunctionProto> kept_aside;  // not inlinable: the inliner must not see them
   std::vector<std::pair<std::string, std::string>> selected;
@@ -217,7 +216,7 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
   for (const auto& o : m.opset_import()) versions.emplace(FunctionId::canonical_domain(o.domain()), o.version());
   for (const auto& f : m.functions())
     for (const auto& o : f.opset_import()) versions.emplace(FunctionId::canonical_domain(o.domain()), o.version());
-  transform::inline_selected_functions(m, selected, graveyard);
+  transform::inline_selected_functions(m, selected);
   for (auto& f : *m.mutable_functions()) {
     std::set<std::string> used;
     collect_domains(f.node(), used);
@@ -252,7 +251,7 @@ void inline_functions(ModelProto& m, const TransformOptions& options, TransformR
 // and finds anything this misses (the rewrites across the bodies inlining brought together
 // among it): this only saves it the work. Identity chains and dead nodes are left to that
 // round where one follows (`tidy` false), which removes them anyway.
-void fold_inlined_graph(ModelProto& m, bool tidy, GraphProto* graveyard) {
+void fold_inlined_graph(ModelProto& m, bool tidy) {
   GraphProto& g = *m.mutable_graph();
   ir::ValueNames keep = interface_names(g);
   for (const auto& t : g.initializer()) keep.push_back(t.name());
@@ -288,14 +287,9 @@ void fold_inlined_graph(ModelProto& m, bool tidy, GraphProto* graveyard) {
     transform::fold_subgraphs_without_facts(n);
     kept[static_cast<size_t>(i)] = true;
   }
-  if (graveyard)
-    keep_in_order(
-        *g.mutable_node(), [&kept](const NodeProto&, int i) { return kept[static_cast<size_t>(i)]; },
-        [graveyard](NodeProto* n) { graveyard->mutable_node()->AddAllocated(n); });
-  else
-    transform::keep_nodes(*g.mutable_node(), kept);
+  transform::keep_nodes(*g.mutable_node(), kept);
   if (tidy) transform::tidy_nodes(*g.mutable_node(), keep, /*remove_dead=*/true);
-  remove_unused_initializers(g, graveyard);
+  remove_unused_initializers(g);
   remove_unused(m);
 }
 
@@ -305,18 +299,13 @@ Result<bool> inline_stage(ModelProto& m, const TransformOptions& options, Transf
   if (m.functions_size() == 0) return false;
   PhaseClock inlining(result.phases, "inlining", options.infer.on_phase);
   const size_t inlined_before = result.stats.counters[Counter::CallsInlined];
-  // The calls replaced and the Constants lifted, for TransformOptions::retire.
-  ModelProto graveyard;
-  GraphProto* const buried = options.retire ? graveyard.mutable_graph() : nullptr;
   try {
-    inline_functions(m, options, result, buried);
+    inline_functions(m, options, result);
   } catch (const std::exception& e) {
-    if (buried) options.retire(std::move(graveyard));
     return Diagnostic::error(std::string("inlining failed: ") + e.what());
   }
   const bool inlined = result.stats.counters[Counter::CallsInlined] > inlined_before;
-  fold_inlined_graph(m, /*tidy=*/!(inlined && round_follows), buried);
-  if (buried) options.retire(std::move(graveyard));
+  fold_inlined_graph(m, /*tidy=*/!(inlined && round_follows));
   return inlined;
 }
 

@@ -49,8 +49,6 @@ struct RewriteOptions {
     std::function<std::string()> make_;
   };
   Where where;
-  // Where the rewrites' removed nodes and initializers go (MutableBody::bury_removed_in).
-  onnx::GraphProto* graveyard = nullptr;
 };
 
 class PassContext {

@@ -196,7 +196,6 @@ transform::RewriteOptions Round::rewrite_options(int64_t opset, transform::Rewri
   o.onnx_opset = opset;
   o.where = std::move(where);
   o.notes = &result_.rewrites_assuming_positive_dims;
-  o.graveyard = graveyard_ ? graveyard_->mutable_graph() : nullptr;
   return o;
 }
 
@@ -433,7 +432,7 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
   // (A model whose constants stay nodes has the rewrites tidy no initializer.)
   if (stage_.dce && !run.initializers_tidied) {
     PassClock clock(&result_.pass_times, Pass::Dce);
-    remove_unused_initializers(target_graph, graveyard_ ? graveyard_->mutable_graph() : nullptr);
+    remove_unused_initializers(target_graph);
   }
 }
 

@@ -53,20 +53,12 @@ class Round {
         result_(result),
         count_specializations_(count_specializations),
         take_initializers_(take_initializers),
-        try_unchanged_(try_unchanged),
-        graveyard_(options.retire ? std::make_unique<ModelProto>() : nullptr) {
+        try_unchanged_(try_unchanged) {
     if (options.after_pass)
       for (Pass p : stage.passes)
         if (p != Pass::Inline && std::find(options.print_after.begin(), options.print_after.end(), p) != options.print_after.end())
           watched_.push_back(p);
   }
-
-  ~Round() {
-    if (graveyard_) options_.retire(std::move(*graveyard_));
-    if (analysis_ && options_.retire_analysis) options_.retire_analysis(std::shared_ptr<const void>(std::move(analysis_)));
-  }
-  Round(const Round&) = delete;
-  Round& operator=(const Round&) = delete;
 
   // One round of specialize + fold + remove dead code into `out`. False (and `out`
   // untouched) when the analysis found errors; an error when it could not run at all.
@@ -95,8 +87,6 @@ class Round {
   std::unordered_map<const infer::CallContext*, std::string> name_of_;
   std::unordered_map<const infer::CallContext*, std::string> overload_of_;
   bool unchanged_ = false;
-  // What the rewrites remove, for TransformOptions::retire (null without it).
-  const std::unique_ptr<ModelProto> graveyard_;
 
   // --print-after: the passes of the stage to print the model after, in stage order (inline
   // aside: the pipeline prints it after inline_stage), and what each body was right after

@@ -97,17 +97,14 @@ void finish(const Options& o, const std::vector<std::string>& summary) {
   std::cerr << shapeprop::counts_table(*run_report.before, *run_report.after);
 }
 
-// Models the run is done with (the written one, the transform's earlier rounds and what
-// they removed) are not destroyed: the process is about to exit, and freeing a large model
-// message by message takes a noticeable part of a run (clang's -disable-free does the
-// same). Reachable from a global, so that leak checkers do not count them.
+// Models the run is done with (the written one, the transform's earlier rounds) are not
+// destroyed: the process is about to exit, and freeing a large model message by message
+// takes a noticeable part of a run (clang's -disable-free does the same). Reachable from a
+// global, so that leak checkers do not count them.
 auto* const kept_models = new std::vector<std::unique_ptr<onnx::ModelProto>>;
 void keep_until_exit(onnx::ModelProto&& model) {
   kept_models->push_back(std::make_unique<onnx::ModelProto>(std::move(model)));
 }
-// The transform's analyses, likewise.
-auto* const kept_analyses = new std::vector<std::shared_ptr<const void>>;
-void keep_analysis_until_exit(std::shared_ptr<const void> analysis) { kept_analyses->push_back(std::move(analysis)); }
 
 // The counts before and after feed the report and the terminal's table only: a run that
 // writes neither does not count (walking a large model twice is a few percent of a run).
@@ -131,7 +128,6 @@ shapeprop::JobOptions job_options(const Options& o) {
   t.expand = o.expand;
   t.passes = o.passes;
   t.retire = keep_until_exit;
-  t.retire_analysis = keep_analysis_until_exit;
   if (!o.print_after.empty()) {
     t.print_after = o.print_after;
     t.after_pass = [](shapeprop::Pass pass, const onnx::ModelProto& m) {

@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -56,13 +55,8 @@ struct TransformOptions {
   // When set, models the transform is done with (each round's input, and the caller's
   // model as it was) are handed here rather than destroyed. A process about to exit can
   // keep them to the end, as clang's -disable-free keeps its ASTs: freeing a large model
-  // message by message is a noticeable part of a run (onnx-infer-shapes does this). The
-  // nodes and initializers the rounds remove and the calls inlining replaces go the same
-  // way, gathered in a model of their own.
+  // message by message is a noticeable part of a run (onnx-infer-shapes does this).
   std::function<void(onnx::ModelProto&&)> retire;
-  // The same for each round's analysis of its input (facts, memos, contexts), which the
-  // transform is done with when the round is.
-  std::function<void(std::shared_ptr<const void>)> retire_analysis;
   // The caller reads `model` again only if the transform succeeds (no error, no error
   // diagnostic): the first round then moves its initializers into the result instead of
   // copying them (the weights were the largest copy of a run), and a transform that fails
