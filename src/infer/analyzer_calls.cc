@@ -85,7 +85,8 @@ void Analyzer::Impl::rename_symbols(Fact& fact, const Dim::SymbolMap& to) {
 }
 
 CallContext Analyzer::Impl::make_context(const FunctionId& id, const Signature& sig, const std::vector<const Fact*>& inputs,
-                         const std::vector<bool>& present, const ResolvedAttributes& attrs, Renaming& renaming) {
+                         const std::vector<bool>& present, const ResolvedAttributes& attrs, Renaming& renaming,
+                         std::vector<const AttributeProto*>& chosen_out) {
   CallContext ctx;
   ctx.function = id;
   ctx.present.reserve(static_cast<size_t>(sig.num_inputs));
@@ -97,7 +98,7 @@ CallContext Analyzer::Impl::make_context(const FunctionId& id, const Signature& 
     ctx.inputs.push_back(given && inputs[k] ? *inputs[k] : Fact());
   }
   renaming = rename_fresh(ctx.inputs);
-  // By name, the call's over the defaults; copied once, into the context.
+  // By name, the call's over the defaults; copied only into a context analyze() keeps.
   std::map<std::string_view, const AttributeProto*> chosen;
   for (const auto& a : sig.defaults) chosen[a.name()] = &a;
   // Every attribute the call gives, declared by the function or not (which is warned):
@@ -106,11 +107,17 @@ CallContext Analyzer::Impl::make_context(const FunctionId& id, const Signature& 
   // ArgMax reads @keepdim; ONNX Runtime took the call's keepdim = 0 where the analysis took
   // ArgMax's default 1, and wrote a rank too many).
   for (const auto* a : attrs.list) chosen[a->name()] = a;
-  ctx.attributes.reserve(chosen.size());
+  chosen_out.clear();
+  chosen_out.reserve(chosen.size());
   for (const auto& [name, given] : chosen) {
-    AttributeProto& a = ctx.attributes.emplace_back(*given);
-    a.clear_doc_string();
-    append_serialized(ctx.attribute_key, a, a.ByteSizeLong());
+    chosen_out.push_back(given);
+    if (given->has_doc_string()) {  // serialized without it, as the kept copy is
+      AttributeProto a = *given;
+      a.clear_doc_string();
+      append_serialized(ctx.attribute_key, a, a.ByteSizeLong());
+    } else {
+      append_serialized(ctx.attribute_key, *given, given->ByteSizeLong());
+    }
     ctx.attribute_key += '\0';
   }
   size_t h = FunctionId::Hash()(id);
@@ -142,26 +149,31 @@ std::vector<Fact> Analyzer::Impl::call_function(const NodeProto& n, size_t index
     if (!known) report_soft(frame, path, "attribute '" + a->name() + "' is not an attribute of function " + id.str());
   }
   Renaming renaming;
-  const CallContext ctx = make_context(id, signature_of(f), inputs, present, attrs, renaming);
+  std::vector<const AttributeProto*> chosen;
+  const CallContext ctx = make_context(id, signature_of(f), inputs, present, attrs, renaming, chosen);
   const CallContext* key = nullptr;
   PathLink entered;
   entered.parent = path;
   entered.kind = PathLink::Kind::Function;
   entered.function = &id;
-  const Summary& s = analyze(ctx, f, &entered, &key);
+  const Summary& s = analyze(ctx, chosen, f, &entered, &key);
   frame.facts->set_call(index, key, &s.facts);
   if (frame.callee_set->insert(key).second) frame.callees->push_back(key);
   return instantiate(s.outputs, *key, renaming, frame);
 }
 
-const Summary& Analyzer::Impl::analyze(const CallContext& ctx, const FunctionProto& f, const PathLink* path, const CallContext** key_out) {
+const Summary& Analyzer::Impl::analyze(const CallContext& ctx, const std::vector<const AttributeProto*>& chosen,
+                                       const FunctionProto& f, const PathLink* path, const CallContext** key_out) {
   auto found = memo.find(ctx);
   if (found != memo.end()) {
     *key_out = &found->first;
     return *found->second;
   }
   const ir::Body& body = bodies.of(f);
-  auto [it, _] = memo.emplace(ctx, std::make_unique<Summary>(body));
+  CallContext kept = ctx;
+  kept.attributes.reserve(chosen.size());
+  for (const AttributeProto* given : chosen) kept.attributes.emplace_back(*given).clear_doc_string();
+  auto [it, _] = memo.emplace(std::move(kept), std::make_unique<Summary>(body));
   const CallContext* key = &it->first;
   *key_out = key;
   function_of[key] = &f;

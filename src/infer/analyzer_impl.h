@@ -326,15 +326,19 @@ struct Analyzer::Impl {
   // `f` with each symbol `to` maps replaced, in its dims, elements and other types.
   static void rename_symbols(Fact& f, const Dim::SymbolMap& to);
 
+  // The context of a call, but for its attributes, which `chosen` gives (sorted by name;
+  // they are compared by attribute_key): analyze() copies them into a context it keeps.
   CallContext make_context(const FunctionId& id, const Signature& sig, const std::vector<const Fact*>& inputs,
-                           const std::vector<bool>& present, const ResolvedAttributes& attrs, Renaming& renaming);
+                           const std::vector<bool>& present, const ResolvedAttributes& attrs, Renaming& renaming,
+                           std::vector<const AttributeProto*>& chosen);
 
   std::vector<Fact> call_function(const NodeProto& n, size_t index, const FunctionProto& f,
                                   const std::vector<const Fact*>& inputs, const std::vector<bool>& present,
                                   const ResolvedAttributes& attrs, Frame& frame, const PathLink* path);
 
   // The summary of `f` in `ctx`, analysing the body on the first request.
-  const Summary& analyze(const CallContext& ctx, const FunctionProto& f, const PathLink* path, const CallContext** key_out);
+  const Summary& analyze(const CallContext& ctx, const std::vector<const AttributeProto*>& chosen,
+                         const FunctionProto& f, const PathLink* path, const CallContext** key_out);
 
   // ------------------------------------------------------------------ data-dependent dims
 

@@ -232,14 +232,15 @@ std::vector<Fact> Analyzer::Impl::call_body(const FunctionProto& body, const Fun
                             const std::vector<const Fact*>& inputs, const std::vector<bool>& present,
                             const ResolvedAttributes& attrs, const Frame& frame, const PathLink* path) {
   Renaming renaming;
-  const CallContext ctx = make_context(id, sig, inputs, present, attrs, renaming);
+  std::vector<const AttributeProto*> chosen;
+  const CallContext ctx = make_context(id, sig, inputs, present, attrs, renaming, chosen);
   const CallContext* key = nullptr;
   PathLink entered;
   entered.parent = path;
   entered.kind = PathLink::Kind::SchemaBody;
   entered.function = &id;
   const size_t before = diagnostics.size();
-  const Summary& s = analyze(ctx, body, &entered, &key);
+  const Summary& s = analyze(ctx, chosen, body, &entered, &key);
   diagnostics.resize(before);
   return instantiate(s.outputs, *key, renaming, frame);
 }
