@@ -27,11 +27,7 @@ void for_each_symbol(const Fact& fact, const std::function<void(const std::strin
 auto Analyzer::Impl::signature_of(const FunctionProto& f) -> Signature {
   Signature sig;
   sig.num_inputs = f.input_size();
-  sig.attributes.insert(f.attribute().begin(), f.attribute().end());
-  for (const auto& a : f.attribute_proto()) {
-    sig.attributes.insert(a.name());
-    sig.defaults.push_back(a);
-  }
+  sig.function_defaults = &f.attribute_proto();
   return sig;
 }
 
@@ -101,6 +97,8 @@ CallContext Analyzer::Impl::make_context(const FunctionId& id, const Signature& 
   // By name, the call's over the defaults; copied only into a context analyze() keeps.
   std::map<std::string_view, const AttributeProto*> chosen;
   for (const auto& a : sig.defaults) chosen[a.name()] = &a;
+  if (sig.function_defaults)
+    for (const auto& a : *sig.function_defaults) chosen[a.name()] = &a;
   // Every attribute the call gives, declared by the function or not (which is warned):
   // ONNX's inliner and ONNX Runtime bind a body's @name to the call's attribute of that
   // name either way (a fuzz finding: a mutated function declaring no `keepdim` whose body's
@@ -149,8 +147,9 @@ std::vector<Fact> Analyzer::Impl::call_function(const NodeProto& n, size_t index
     if (!known) report_soft(frame, path, "attribute '" + a->name() + "' is not an attribute of function " + id.str());
   }
   Renaming renaming;
-  std::vector<const AttributeProto*> chosen;
-  const CallContext ctx = make_context(id, signature_of(f), inputs, present, attrs, renaming, chosen);
+  std::vector<const AttributeProto*> chosen;  // views `sig`'s, `f`'s and the call's
+  const Signature sig = signature_of(f);
+  const CallContext ctx = make_context(id, sig, inputs, present, attrs, renaming, chosen);
   const CallContext* key = nullptr;
   PathLink entered;
   entered.parent = path;

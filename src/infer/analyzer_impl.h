@@ -304,8 +304,9 @@ struct Analyzer::Impl {
   // What a context keeps of a callee: its input count, and its attributes (with defaults).
   struct Signature {
     int num_inputs = 0;
-    std::set<std::string> attributes;
-    std::vector<AttributeProto> defaults;
+    std::vector<AttributeProto> defaults;  // a schema's or a rule's, named
+    // A function's (attribute_proto), viewed: the function outlives the analysis.
+    const google::protobuf::RepeatedPtrField<AttributeProto>* function_defaults = nullptr;
   };
 
   static Signature signature_of(const FunctionProto& f);

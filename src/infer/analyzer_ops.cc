@@ -215,7 +215,6 @@ std::vector<Fact> Analyzer::Impl::call_schema_body(const NodeProto& n, const Fun
   Signature sig;
   sig.num_inputs = body.input_size();
   for (const auto& entry : schema.attributes()) {
-    sig.attributes.insert(entry.first);
     if (entry.second.default_value.type() == AttributeProto::UNDEFINED) continue;
     sig.defaults.push_back(entry.second.default_value);
     sig.defaults.back().set_name(entry.first);
