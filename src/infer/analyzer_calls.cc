@@ -48,7 +48,7 @@ auto Analyzer::Impl::rename_fresh(std::vector<Fact>& inputs) -> Renaming {
   bool unknown_dims = false;
   for (const Fact& f : inputs) {
     if (f.shape) unknown_dims = unknown_dims || std::any_of(f.shape->begin(), f.shape->end(), [](const Dim& d) { return d.is_unknown(); });
-    for_each_symbol(f, note);
+    if (!fresh_names.empty()) for_each_symbol(f, note);  // only fresh symbols are renamed
   }
   if (!renaming.empty()) {
     const Dim::SymbolMap to = [&](const std::string& symbol) -> std::optional<Dim> {
