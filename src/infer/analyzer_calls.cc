@@ -228,7 +228,7 @@ void Analyzer::Impl::name_data_dependent(const NodeProto& n, const std::vector<c
     const AttributeProto* a = attrs.find("axis");
     return a ? a->i() : fallback;
   };
-  const std::string& op = n.op_type();
+  const std::string_view op = n.op_type();  // compared as views: lengths first
   if (op == "NonZero") {
     places = {{0, 1}};
   } else if (op == "Compress") {

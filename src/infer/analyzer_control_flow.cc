@@ -77,7 +77,8 @@ void Analyzer::Impl::withhold_dead_branch_reads(const GraphProto& g, Frame& fram
     if (owner.facts->withheld(id) || !owner.facts->fact(id)) return;
     // A Constant's output ONNX's inference types from its value all the same.
     const ir::Body::Node* made_by = producer(*owner.body, id);
-    if (made_by && made_by->proto->op_type() == "Constant" && FunctionId::is_default_domain(made_by->proto->domain()))
+    if (made_by && std::string_view(made_by->proto->op_type()) == "Constant" &&
+        FunctionId::is_default_domain(made_by->proto->domain()))
       return;
     // The main graph's inputs are declared, not written: nothing to withhold.
     const auto main_inputs = owner.outer ? std::span<const ir::ValueId>() : owner.body->inputs();

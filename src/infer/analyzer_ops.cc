@@ -68,12 +68,13 @@ std::vector<Fact> Analyzer::Impl::call_op(const NodeProto& n, const std::vector<
   if (input_unknown) {
     // What Shape and Size give does not depend on the input's type: a 1-D and a 0-D
     // int64 tensor of any tensor (as ONNX's own inference types them).
-    if (default_domain && n.op_type() == "Shape" && !outputs.empty())
+    if (default_domain && std::string_view(n.op_type()) == "Shape" && !outputs.empty())
       outputs[0] = Fact::tensor(onnx::TensorProto::INT64, {Dim::unknown()});
-    if (default_domain && n.op_type() == "Size" && !outputs.empty()) outputs[0] = Fact::tensor(onnx::TensorProto::INT64, {});
+    if (default_domain && std::string_view(n.op_type()) == "Size" && !outputs.empty())
+      outputs[0] = Fact::tensor(onnx::TensorProto::INT64, {});
     return outputs;
   }
-  if (default_domain && n.op_type() == "Transpose")
+  if (default_domain && std::string_view(n.op_type()) == "Transpose")
     if (auto wrong = transpose_perm_mismatch(attrs, inputs)) {
       report_soft(frame, path, std::move(*wrong));
       return outputs;

@@ -15,7 +15,7 @@ NodeKind kind_of(const onnx::NodeProto& n, const CallGraph* calls, const onnx::F
     return NodeKind::Call;
   }
   if (!FunctionId::is_default_domain(n.domain())) return NodeKind::Op;
-  const std::string& op = n.op_type();
+  const std::string_view op = n.op_type();  // compared as a view: lengths first
   if (op == "If") return NodeKind::If;
   if (op == "Loop") return NodeKind::Loop;
   if (op == "Scan") return NodeKind::Scan;

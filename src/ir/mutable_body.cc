@@ -356,7 +356,8 @@ bool MutableBody::can_forward(NodeId id, ValueId to) const {
   for (size_t k = 1; k < num_outputs(id); ++k)
     if (output(id, k) != kNoValue && (uses(output(id, k)) > 0 || values_[output(id, k)].interface)) return false;
   const NodeProto& n = *nodes_[id].proto;
-  return !(n.op_type() == "Identity" && FunctionId::is_default_domain(n.domain()) && input(id, 0) == to);
+  return !(std::string_view(n.op_type()) == "Identity" && FunctionId::is_default_domain(n.domain()) &&
+           input(id, 0) == to);
 }
 
 bool MutableBody::forward(NodeId id, ValueId to) {
@@ -499,8 +500,8 @@ void MutableBody::erase(NodeId id) {
 void MutableBody::collapse_identities() {
   auto is_identity = [this](NodeId id) {
     const NodeProto& n = *nodes_[id].proto;
-    return n.op_type() == "Identity" && FunctionId::is_default_domain(n.domain()) && num_inputs(id) == 1 &&
-           num_outputs(id) == 1 && input(id, 0) != kNoValue && output(id, 0) != kNoValue;
+    return std::string_view(n.op_type()) == "Identity" && FunctionId::is_default_domain(n.domain()) &&
+           num_inputs(id) == 1 && num_outputs(id) == 1 && input(id, 0) != kNoValue && output(id, 0) != kNoValue;
   };
   // First the identities whose output may go (whatever their place: they can only add
   // readers of an x or take them away), then those whose output keeps its name.

@@ -44,7 +44,8 @@ class ClipFusion {
     if (!FunctionId::is_default_domain(n.domain()) || body_.num_outputs(id) != 1 || body_.output(id, 0) == ir::kNoValue ||
         body_.num_inputs(id) == 0 || body_.input(id, 0) == ir::kNoValue)
       return std::nullopt;
-    if (n.op_type() == "Relu") return std::make_pair(Clamp{End{0.0L, ir::kNoValue}, End{}}, body_.input(id, 0));
+    if (std::string_view(n.op_type()) == "Relu")
+      return std::make_pair(Clamp{End{0.0L, ir::kNoValue}, End{}}, body_.input(id, 0));
     if (n.op_type() != "Clip" || options_.onnx_opset < kClipBoundsAsInputs || n.attribute_size() != 0)
       return std::nullopt;
     Clamp c;

@@ -72,7 +72,7 @@ double in_precision(int32_t type, double x, F f) {
   return round_to(type, static_cast<double>(f(static_cast<float>(x))));
 }
 
-std::optional<Values> unary(const std::string& op, const Values& x) {
+std::optional<Values> unary(std::string_view op, const Values& x) {
   Values out = x;
   if (!x.real) {
     for (auto& e : out.ints) {
@@ -234,7 +234,7 @@ std::optional<Values> slice(const Values& x, const Values& starts, const Values&
   return out;
 }
 
-std::optional<Values> binary(const std::string& op, const Values& a, const Values& b) {
+std::optional<Values> binary(std::string_view op, const Values& a, const Values& b) {
   if (a.type != b.type) return std::nullopt;
   auto dims = broadcast(a.dims, b.dims);
   if (!dims) return std::nullopt;
@@ -548,9 +548,9 @@ class ConstantFolder {
 
   bool moves_data(NodeId id) const {
     const NodeProto& n = body_.node(id);
+    const std::string_view op = n.op_type();
     return FunctionId::is_default_domain(n.domain()) && body_.num_outputs(id) == 1 &&
-           (n.op_type() == "Cast" || n.op_type() == "Transpose" || n.op_type() == "Slice" ||
-            reshaping_op(n.op_type()));
+           (op == "Cast" || op == "Transpose" || op == "Slice" || reshaping_op(op));
   }
 
   static bool reshaping_op(std::string_view op) {
@@ -631,7 +631,7 @@ class ConstantFolder {
 
   std::optional<Values> evaluate(NodeId id, int64_t limit) const {
     const NodeProto& n = body_.node(id);
-    const std::string& op = n.op_type();
+    const std::string_view op = n.op_type();  // compared as a view: lengths first
     const bool known = unary_op(op) || binary_op(op) || reshaping_op(op) || op == "Transpose" ||
                        op == "Cast" || op == "Concat" || op == "Expand" || (op == "Slice" && body_.num_inputs(id) >= 3) ||
                        (op == "ScatterND" && body_.num_inputs(id) == 3);

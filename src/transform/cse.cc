@@ -31,7 +31,7 @@ constexpr size_t kMaxSharedInitializerBytes = 8192;
 bool is_random(const NodeProto& n) {
   if (draws_random_numbers(n.op_type())) return true;
   // Dropout draws its mask when training_mode may be true.
-  return n.op_type() == "Dropout" && n.input_size() >= 3 && !n.input(2).empty();
+  return std::string_view(n.op_type()) == "Dropout" && n.input_size() >= 3 && !n.input(2).empty();
 }
 
 uint64_t mix(uint64_t h, uint64_t v) {

@@ -32,7 +32,9 @@ using onnx::AttributeProto;
 using onnx::GraphProto;
 using onnx::NodeProto;
 
-bool is_op(const NodeProto& n, const char* op) { return FunctionId::is_default_domain(n.domain()) && n.op_type() == op; }
+bool is_op(const NodeProto& n, std::string_view op) {
+  return FunctionId::is_default_domain(n.domain()) && n.op_type() == op;
+}
 
 // Ops whose result is not a function of their inputs: never replaced by a value.
 bool is_random(const NodeProto& n) {

@@ -264,9 +264,10 @@ void fold_inlined_graph(ModelProto& m, bool tidy) {
     subgraph_names.add_subgraph_definitions(g.node());
     for (int i = 0; i < g.node_size(); ++i) {
       const NodeProto& n = g.node(i);
-      may_move[static_cast<size_t>(i)] = constants_may_be_initializers(m) && FunctionId::is_default_domain(n.domain()) &&
-                                         n.op_type() == "Constant" && n.output_size() == 1 && !n.output(0).empty() &&
-                                         !subgraph_names.contains(n.output(0));
+      may_move[static_cast<size_t>(i)] =
+          constants_may_be_initializers(m) && FunctionId::is_default_domain(n.domain()) &&
+          std::string_view(n.op_type()) == "Constant" && n.output_size() == 1 && !n.output(0).empty() &&
+          !subgraph_names.contains(n.output(0));
     }
   }
   std::vector<bool> kept(static_cast<size_t>(g.node_size()), false);

@@ -122,7 +122,8 @@ class MinMaxToClip {
 
   bool is_min_max(NodeId id) const {
     const NodeProto& n = body_.node(id);
-    return FunctionId::is_default_domain(n.domain()) && (n.op_type() == "Max" || n.op_type() == "Min") &&
+    const std::string_view op = n.op_type();
+    return FunctionId::is_default_domain(n.domain()) && (op == "Max" || op == "Min") &&
            body_.num_inputs(id) >= 2 && body_.num_outputs(id) == 1 && body_.output(id, 0) != ir::kNoValue;
   }
 
@@ -132,7 +133,7 @@ class MinMaxToClip {
   std::optional<Bound> bound_of(NodeId id) const {
     const NodeProto& n = body_.node(id);
     if (!is_min_max(id)) return std::nullopt;
-    const bool is_max = n.op_type() == "Max";
+    const bool is_max = std::string_view(n.op_type()) == "Max";
     ValueId x = ir::kNoValue;
     std::optional<Bound> bound;
     size_t zeros = 0, rank = 0;

@@ -92,7 +92,7 @@ ZeroRead zero_read(const onnx::NodeProto& n, size_t slot, const MutableBody& bod
                        "Resize"});
   };
   if (!FunctionId::is_default_domain(n.domain()) || has_subgraph(n)) return ZeroRead::kObservable;
-  const std::string& op = n.op_type();
+  const std::string_view op = n.op_type();  // compared as a view: lengths first
   if (same(op)) return ZeroRead::kSame;
   if (any_slot(op) || (slot == 0 && first_slot(op))) return ZeroRead::kSignsOnly;
   if (op == "Where" && slot > 0) return ZeroRead::kSignsOnly;
@@ -188,7 +188,7 @@ class NeutralOps {
     const NodeProto& n = body_.node(id);
     if (!FunctionId::is_default_domain(n.domain()) || body_.num_outputs(id) != 1 || body_.output(id, 0) == ir::kNoValue)
       return std::nullopt;
-    const std::string& op = n.op_type();
+    const std::string_view op = n.op_type();  // compared as a view: lengths first
     if (op == "Where") return same_branches(id);
     if (body_.num_inputs(id) != 2 || body_.input(id, 0) == ir::kNoValue || body_.input(id, 1) == ir::kNoValue)
       return std::nullopt;

@@ -54,7 +54,7 @@ class Peepholes {
     if (!FunctionId::is_default_domain(n.domain()) || body_.num_outputs(id) == 0 || body_.output(id, 0) == ir::kNoValue ||
         body_.num_inputs(id) == 0 || body_.input(id, 0) == ir::kNoValue)
       return std::nullopt;
-    const std::string& op = n.op_type();
+    const std::string_view op = n.op_type();  // compared as a view: lengths first
     std::optional<Fix> fix;
     if (op == "Transpose") fix = transpose(id);
     else if (op == "Squeeze" || op == "Unsqueeze") fix = squeeze_pair(id);

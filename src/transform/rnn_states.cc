@@ -45,7 +45,7 @@ bool all_zero(const MutableBody& body, ValueId v, int depth = 0) {
   if (p == kNone || body.num_inputs(p) == 0) return false;
   const NodeProto& n = body.node(p);
   if (!FunctionId::is_default_domain(n.domain()) || has_reference(n)) return false;
-  const std::string& op = n.op_type();
+  const std::string_view op = n.op_type();  // compared as a view: lengths first
   if (op == "ConstantOfShape") {
     const auto* a = attribute(n, "value");
     return !a || (a->type() == onnx::AttributeProto::TENSOR && is_zero_tensor(a->t()));
