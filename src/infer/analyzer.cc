@@ -272,6 +272,8 @@ void Analyzer::Impl::process(const ir::Body::Node& node, Frame& frame) {
   here.node = &n;
   std::vector<const Fact*> inputs;
   std::vector<bool> present;
+  inputs.reserve(static_cast<size_t>(n.input_size()));
+  present.reserve(static_cast<size_t>(n.input_size()));
   bool from_invalid = false;
   for (auto&& [operand, name] : views::zip(frame.body->inputs_of(node), n.input())) {
     bool p;
