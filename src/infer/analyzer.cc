@@ -314,10 +314,12 @@ void Analyzer::Impl::process(const ir::Body::Node& node, Frame& frame) {
     return;
   }
   outputs.resize(static_cast<size_t>(n.output_size()));
-  const std::vector<bool> invalid_out = invalid_results(node, frame, outputs);
+  // Only a call's or an If's results may come from a walk that found them invalid.
+  const bool walked = node.kind == ir::NodeKind::Call || node.kind == ir::NodeKind::If;
+  const std::vector<bool> invalid_out = walked ? invalid_results(node, frame, outputs) : std::vector<bool>();
   name_unknown_dims(outputs, frame);
   for (size_t k = 0; k < results.size(); ++k)
-    if (invalid_out[k])
+    if (walked && invalid_out[k])
       mark_invalid(results[k]);
     else
       define(results[k], std::move(outputs[k]), frame, &here);
