@@ -49,12 +49,19 @@ std::vector<Fact> Analyzer::Impl::call_op(const NodeProto& n, const std::vector<
   // A required input left out: in a function body whose call omits the formal input the
   // node reads (ONNX's checker does not look through calls), or spelled '' in the node. No
   // run passes the node, so its outputs get no fact (a fuzz finding: the inlined model
-  // read Shape(''), which ONNX's checker refuses, with a scalar type downstream).
-  for (size_t i = 0; present && i < present->size() && i < schema->inputs().size(); ++i) {
-    const auto& formal = schema->inputs()[i];
-    if ((*present)[i] || formal.GetOption() != onnx::OpSchema::Single) continue;
+  // read Shape(''), which ONNX's checker refuses, with a scalar type downstream). So for
+  // any input in the variadic tail of an ONNX op (Max, Sum, Concat): only optional inputs
+  // may be left out, and ONNX's checker lets '' there through (ONNX Runtime 1.30 crashes on
+  // Max(x, ''), whose result ONNX's inference types as a scalar).
+  const auto& formals = schema->inputs();
+  const bool variadic_tail = default_domain && !formals.empty() && formals.back().GetOption() == onnx::OpSchema::Variadic;
+  for (size_t i = 0; present && i < present->size() && (i < formals.size() || variadic_tail); ++i) {
+    const auto& formal = formals[std::min(i, formals.size() - 1)];
+    const bool variadic = variadic_tail && i + 1 >= formals.size();
+    if ((*present)[i] || (formal.GetOption() != onnx::OpSchema::Single && !variadic)) continue;
     report_soft(frame, path,
-                n.op_type() + "'s input " + std::to_string(i) + " (" + formal.GetName() + ") is required, and " +
+                n.op_type() + "'s input " + std::to_string(i) + " (" + formal.GetName() + ") is " +
+                    (variadic ? "variadic" : "required") + ", and " +
                     (n.input(static_cast<int>(i)).empty() ? std::string("the node gives none")
                                                           : "'" + n.input(static_cast<int>(i)) + "' is left out by the call") +
                     ": no run passes this node");
