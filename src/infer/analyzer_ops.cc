@@ -54,7 +54,8 @@ std::vector<Fact> Analyzer::Impl::call_op(const NodeProto& n, const std::vector<
   // may be left out, and ONNX's checker lets '' there through (ONNX Runtime 1.30 crashes on
   // Max(x, ''), whose result ONNX's inference types as a scalar).
   const auto& formals = schema->inputs();
-  const bool variadic_tail = default_domain && !formals.empty() && formals.back().GetOption() == onnx::OpSchema::Variadic;
+  const bool variadic_tail =
+      default_domain && !formals.empty() && formals.back().GetOption() == onnx::OpSchema::Variadic;
   for (size_t i = 0; present && i < present->size() && (i < formals.size() || variadic_tail); ++i) {
     const auto& formal = formals[std::min(i, formals.size() - 1)];
     const bool variadic = variadic_tail && i + 1 >= formals.size();
