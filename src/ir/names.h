@@ -105,6 +105,11 @@ class ScopedRenaming {
  public:
   ScopedRenaming() { scopes_.emplace_back(); }
   void push() { scopes_.emplace_back(); }
+  // Room in the innermost scope for `n` bindings, made at once.
+  void reserve(size_t n) {
+    scopes_.back().index.reserve(n);
+    scopes_.back().to.reserve(n);
+  }
   void pop() { scopes_.pop_back(); }
   // In the innermost scope, `from` is renamed `to` (replacing a binding it had there).
   void bind(std::string_view from, std::string to);

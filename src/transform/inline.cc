@@ -86,6 +86,8 @@ void bind_attributes(NodeProto& node, const std::unordered_map<std::string, cons
 class Renamer {
  public:
   Renamer(std::string suffix, Names& names) : suffix_(std::move(suffix)), names_(names) {}
+  // Room for about `n` names bound in the call's own scope.
+  void reserve(size_t n) { renaming_.reserve(n); }
 
   // Formal parameters take the actual names; an output the call omits gets a fresh one.
   // An output that is one of the inputs (`Id (x) => (x)`) keeps the input's binding
@@ -154,7 +156,11 @@ class Renamer {
 class Inliner {
  public:
   Inliner(const std::unordered_map<std::string, const FunctionProto*>& functions, Names& names)
-      : functions_(functions), names_(names) {}
+      : functions_(functions), names_(names) {
+    for (const auto& [id, f] : functions)
+      if (std::find(domains_.begin(), domains_.end(), normalize_domain(f->domain())) == domains_.end())
+        domains_.push_back(normalize_domain(f->domain()));
+  }
 
   void into(NodeList& nodes, ValueInfoList& value_info) {
     // The nodes move by pointer, each the same object in its new place: the names seen so
@@ -170,11 +176,21 @@ class Inliner {
   Names& names_;
   int count_ = 0;
   std::vector<std::unique_ptr<NodeProto>> calls_;
+  std::vector<std::string> domains_;  // of the functions inlined, normalized: few
+
+  // The function a node calls, among those inlined. Most nodes are ONNX ops, told apart
+  // by their domain before a function id is spelled and looked up.
+  const FunctionProto* function_called(const NodeProto& node) const {
+    const std::string_view domain = node.domain() == "ai.onnx" ? std::string_view() : std::string_view(node.domain());
+    if (std::find(domains_.begin(), domains_.end(), domain) == domains_.end()) return nullptr;
+    auto f = functions_.find(impl_id(node.domain(), node.op_type(), node.overload()));
+    return f == functions_.end() ? nullptr : f->second;
+  }
 
   void append(std::unique_ptr<NodeProto> owned, NodeList& nodes, ValueInfoList& value_info) {
     NodeProto& node = *owned;
-    auto f = functions_.find(impl_id(node.domain(), node.op_type(), node.overload()));
-    if (f == functions_.end()) {
+    const FunctionProto* f = function_called(node);
+    if (!f) {
       for (auto& a : *node.mutable_attribute()) {
         if (a.has_g()) into(*a.mutable_g()->mutable_node(), *a.mutable_g()->mutable_value_info());
         for (auto& g : *a.mutable_graphs()) into(*g.mutable_node(), *g.mutable_value_info());
@@ -183,12 +199,13 @@ class Inliner {
       return;
     }
     calls_.push_back(std::move(owned));
-    const FunctionProto& callee = *f->second;
+    const FunctionProto& callee = *f;
     std::unordered_map<std::string, const AttributeProto*> values;
     for (const auto& a : node.attribute()) values[a.name()] = &a;
     // The whole body is renamed before any of it is appended (a call inside it is
     // numbered after this one, when it is appended), as ONNX's inliner does.
     Renamer renamer("__" + std::to_string(++count_), names_);
+    renamer.reserve(static_cast<size_t>(callee.input_size() + callee.output_size() + callee.node_size()));
     renamer.bind(callee.input(), node.input(), /*outputs=*/false);
     const auto passed_through = renamer.bind(callee.output(), node.output(), /*outputs=*/true);
     std::vector<std::unique_ptr<NodeProto>> body;
@@ -198,9 +215,11 @@ class Inliner {
       bind_attributes(*body.back(), values);
       renamer.node(*body.back());
     }
-    ir::NameSet actual;
-    for (const auto& x : node.input()) actual.insert_lasting(x);
-    for (const auto& x : node.output()) actual.insert_lasting(x);
+    ir::NameSet actual;  // (only where the callee declares value_info: most do not)
+    if (callee.value_info_size() > 0) {
+      for (const auto& x : node.input()) actual.insert_lasting(x);
+      for (const auto& x : node.output()) actual.insert_lasting(x);
+    }
     for (const auto& vi : callee.value_info()) {
       onnx::ValueInfoProto renamed = vi;
       renamer.lookup_or_rename(*renamed.mutable_name(), false);
