@@ -571,6 +571,11 @@ ValueId MutableBody::add_constant(TensorProto value, std::string_view base) {
 std::optional<ValueId> MutableBody::find_constant(const TensorProto& value, uint64_t sample_hash) const {
   auto [from, to] = constants_.equal_range(sample_hash);
   if (from == to) return std::nullopt;
+  if (std::next(from) == to) {  // one to compare with: hashing all of the data first would read it once more
+    const TensorProto* t = stored_constant(from->second.value);
+    if (t && same_tensor_value(*t, value)) return from->second.value;
+    return std::nullopt;
+  }
   const uint64_t full = tensor_value_hash(value);
   for (auto it = from; it != to; ++it) {
     const TensorProto* t = stored_constant(it->second.value);

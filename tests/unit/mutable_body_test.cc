@@ -60,6 +60,35 @@ TEST(MutableBodyTest, DropOutputLeavesAnEmptyNameInTheMiddleAndTrimsTheEnd) {
 // The ops a body may hold (what passes look at before walking it): those it was built
 // with, those an edit brings (an inserted node, a node forwarded to an Identity), and
 // those erased since; never one it has not had.
+// Equal constants are one value: found by a hash of their ends first (tensor_sample_hash),
+// then compared whole, with one candidate of those ends or several.
+TEST(MutableBodyTest, AddConstantFindsTheEqualOneAmongThoseWithTheSameEnds) {
+  Body b(kLayerNorm, {"t", "s", "y", "inv", "q"});
+  const auto floats = [](size_t changed) {  // 100 floats: ends alike, the middle told apart
+    onnx::TensorProto t;
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_dims(100);
+    for (size_t i = 0; i < 100; ++i) t.add_float_data(i == changed ? 1.0f : 0.0f);
+    return t;
+  };
+  ASSERT_EQ(tensor_sample_hash(floats(50)), tensor_sample_hash(floats(49)));
+  const ValueId zeros = b.body->add_constant(floats(100), "c");
+  EXPECT_EQ(b.body->add_constant(floats(100), "c"), zeros);  // one candidate, equal
+  const ValueId at50 = b.body->add_constant(floats(50), "c");  // one candidate, not equal
+  EXPECT_NE(at50, zeros);
+  EXPECT_EQ(b.body->add_constant(floats(50), "c"), at50);  // two candidates
+  EXPECT_EQ(b.body->add_constant(floats(100), "c"), zeros);
+  const ValueId at49 = b.body->add_constant(floats(49), "c");
+  EXPECT_NE(at49, zeros);
+  EXPECT_NE(at49, at50);
+  EXPECT_EQ(b.body->add_constant(floats(49), "c"), at49);  // three candidates
+  onnx::TensorProto doubled = floats(100);
+  doubled.set_data_type(onnx::TensorProto::INT32);  // the same bytes, another type
+  doubled.clear_float_data();
+  for (int i = 0; i < 100; ++i) doubled.add_int32_data(0);
+  EXPECT_NE(b.body->add_constant(doubled, "c"), zeros);
+}
+
 TEST(MutableBodyTest, MayHoldTheOpsItWasBuiltWithAndThoseEditsBring) {
   Body b(kLayerNorm, {"t", "s", "y", "inv", "q"});
   EXPECT_TRUE(b.body->may_hold("LayerNormalization"));
