@@ -122,15 +122,23 @@ const std::vector<const onnx::TypeProto*>* Analyzer::Impl::declared_for(const ir
   if (!declared || !options.use_declared_types) return nullptr;
   const GraphProto* sub = body.graph() && body.graph() != &model.graph() ? body.graph() : nullptr;
   if (!sub && declared->empty()) return nullptr;
+  // Asked at each value a walk defines: mostly of the body asked about last.
+  if (&body == last_declared.first) return last_declared.second;
   auto [it, fresh] = declared_by_value.try_emplace(&body);
+  last_declared = {&body, &it->second};
   if (fresh) {
     auto& by_value = it->second;
     by_value.resize(body.num_values(), nullptr);
-    if (!sub || declared != &declared_graph)
+    if ((!sub || declared != &declared_graph) && declared->size() < body.num_values()) {
+      // Fewer declarations than values (the main graph's outputs): each looked up by name.
+      for (const auto& [name, type] : *declared)
+        if (const ir::ValueId v = body.find(name); v != ir::kNoValue) by_value[v] = type;
+    } else if (!sub || declared != &declared_graph) {
       for (ir::ValueId v = 0; v < body.num_values(); ++v) {
         auto d = declared->find(std::string(body.name(v)));
         if (d != declared->end()) by_value[v] = d->second;
       }
+    }
     if (sub) {
       auto add = [&](const onnx::ValueInfoProto& vi) {
         if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return;
@@ -185,20 +193,29 @@ void Analyzer::Impl::define(ir::ValueId v, Fact fact, Frame& frame, const PathLi
     const auto* declared = declared_for(*frame.body, frame.declared);
     if (const onnx::TypeProto* d = declared ? (*declared)[v] : nullptr) {
       const std::string name(frame.body->name(v));
-      PathLink value = link(path, nullptr);
-      const std::string label = "value '" + name + "'";
-      value.text = label.c_str();
-      if (auto why = contradiction(*d, fact, *frame.dim_params, "'" + name + "'")) {
-        report_soft(frame, &value,
-                    "declared type " + type_text(*d) + " conflicts with inferred " + fact_text(fact) + ": " + *why);
+      const std::string quoted = "'" + name + "'";
+      // The value's place, spelled only for a message or a use recorded.
+      const auto at_value = [&](const auto& use) {
+        PathLink value = link(path, nullptr);
+        const std::string label = "value " + quoted;
+        value.text = label.c_str();
+        use(value);
+      };
+      if (auto why = contradiction(*d, fact, *frame.dim_params, quoted)) {
+        at_value([&](const PathLink& value) {
+          report_soft(frame, &value,
+                      "declared type " + type_text(*d) + " conflicts with inferred " + fact_text(fact) + ": " + *why);
+        });
       } else if (options.declared == DeclaredTypes::Use && frame.declared == &declared_graph) {
         // The main graph's declarations and its subgraphs' only: a function's (its value_info,
         // which holds for every call) name sizes in the function's own dim_params, which a
         // call's facts would mistake for the caller's symbols of the same name.
         if (auto taken = adopt_declared(fact, with_declared_expressions(declared_fact(*d, ours, listed_fresh)))) {
           fact = std::move(*taken);
-          if (auto where = PathLink::spell(&value); declared_use_places.insert(where).second)
-            declared_uses.push_back({name, std::move(where)});
+          at_value([&](const PathLink& value) {
+            if (auto where = PathLink::spell(&value); declared_use_places.insert(where).second)
+              declared_uses.push_back({name, std::move(where)});
+          });
         }
       }
     }

@@ -218,6 +218,7 @@ struct Analyzer::Impl {
   std::unordered_map<const FunctionProto*, TypeMap> declared_function;
   // Declared types per value of a body (from the body's TypeMap), looked up once per body.
   std::unordered_map<const ir::Body*, std::vector<const onnx::TypeProto*>> declared_by_value;
+  std::pair<const ir::Body*, const std::vector<const onnx::TypeProto*>*> last_declared{nullptr, nullptr};  // its latest entry
   // The main graph's declared dim_params, and those of each function found naming
   // different sizes in some call.
   DimParams graph_dim_params;
