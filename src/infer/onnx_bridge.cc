@@ -200,8 +200,9 @@ const onnx::OpSchema* find_schema(const std::string& op_type, const std::string&
 }
 
 struct OnnxBridge::Caches {
-  // (domain, op_type, version) -> schema, keyed as one string.
+  // (domain, op_type, version) -> schema, keyed as one string (OnnxBridge::find_schema).
   std::unordered_map<std::string, const onnx::OpSchema*> schemas;
+  std::string key;  // the latest lookup's key, its storage reused by the next
 
   // The type check's outcome for one schema, output count and input element types.
   struct CheckKey {
@@ -230,14 +231,18 @@ OnnxBridge::OnnxBridge(size_t max_elements) : max_elements_(max_elements), cache
 OnnxBridge::~OnnxBridge() = default;
 
 const onnx::OpSchema* OnnxBridge::find_schema(const std::string& op_type, const std::string& domain, int opset_version) {
-  std::string key = domain;
-  key += '\0';
+  // Asked at every node: no key is made unless new. The domain's length, the domain, the
+  // op, then the version's 4 bytes: one spelling per (domain, op, version), '\0's and all.
+  std::string& key = caches_->key;
+  const auto domain_size = static_cast<uint32_t>(domain.size());
+  key.assign(reinterpret_cast<const char*>(&domain_size), sizeof domain_size);
+  key += domain;
   key += op_type;
-  key += '\0';
-  key += std::to_string(opset_version);
-  auto [it, fresh] = caches_->schemas.try_emplace(std::move(key), nullptr);
-  if (fresh) it->second = infer::find_schema(op_type, domain, opset_version);
-  return it->second;
+  key.append(reinterpret_cast<const char*>(&opset_version), sizeof opset_version);
+  if (auto it = caches_->schemas.find(key); it != caches_->schemas.end()) return it->second;
+  const onnx::OpSchema* schema = infer::find_schema(op_type, domain, opset_version);
+  caches_->schemas.emplace(key, schema);
+  return schema;
 }
 
 OnnxInference OnnxBridge::infer(const onnx::OpSchema& schema, const onnx::NodeProto& node,
