@@ -191,7 +191,7 @@ MutableBody::MutableBody(NodeList& nodes, const FactSource& facts, GraphProto* m
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    nodes_.push_back(Node{nodes.Mutable(static_cast<int>(i)), {}, {}, {}, kNone, kNone, false, false});
+    nodes_.emplace_back().proto = nodes.Mutable(static_cast<int>(i));  // made in place: a Node is costly to move
     note_op(*nodes_[i].proto);
     const auto id = static_cast<NodeId>(i);
     nodes_[i].prev = i > 0 ? id - 1 : kNone;
