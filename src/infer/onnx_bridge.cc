@@ -8,6 +8,7 @@
 
 #include "onnx/defs/shape_inference.h"
 #include "shapeprop/hash_combine.h"
+#include "support/schema_key.h"
 
 namespace shapeprop::infer {
 
@@ -231,17 +232,12 @@ OnnxBridge::OnnxBridge(size_t max_elements) : max_elements_(max_elements), cache
 OnnxBridge::~OnnxBridge() = default;
 
 const onnx::OpSchema* OnnxBridge::find_schema(const std::string& op_type, const std::string& domain, int opset_version) {
-  // Asked at every node: no key is made unless new. The domain's length, the domain, the
-  // op, then the version's 4 bytes: one spelling per (domain, op, version), '\0's and all.
-  std::string& key = caches_->key;
-  const auto domain_size = static_cast<uint32_t>(domain.size());
-  key.assign(reinterpret_cast<const char*>(&domain_size), sizeof domain_size);
-  key += domain;
-  key += op_type;
-  key.append(reinterpret_cast<const char*>(&opset_version), sizeof opset_version);
+  std::string& key = caches_->key;  // asked at every node: no key is made unless new
+  spell_schema_key(key, domain, op_type, opset_version);
   if (auto it = caches_->schemas.find(key); it != caches_->schemas.end()) return it->second;
+  std::string fresh = key;  // (kept apart from the buffer while ONNX's registry answers)
   const onnx::OpSchema* schema = infer::find_schema(op_type, domain, opset_version);
-  caches_->schemas.emplace(key, schema);
+  caches_->schemas.emplace(std::move(fresh), schema);
   return schema;
 }
 

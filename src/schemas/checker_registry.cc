@@ -1,6 +1,7 @@
 #include "schemas/checker_registry.h"
 
 #include "support/newer_onnx.h"
+#include "support/schema_key.h"
 
 namespace shapeprop::schemas {
 
@@ -8,11 +9,7 @@ const onnx::OpSchema* CheckerRegistry::GetSchema(const std::string& key, int max
                                                  const std::string& domain) const {
   // Asked once per node: the key is spelled in a buffer kept for it, and copied only when new.
   std::string& id = id_;
-  id.assign(domain);
-  id += '\0';
-  id += key;
-  id += '\0';
-  id += std::to_string(max_inclusive_version);
+  spell_schema_key(id, domain, key, max_inclusive_version);
   if (auto it = answered_.find(id); it != answered_.end()) return it->second;
   std::string fresh = id;  // (answer may come back here, spelling another key in id_)
   const onnx::OpSchema* schema = answer(key, max_inclusive_version, domain);
