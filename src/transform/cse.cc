@@ -68,8 +68,30 @@ uint64_t hash_attribute(const AttributeProto& a) {
   return h;
 }
 
+// An attribute of numbers, strings and lists of them only (what op attributes nearly
+// always are), nothing unknown to this ONNX: compared field by field below.
+bool plain(const AttributeProto& a) {
+  return !a.has_t() && !a.has_g() && !a.has_sparse_tensor() && !a.has_tp() && a.tensors_size() == 0 &&
+         a.graphs_size() == 0 && a.sparse_tensors_size() == 0 && a.type_protos_size() == 0 &&
+         a.unknown_fields().empty();
+}
+
+template <class Field>
+bool same_bits(const Field& x, const Field& y) {  // -0.0 is not 0.0, as in their serializations
+  return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), sizeof(x.Get(0)) * static_cast<size_t>(x.size())) == 0);
+}
+
 bool same_attribute(const AttributeProto& a, const AttributeProto& b) {
   if (a.name() != b.name() || a.type() != b.type()) return false;
+  if (plain(a) && plain(b)) {  // as equal as their serializations, without making them
+    const float fa = a.f(), fb = b.f();
+    return a.has_type() == b.has_type() && a.has_f() == b.has_f() && std::memcmp(&fa, &fb, sizeof fa) == 0 &&
+           a.has_i() == b.has_i() && a.i() == b.i() && a.has_s() == b.has_s() && a.s() == b.s() &&
+           a.ref_attr_name() == b.ref_attr_name() && a.has_ref_attr_name() == b.has_ref_attr_name() &&
+           a.doc_string() == b.doc_string() && a.has_doc_string() == b.has_doc_string() &&
+           a.has_name() == b.has_name() && same_bits(a.ints(), b.ints()) && same_bits(a.floats(), b.floats()) &&
+           std::equal(a.strings().begin(), a.strings().end(), b.strings().begin(), b.strings().end());
+  }
   if (a.has_t() || b.has_t()) {
     if (a.has_t() != b.has_t() || (a.has_t() && !same_tensor_value(a.t(), b.t()))) return false;
     AttributeProto x = a, y = b;
@@ -84,7 +106,8 @@ bool same_attribute(const AttributeProto& a, const AttributeProto& b) {
 // (in any order).
 uint64_t hash_expression(const MutableBody& body, NodeId id) {
   const NodeProto& n = body.node(id);
-  uint64_t h = mix(hash_bytes(n.op_type()), hash_bytes(FunctionId::canonical_domain(n.domain())));
+  // (No domain: equal_node asks of nodes in ONNX's default domain only.)
+  uint64_t h = hash_bytes(n.op_type());
   h = mix(h, hash_bytes(n.overload()));
   h = mix(h, static_cast<uint64_t>(body.num_outputs(id)));
   for (size_t k = 0; k < body.num_inputs(id); ++k) h = mix(h, body.input(id, k));
@@ -96,8 +119,7 @@ uint64_t hash_expression(const MutableBody& body, NodeId id) {
 bool same_expression(const MutableBody& body, NodeId first, NodeId second) {
   const NodeProto& a = body.node(first);
   const NodeProto& b = body.node(second);
-  if (a.op_type() != b.op_type() || FunctionId::canonical_domain(a.domain()) != FunctionId::canonical_domain(b.domain()) ||
-      a.overload() != b.overload() || body.num_outputs(first) != body.num_outputs(second) ||
+  if (a.op_type() != b.op_type() || a.overload() != b.overload() ||  // both in the default domain (equal_node) body.num_outputs(first) != body.num_outputs(second) ||
       body.num_inputs(first) != body.num_inputs(second) || a.attribute_size() != b.attribute_size())
     return false;
   for (size_t k = 0; k < body.num_inputs(first); ++k)
