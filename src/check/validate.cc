@@ -152,6 +152,10 @@ class StructureValidator {
     using Nodes = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
     std::vector<std::pair<const Nodes*, std::vector<std::string>>> work;
     work.emplace_back(&body, body_path);
+    // What the sets say of the domain asked about last: consecutive nodes nearly always
+    // share one (looked up in two ordered sets at each node, it was most of this walk).
+    std::string_view last_domain;
+    bool last_imported = imports.contains(last_domain), last_function_domain = function_domains_.contains(last_domain);
     while (!work.empty()) {
       // Not a structured binding: clang 14 cannot capture one in the lambda below.
       const Nodes* nodes = work.back().first;
@@ -163,11 +167,16 @@ class StructureValidator {
         // The node's place, spelled only where it is needed: reports and subgraphs.
         auto here = [&path, &n] { return with(path, node_label(n)); };
         const std::string_view domain = canonical_domain_view(n.domain());
+        if (domain != last_domain) {
+          last_domain = domain;
+          last_imported = imports.contains(domain);
+          last_function_domain = function_domains_.contains(domain);
+        }
         // Once per scope and domain: a model missing an import misses it for every node.
-        if (!imports.contains(domain) && reported_imports_.insert({path.front(), std::string(domain)}).second)
+        if (!last_imported && reported_imports_.insert({path.front(), std::string(domain)}).second)
           report(here(), "domain '" + n.domain() + "' is used without an opset import");
         // Only a domain that functions are defined in can hold a call.
-        const bool function_domain = function_domains_.contains(domain);
+        const bool function_domain = last_function_domain;
         auto callee = function_domain ? functions_.find(KeyView(domain, n.op_type(), n.overload())) : functions_.end();
         if (function_domain && !is_standard_domain(domain) && callee == functions_.end())
           report(here(), "calls function " + function_label(n.domain(), n.op_type(), n.overload()) +
