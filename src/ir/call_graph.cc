@@ -170,7 +170,8 @@ Result<CallGraph> CallGraph::build(const onnx::ModelProto& model) {
   for (Vertex caller = 0; caller < impl->function.size(); ++caller) {
     std::map<Vertex, std::size_t> sites;  // by callee, sorted
     if (caller == kMain) {
-      impl->count_calls(model.graph().node(), sites);
+      // (A model without functions has no calls: after inlining, the rounds' models.)
+      if (!defined.empty()) impl->count_calls(model.graph().node(), sites);
     } else {
       const onnx::FunctionProto& f = *impl->function[caller];
       impl->count_calls(f.node(), sites);
