@@ -119,7 +119,8 @@ uint64_t hash_expression(const MutableBody& body, NodeId id) {
 bool same_expression(const MutableBody& body, NodeId first, NodeId second) {
   const NodeProto& a = body.node(first);
   const NodeProto& b = body.node(second);
-  if (a.op_type() != b.op_type() || a.overload() != b.overload() ||  // both in the default domain (equal_node) body.num_outputs(first) != body.num_outputs(second) ||
+  // (Both in ONNX's default domain: equal_node asks of no other.)
+  if (a.op_type() != b.op_type() || a.overload() != b.overload() || body.num_outputs(first) != body.num_outputs(second) ||
       body.num_inputs(first) != body.num_inputs(second) || a.attribute_size() != b.attribute_size())
     return false;
   for (size_t k = 0; k < body.num_inputs(first); ++k)
