@@ -30,9 +30,6 @@ bool has_type(const onnx::ValueInfoProto& vi) {
 }
 
 std::string canonical_domain(const std::string& domain) { return FunctionId::canonical_domain(domain); }
-std::string_view canonical_domain_view(const std::string& domain) {
-  return FunctionId::is_default_domain(domain) ? std::string_view() : std::string_view(domain);
-}
 
 std::string function_label(const std::string& domain, const std::string& name, const std::string& overload) {
   return FunctionId(domain, name, overload).str();
@@ -166,7 +163,7 @@ class StructureValidator {
       for (const auto& n : *nodes) {
         // The node's place, spelled only where it is needed: reports and subgraphs.
         auto here = [&path, &n] { return with(path, node_label(n)); };
-        const std::string_view domain = canonical_domain_view(n.domain());
+        const std::string_view domain = FunctionId::canonical_domain_view(n.domain());
         if (domain != last_domain) {
           last_domain = domain;
           last_imported = imports.contains(domain);

@@ -129,14 +129,16 @@ const std::vector<const onnx::TypeProto*>* Analyzer::Impl::declared_for(const ir
   if (fresh) {
     auto& by_value = it->second;
     by_value.resize(body.num_values(), nullptr);
-    if ((!sub || declared != &declared_graph) && declared->size() < body.num_values()) {
-      // Fewer declarations than values (the main graph's outputs): each looked up by name.
-      for (const auto& [name, type] : *declared)
-        if (const ir::ValueId v = body.find(name); v != ir::kNoValue) by_value[v] = type;
-    } else if (!sub || declared != &declared_graph) {
-      for (ir::ValueId v = 0; v < body.num_values(); ++v) {
-        auto d = declared->find(std::string(body.name(v)));
-        if (d != declared->end()) by_value[v] = d->second;
+    if (!sub || declared != &declared_graph) {
+      if (declared->size() < body.num_values()) {
+        // Fewer declarations than values (the main graph's outputs): each looked up by name.
+        for (const auto& [name, type] : *declared)
+          if (const ir::ValueId v = body.find(name); v != ir::kNoValue) by_value[v] = type;
+      } else {
+        for (ir::ValueId v = 0; v < body.num_values(); ++v) {
+          auto d = declared->find(std::string(body.name(v)));
+          if (d != declared->end()) by_value[v] = d->second;
+        }
       }
     }
     if (sub) {

@@ -4,12 +4,14 @@
 // call, then each callee node again into the graph, and copies every other node.
 #include "transform/inline.h"
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
 #include "ir/names.h"
+#include "shapeprop/function_id.h"
 
 namespace shapeprop::transform {
 
@@ -181,7 +183,7 @@ class Inliner {
   // The function a node calls, among those inlined. Most nodes are ONNX ops, told apart
   // by their domain before a function id is spelled and looked up.
   const FunctionProto* function_called(const NodeProto& node) const {
-    const std::string_view domain = node.domain() == "ai.onnx" ? std::string_view() : std::string_view(node.domain());
+    const std::string_view domain = FunctionId::canonical_domain_view(node.domain());
     if (std::find(domains_.begin(), domains_.end(), domain) == domains_.end()) return nullptr;
     auto f = functions_.find(impl_id(node.domain(), node.op_type(), node.overload()));
     return f == functions_.end() ? nullptr : f->second;

@@ -34,6 +34,10 @@ struct FunctionId {
   // "" and "ai.onnx" name the same domain; "" is the canonical spelling.
   static std::string canonical_domain(std::string domain) { return domain == "ai.onnx" ? std::string() : domain; }
   static bool is_default_domain(std::string_view domain) { return domain.empty() || domain == "ai.onnx"; }
+  // canonical_domain as a view of `domain` (or of ""), where no string need be made.
+  static std::string_view canonical_domain_view(std::string_view domain) {
+    return is_default_domain(domain) ? std::string_view() : domain;
+  }
 
   // "domain.name", "domain.name:overload", or "name" in the default domain: how
   // diagnostics, dumps and call paths name a function.
