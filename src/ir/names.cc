@@ -82,9 +82,19 @@ void NameCounts::add_reads(const NodeList& nodes) {
 
 void ScopedRenaming::bind(std::string_view from, std::string to) {
   Scope& s = scopes_.back();
-  if (const uint32_t k = s.index.find(from); k != NameMap::kMissing) {
+  if (const uint32_t k = slot(s, from); k != NameMap::kMissing) {
     s.to[k] = std::move(to);
     return;
+  }
+  if (s.index.size() == 0 && s.from.size() < kSmall) {
+    s.from.emplace_back(from);
+    s.to.push_back(std::move(to));
+    return;
+  }
+  if (s.index.size() == 0) {  // the scope outgrows its list: indexed from now on
+    s.index.reserve(2 * kSmall);
+    for (size_t k = 0; k < s.from.size(); ++k) s.index.insert(s.names.store(s.from[k]), static_cast<uint32_t>(k));
+    s.from = {};
   }
   s.index.insert(s.names.store(from), static_cast<uint32_t>(s.to.size()));
   s.to.push_back(std::move(to));

@@ -107,8 +107,12 @@ class ScopedRenaming {
   void push() { scopes_.emplace_back(); }
   // Room in the innermost scope for `n` bindings, made at once.
   void reserve(size_t n) {
-    scopes_.back().index.reserve(n);
-    scopes_.back().to.reserve(n);
+    Scope& s = scopes_.back();
+    s.to.reserve(n);
+    if (n <= kSmall)
+      s.from.reserve(n);
+    else
+      s.index.reserve(n);
   }
   void pop() { scopes_.pop_back(); }
   // In the innermost scope, `from` is renamed `to` (replacing a binding it had there).
@@ -119,15 +123,27 @@ class ScopedRenaming {
   const std::string* find(std::string_view name) const;
 
  private:
+  // A scope of at most kSmall bindings (a call of a small function: most of the inliner's)
+  // is searched in order, without building an index (its allocations and hashing cost
+  // more than the comparisons there).
+  static constexpr size_t kSmall = 16;
   struct Scope {
-    NameArena names;  // the names bound, which the index views
-    NameMap index;    // name -> into `to`
-    std::vector<std::string> to;
+    std::vector<std::string> from;  // the names bound, in order, while no index is built
+    std::vector<std::string> to;    // what each is bound to
+    NameArena names;                // past kSmall: the names bound, which the index views
+    NameMap index;                  // past kSmall: name -> into `to`
   };
   std::vector<Scope> scopes_;
 
+  // Where `name` is bound in the scope (into `to`), or NameMap::kMissing.
+  static uint32_t slot(const Scope& s, std::string_view name) {
+    if (s.index.size() > 0) return s.index.find(name);
+    for (size_t k = 0; k < s.from.size(); ++k)
+      if (s.from[k] == name) return static_cast<uint32_t>(k);
+    return NameMap::kMissing;
+  }
   static const std::string* find_in(const Scope& s, std::string_view name) {
-    const uint32_t k = s.index.find(name);
+    const uint32_t k = slot(s, name);
     return k == NameMap::kMissing ? nullptr : &s.to[k];
   }
 };

@@ -12,6 +12,7 @@
 
 #include "ir/names.h"
 #include "shapeprop/function_id.h"
+#include "support/repeated_fields.h"
 
 namespace shapeprop::transform {
 
@@ -26,11 +27,20 @@ using ValueInfoList = google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>;
 
 std::string normalize_domain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
 
-// ONNX's function id: "domain::name", or "domain::name::overload".
-std::string impl_id(const std::string& domain, const std::string& name, const std::string& overload) {
-  std::string id = normalize_domain(domain) + "::" + name;
-  if (!overload.empty()) id += "::" + overload;
-  return id;
+// ONNX's function id ("domain::name", or "domain::name::overload", the default domain
+// spelled ""), as a view of the function's strings.
+FunctionId::View impl_id(const FunctionProto& f) {
+  return {FunctionId::canonical_domain_view(f.domain()), f.name(), f.overload()};
+}
+using FunctionIndex = std::unordered_map<FunctionId::View, const FunctionProto*, FunctionId::Hash, FunctionId::Equal>;
+
+// A call's attributes by name (the last of a name, as a map would keep it): few, searched
+// in order.
+using AttributeValues = std::vector<const AttributeProto*>;
+const AttributeProto* attribute_value(const AttributeValues& values, const std::string& name) {
+  for (auto it = values.rbegin(); it != values.rend(); ++it)
+    if ((*it)->name() == name) return *it;
+  return nullptr;
 }
 
 // Every name in one namespace (values and node names), and fresh ones made from a
@@ -62,17 +72,17 @@ class Names {
 };
 
 // Attribute references in an inlined body take the call's values, or go when it has none.
-void bind_attributes(NodeProto& node, const std::unordered_map<std::string, const AttributeProto*>& values) {
+void bind_attributes(NodeProto& node, const AttributeValues& values) {
   auto& attributes = *node.mutable_attribute();
   for (auto it = attributes.begin(); it != attributes.end();) {
     if (!it->ref_attr_name().empty()) {
-      auto v = values.find(it->ref_attr_name());
-      if (v == values.end()) {
+      const AttributeProto* v = attribute_value(values, it->ref_attr_name());
+      if (!v) {
         it = attributes.erase(it);
         continue;
       }
       const std::string name = it->name();
-      *it = *v->second;
+      *it = *v;
       it->set_name(name);
     } else {
       if (it->has_g())
@@ -157,7 +167,7 @@ class Renamer {
 
 class Inliner {
  public:
-  Inliner(const std::unordered_map<std::string, const FunctionProto*>& functions, Names& names)
+  Inliner(const FunctionIndex& functions, Names& names)
       : functions_(functions), names_(names) {
     for (const auto& [id, f] : functions)
       if (std::find(domains_.begin(), domains_.end(), normalize_domain(f->domain())) == domains_.end())
@@ -174,7 +184,7 @@ class Inliner {
   }
 
  private:
-  const std::unordered_map<std::string, const FunctionProto*>& functions_;
+  const FunctionIndex& functions_;
   Names& names_;
   int count_ = 0;
   std::vector<std::unique_ptr<NodeProto>> calls_;
@@ -185,7 +195,7 @@ class Inliner {
   const FunctionProto* function_called(const NodeProto& node) const {
     const std::string_view domain = FunctionId::canonical_domain_view(node.domain());
     if (std::find(domains_.begin(), domains_.end(), domain) == domains_.end()) return nullptr;
-    auto f = functions_.find(impl_id(node.domain(), node.op_type(), node.overload()));
+    auto f = functions_.find(FunctionId::View::of(node));
     return f == functions_.end() ? nullptr : f->second;
   }
 
@@ -202,8 +212,9 @@ class Inliner {
     }
     calls_.push_back(std::move(owned));
     const FunctionProto& callee = *f;
-    std::unordered_map<std::string, const AttributeProto*> values;
-    for (const auto& a : node.attribute()) values[a.name()] = &a;
+    AttributeValues values;
+    values.reserve(static_cast<size_t>(node.attribute_size()));
+    for (const auto& a : node.attribute()) values.push_back(&a);
     // The whole body is renamed before any of it is appended (a call inside it is
     // numbered after this one, when it is appended), as ONNX's inliner does.
     Renamer renamer("__" + std::to_string(++count_), names_);
@@ -250,12 +261,12 @@ void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::p
     return true;
   };
   agree(model.opset_import());
-  std::unordered_map<std::string, const FunctionProto*> inlined;
+  FunctionIndex inlined;  // views the functions' strings: the functions stay put until the end
   std::vector<FunctionProto*> kept;
   for (auto& f : *model.mutable_functions()) {
     if (!agree(f.opset_import())) throw std::runtime_error("Model has functions with incompatible opset versions.");
     if (std::find(selected.begin(), selected.end(), std::make_pair(f.domain(), f.name())) != selected.end())
-      inlined[impl_id(f.domain(), f.name(), f.overload())] = &f;
+      inlined[impl_id(f)] = &f;
     else
       kept.push_back(&f);
   }
@@ -273,12 +284,10 @@ void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::p
     Inliner inliner(inlined, names);
     inliner.into(*f->mutable_node(), *f->mutable_value_info());
   }
-  auto* functions = model.mutable_functions();
-  functions->erase(std::remove_if(functions->begin(), functions->end(),
-                                  [&](const FunctionProto& f) {
-                                    return inlined.count(impl_id(f.domain(), f.name(), f.overload())) > 0;
-                                  }),
-                   functions->end());
+  // (Decided before any moves: the index views the functions' strings.)
+  std::vector<bool> inlined_away;
+  for (const auto& f : model.functions()) inlined_away.push_back(inlined.count(impl_id(f)) > 0);
+  keep_in_order(*model.mutable_functions(), [&](const FunctionProto&, int i) { return !inlined_away[static_cast<size_t>(i)]; });
 }
 
 }  // namespace shapeprop::transform

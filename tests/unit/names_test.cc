@@ -127,5 +127,33 @@ TEST(ScopedRenamingTest, InnerScopesShadowAndPopRestores) {
   EXPECT_EQ(*r.find("a_name_long_enough_to_be_on_the_heap"), "b");
 }
 
+// A scope keeps its first bindings in a list and indexes them once it outgrows it: the
+// bindings made before and after that, and rebindings on either side, all hold.
+TEST(ScopedRenamingTest, ManyBindingsInOneScopeStayFoundAcrossTheIndex) {
+  ScopedRenaming r;
+  r.bind("outer", "outer__1");
+  r.push();
+  r.reserve(4);  // fewer than it gets
+  for (int i = 0; i < 40; ++i) {
+    std::string from = "value_with_a_long_name_" + std::to_string(i);
+    r.bind(from, "v" + std::to_string(i));
+    from.assign(from.size(), '#');  // the scope keeps its own copy of the name
+    if (i == 5 || i == 30) r.bind("value_with_a_long_name_3", "again" + std::to_string(i));
+  }
+  for (int i = 0; i < 40; ++i) {
+    const std::string* to = r.bound_here("value_with_a_long_name_" + std::to_string(i));
+    ASSERT_NE(to, nullptr) << i;
+    EXPECT_EQ(*to, i == 3 ? "again30" : "v" + std::to_string(i));
+  }
+  EXPECT_EQ(r.bound_here("value_with_a_long_name_40"), nullptr);
+  EXPECT_EQ(r.bound_here("outer"), nullptr);
+  EXPECT_EQ(*r.find("outer"), "outer__1");
+  r.bind("outer", "shadow");
+  EXPECT_EQ(*r.find("outer"), "shadow");
+  r.pop();
+  EXPECT_EQ(*r.find("outer"), "outer__1");
+  EXPECT_EQ(r.find("value_with_a_long_name_0"), nullptr);
+}
+
 }  // namespace
 }  // namespace shapeprop::ir
