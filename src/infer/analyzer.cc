@@ -194,8 +194,10 @@ void Analyzer::Impl::define(ir::ValueId v, Fact fact, Frame& frame, const PathLi
   if (frame.declared && frame.dim_params && !frame.speculative) {
     const auto* declared = declared_for(*frame.body, frame.declared);
     if (const onnx::TypeProto* d = declared ? (*declared)[v] : nullptr) {
-      const std::string name(frame.body->name(v));
-      const std::string quoted = "'" + name + "'";
+      const std::string_view name = frame.body->name(v);
+      std::string quoted;  // (one string made, not two)
+      quoted.reserve(name.size() + 2);
+      quoted.append(1, '\'').append(name).append(1, '\'');
       // The value's place, spelled only for a message or a use recorded.
       const auto at_value = [&](const auto& use) {
         PathLink value = link(path, nullptr);
@@ -216,7 +218,7 @@ void Analyzer::Impl::define(ir::ValueId v, Fact fact, Frame& frame, const PathLi
           fact = std::move(*taken);
           at_value([&](const PathLink& value) {
             if (auto where = PathLink::spell(&value); declared_use_places.insert(where).second)
-              declared_uses.push_back({name, std::move(where)});
+              declared_uses.push_back({std::string(name), std::move(where)});
           });
         }
       }

@@ -118,7 +118,7 @@ std::optional<std::string> compare_tensor(int32_t elem_type, const onnx::TensorS
         if (e != p) dim_params.note_unproven(dim + " is " + d.dim_param() + ", proven " + p.str());
         continue;
       }
-      if (auto why = dim_params.bind(d.dim_param(), p, where + " (" + dim + ")")) return dim + " is " + *why;
+      if (auto why = dim_params.bind(d.dim_param(), p, where, i)) return dim + " is " + *why;
     }
   }
   return std::nullopt;
@@ -161,7 +161,7 @@ void DimParams::bind_all(const onnx::TypeProto& type, const Fact& proven, const 
   for (int i = 0; i < shape.dim_size() && static_cast<size_t>(i) < proven.shape->size(); ++i)
     if (shape.dim(i).has_dim_param() && !shape.dim(i).dim_param().empty()) {
       const Dim& p = (*proven.shape)[static_cast<size_t>(i)];
-      (void)bind(shape.dim(i).dim_param(), p, where + " (dim " + std::to_string(i) + ")");
+      (void)bind(shape.dim(i).dim_param(), p, where, i);
       if (auto s = p.as_symbol()) inputs_.insert(*s);
     }
 }
@@ -171,14 +171,19 @@ bool DimParams::sizes_of_scope(const std::vector<std::string>& symbols) const {
          std::all_of(symbols.begin(), symbols.end(), [this](const std::string& s) { return inputs_.count(s) > 0; });
 }
 
-std::optional<std::string> DimParams::bind(const std::string& name, const Dim& proven, const std::string& where) {
+std::optional<std::string> DimParams::bind(const std::string& name, const Dim& proven, std::string_view value, int dim) {
   if (proven.is_unknown() || mentions_fresh(proven)) return std::nullopt;
-  auto [it, fresh] = bound_.try_emplace(name, Binding{proven, where});
-  if (fresh) return std::nullopt;
+  // The place spelled only where it is kept (the first binding) or told.
+  const auto place = [value, dim] { return std::string(value) + " (dim " + std::to_string(dim) + ")"; };
+  auto it = bound_.find(name);
+  if (it == bound_.end()) {
+    bound_.emplace(name, Binding{proven, place()});
+    return std::nullopt;
+  }
   const auto witness = sizes_where_they_differ(it->second.dim, proven);
   if (!witness) {
     if (it->second.dim != proven)
-      note_unproven(where + " is " + name + ", which is " + it->second.dim.str() + " at " + it->second.where + ", proven " + proven.str());
+      note_unproven(place() + " is " + name + ", which is " + it->second.dim.str() + " at " + it->second.where + ", proven " + proven.str());
     return std::nullopt;
   }
   contradicted_.insert(name);

@@ -30,8 +30,9 @@ class DimParams {
   // The proven dims a dim_param of `type` stands for (graph inputs: the facts are their
   // own declarations), bound without checking.
   void bind_all(const onnx::TypeProto& type, const Fact& proven, const std::string& where);
-  // nullopt, or why `name` cannot stand for `proven` at `where`.
-  std::optional<std::string> bind(const std::string& name, const Dim& proven, const std::string& where);
+  // nullopt, or why `name` cannot stand for `proven` at dim `dim` of `value` ("'x'",
+  // "input 'x'": the place is written "'x' (dim 0)").
+  std::optional<std::string> bind(const std::string& name, const Dim& proven, std::string_view value, int dim);
   // Whether every symbol is one of the scope's own sizes (a dim_param of the graph's
   // inputs, bound by bind_all): a declared text over them is an expression of them.
   bool sizes_of_scope(const std::vector<std::string>& symbols) const;
