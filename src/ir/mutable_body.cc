@@ -172,7 +172,10 @@ MutableBody::MutableBody(NodeList& nodes, const FactSource& facts, GraphProto* m
                          const ValueNames& interface)
     : list_(nodes), main_graph_(main_graph) {
   const auto n = static_cast<size_t>(nodes.size());
-  nodes_.reserve(n);
+  // With room for the nodes the rewrites insert (unflattened MatMuls, a Reshape around a
+  // Gemm): the first insert into a full vector would double it, moving every node (costly
+  // to move) while both copies are held, at the round's peak of memory.
+  nodes_.reserve(n + n / 8 + 16);
   // Names are resolved here only: by value from here on.
   // Sized for every value up front (about two per node, and each initializer: a model of
   // weights has more of those than nodes), so that the index never grows while it fills.
