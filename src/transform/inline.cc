@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -24,8 +25,6 @@ using onnx::GraphProto;
 using onnx::NodeProto;
 using NodeList = google::protobuf::RepeatedPtrField<NodeProto>;
 using ValueInfoList = google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>;
-
-std::string normalize_domain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
 
 // ONNX's function id ("domain::name", or "domain::name::overload", the default domain
 // spelled ""), as a view of the function's strings.
@@ -170,8 +169,7 @@ class Inliner {
   Inliner(const FunctionIndex& functions, Names& names)
       : functions_(functions), names_(names) {
     for (const auto& [id, f] : functions)
-      if (std::find(domains_.begin(), domains_.end(), normalize_domain(f->domain())) == domains_.end())
-        domains_.push_back(normalize_domain(f->domain()));
+      if (std::find(domains_.begin(), domains_.end(), id.domain) == domains_.end()) domains_.push_back(id.domain);
   }
 
   void into(NodeList& nodes, ValueInfoList& value_info) {
@@ -188,7 +186,7 @@ class Inliner {
   Names& names_;
   int count_ = 0;
   std::vector<std::unique_ptr<NodeProto>> calls_;
-  std::vector<std::string> domains_;  // of the functions inlined, normalized: few
+  std::vector<std::string_view> domains_;  // of the functions inlined, canonical (views of the index's keys): few
 
   // The function a node calls, among those inlined. Most nodes are ONNX ops, told apart
   // by their domain before a function id is spelled and looked up.
@@ -255,7 +253,7 @@ void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::p
   std::unordered_map<std::string, int64_t> versions;
   auto agree = [&versions](const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports) {
     for (const auto& o : imports) {
-      auto [it, fresh] = versions.emplace(normalize_domain(o.domain()), o.version());
+      auto [it, fresh] = versions.emplace(FunctionId::canonical_domain(o.domain()), o.version());
       if (!fresh && it->second != o.version()) return false;
     }
     return true;
