@@ -794,3 +794,25 @@ test('SHAPEPROP_ORT=1.31 runs onnxruntime-node 1.31.1, installed beside 1.30', (
   assert.equal(version({ SHAPEPROP_ORT: '1.31' }), '1.31.1');
   assert.match(version({ SHAPEPROP_ORT: '' }), /^1\.30\./);  // unset or empty: package.json's onnxruntime-node
 });
+
+test('an oracle run leaves nothing of ORT telemetry behind, unless the caller turns it on', () => {
+  // A fresh HOME and TMPDIR per run: onnxruntime-node 1.30's telemetry writes a log in
+  // TMPDIR and a device id and event store under HOME/.cache/Microsoft.
+  const leftBehind = (telemetryVar) => {
+    const root = fs.mkdtempSync(path.join(tmp, 'telemetry-'));
+    const home = path.join(root, 'home');
+    const tmpdir = path.join(root, 'tmp');
+    fs.mkdirSync(home);
+    fs.mkdirSync(tmpdir);
+    const env = { ...process.env, HOME: home, TMPDIR: tmpdir };
+    delete env.ORT_DISABLE_TELEMETRY;
+    if (telemetryVar !== undefined) env.ORT_DISABLE_TELEMETRY = telemetryVar;
+    const r = spawnSync(process.execPath, [EQUIV, GEMMGELU, GEMMGELU, '--seeds', '1'], { encoding: 'utf8', env, timeout: 120000 });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    return [...fs.readdirSync(home), ...fs.readdirSync(tmpdir)];
+  };
+  assert.deepEqual(leftBehind(undefined), []);
+  // The caller's own setting wins: with telemetry on, the same run leaves its files (so
+  // the check above can see them).
+  assert.notDeepEqual(leftBehind('0'), []);
+});

@@ -15,8 +15,6 @@
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
-
 #include "shapeprop/check.h"
 #include "shapeprop/driver.h"
 #include "shapeprop/infer.h"
@@ -41,13 +39,10 @@ std::string outcome_text(const Result<JobOutcome>& done) {
          to_json(report);
 }
 
-// A folder holding one rule, for my.ops.Double (read by every run that names it, as the
+// Writes one rule, for my.ops.Double, into `dir` (read by every run that names it, as the
 // Python package's `schemas` does).
-fs::path rules_folder() {
-  const fs::path dir = fs::temp_directory_path() / ("shapeprop_concurrency_rules_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+void write_rules(const fs::path& dir) {
   std::ofstream(dir / "double.rule") << "op my.ops.Double\ntype T: tensor(float)\nlayout (T[*S] X) => (T[*S] Y)\n";
-  return dir;
 }
 
 constexpr const char* kVendorModel = R"(
@@ -60,8 +55,9 @@ main (float[batch, 5] x) => (y) {
 
 // The jobs the Python package's functions run: infer_shapes, specialize (inline none,
 // small, all), check_model, each with its report; on the corpus's models (torchlib's
-// local functions, a convolution, a dynamo export) and on one that needs a rules folder.
-std::vector<std::function<Result<JobOutcome>()>> jobs() {
+// local functions, a convolution, a dynamo export) and on one that needs the rules
+// folder `rules` (which the caller owns and removes).
+std::vector<std::function<Result<JobOutcome>()>> jobs(const fs::path& rules) {
   const fs::path models = corpus_dir() / "torchlib-2024-03" / "models";
   auto job = [](JobKind kind, fs::path input, InlinePolicy policy = InlinePolicy::None) {
     return [kind, input, policy]() {
@@ -75,7 +71,7 @@ std::vector<std::function<Result<JobOutcome>()>> jobs() {
       return run(o);
     };
   };
-  const fs::path rules = rules_folder();
+  write_rules(rules);
   const std::string vendor = parse_model_text(kVendorModel, "<vendor>")->SerializeAsString();
   return {
       job(JobKind::Annotate, models / "transformer_L2.onnx"),
@@ -102,7 +98,8 @@ std::vector<std::function<Result<JobOutcome>()>> jobs() {
 // scripts/test-tsan.sh runs this file) they are the first users of what the library
 // makes on first use (the shipped rules, ONNX's registry, Dim's tables).
 void runs_at_once_agree(size_t threads, size_t rounds) {
-  const auto work = jobs();
+  const testing::TempDir rules;  // removed when the test ends
+  const auto work = jobs(rules.path());
   std::vector<std::vector<std::string>> got(threads);
   std::vector<std::thread> pool;
   std::latch start(static_cast<std::ptrdiff_t>(threads));  // all at once, not as each thread is made

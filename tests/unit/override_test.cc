@@ -8,6 +8,7 @@
 
 #include "shapeprop/io.h"
 #include "shapeprop/override.h"
+#include "test_util.h"
 
 namespace shapeprop {
 namespace {
@@ -30,14 +31,16 @@ act (a) => (b) {
 }
 )";
 
-std::filesystem::path write(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / name;
+// Writes `text` to `dir`/`name` (a test's own folder, removed when the test ends).
+std::filesystem::path write(const testing::TempDir& dir, const std::string& name, const std::string& text) {
+  const auto path = dir / name;
   std::ofstream(path) << text;
   return path;
 }
 
 TEST(Override, ReplacesAndAddsWhatTheReplacementCalls) {
-  auto library = load_function_library(write("shapeprop_override_lib.onnxtxt", R"(
+  const testing::TempDir dir;
+  auto library = load_function_library(write(dir, "shapeprop_override_lib.onnxtxt", R"(
 # A library of two functions: act calls helper, which the model does not define.
 <domain: "local", opset_import: ["" : 18, "local" : 1, "com.microsoft" : 1]>
 act (a) => (b) {
@@ -92,13 +95,14 @@ TEST(Override, ALibraryWithNothingOfTheModelIsAWarning) {
 }
 
 TEST(Override, LibraryFromABinaryModelAndErrors) {
+  const testing::TempDir dir;
   onnx::ModelProto m = model_text(kModel);
-  const auto path = std::filesystem::temp_directory_path() / "shapeprop_override_lib.onnx";
+  const auto path = dir / "shapeprop_override_lib.onnx";
   ASSERT_TRUE(save_model(m, path, Format::Binary).ok());
   auto library = load_function_library(path);
   ASSERT_TRUE(library.ok());
   EXPECT_EQ(library->front().name(), "act");
-  auto empty = load_function_library(write("shapeprop_override_empty.onnxtxt", "# nothing\n"));
+  auto empty = load_function_library(write(dir, "shapeprop_override_empty.onnxtxt", "# nothing\n"));
   ASSERT_FALSE(empty.ok());
   EXPECT_THAT(empty.error().message, HasSubstr("no function in this library"));
 }

@@ -481,6 +481,10 @@ function ort() {
     // hand the binding one, which it reads as empty ("not enough space: expected 40, got
     // 0"); without it, onnxruntime-common keeps the Uint16Array bits this file makes.
     delete globalThis.Float16Array;
+    // onnxruntime-node 1.30's library starts Microsoft's telemetry when a session is made
+    // (it writes /tmp/mat-debug-<pid>.log and ~/.cache/Microsoft/ on every run): an oracle
+    // run sends and leaves nothing, unless the caller set the variable itself.
+    if (process.env.ORT_DISABLE_TELEMETRY === undefined) process.env.ORT_DISABLE_TELEMETRY = '1';
     // SHAPEPROP_ORT=1.31 picks onnxruntime-node 1.31.1 (installed beside 1.30 as the npm
     // alias onnxruntime-node-1.31: it reads ai.onnx opsets 27 and 28), for ort_types.js too.
     const wanted = process.env.SHAPEPROP_ORT ? `onnxruntime-node-${process.env.SHAPEPROP_ORT}` : 'onnxruntime-node';
