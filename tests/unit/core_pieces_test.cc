@@ -4,6 +4,7 @@
 // outcomes.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,61 @@ TEST(OpMemo, FindsOnlyWhatMatchesInEveryPart) {
   EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 2, of_x, {&axis1})), nullptr);
   EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 1, omitted, {&axis1})), nullptr);
   EXPECT_EQ(memo.find(*infer::OpMemo::key(schema_of("LogSoftmax"), 18, 1, of_x, {&axis1})), nullptr);
+}
+
+// Attributes that differ in any way that a schema's inference could read give different
+// keys, an equal copy the same key: every type an op's attributes take, a value given and
+// left out, lists whose items split the same characters differently, and two attributes
+// in either order (a key that ran their bytes together would match the wrong node).
+TEST(OpMemo, AttributesFindOnlyTheirEquals) {
+  using A = onnx::AttributeProto;
+  auto make = [](const std::string& name, A::AttributeType type, const std::function<void(A&)>& set) {
+    A a;
+    a.set_name(name);
+    a.set_type(type);
+    set(a);
+    return a;
+  };
+  std::vector<A> attributes = {
+      make("axis", A::INT, [](A& a) { a.set_i(1); }),
+      make("axis", A::INT, [](A& a) { a.set_i(2); }),
+      make("axis", A::INT, [](A&) {}),  // no value: not the same as 0
+      make("axis", A::INT, [](A& a) { a.set_i(0); }),
+      make("axes", A::INT, [](A& a) { a.set_i(1); }),
+      make("axis", A::INTS, [](A& a) { a.add_ints(1); }),
+      make("axis", A::INTS, [](A& a) { a.add_ints(1); a.add_ints(1); }),
+      make("axis", A::INTS, [](A&) {}),
+      make("axis", A::FLOAT, [](A& a) { a.set_f(1.0f); }),
+      make("axis", A::FLOAT, [](A& a) { a.set_f(0.0f); }),
+      make("axis", A::FLOAT, [](A& a) { a.set_f(-0.0f); }),
+      make("axis", A::FLOATS, [](A& a) { a.add_floats(1.0f); }),
+      make("mode", A::STRING, [](A& a) { a.set_s("ab"); }),
+      make("mode", A::STRING, [](A& a) { a.set_s("a"); }),
+      make("mode", A::STRING, [](A& a) { a.set_s(std::string("a\0", 2)); }),
+      make("mode", A::STRINGS, [](A& a) { a.add_strings("ab"); a.add_strings("c"); }),
+      make("mode", A::STRINGS, [](A& a) { a.add_strings("a"); a.add_strings("bc"); }),
+      make("mode", A::STRINGS, [](A& a) { a.add_strings("abc"); }),
+      make("axis", A::INT, [](A& a) { a.set_i(1); a.set_f(2.0f); }),       // a field beside its type's
+      make("axis", A::INT, [](A& a) { a.set_i(1); a.set_doc_string("d"); }),  // a doc string
+      make("value", A::TENSOR, [](A& a) { a.mutable_t()->add_int64_data(1); a.mutable_t()->set_data_type(7); }),
+      make("value", A::TENSOR, [](A& a) { a.mutable_t()->add_int64_data(2); a.mutable_t()->set_data_type(7); }),
+  };
+  const Fact x = Fact::tensor(onnx::TensorProto::FLOAT, {Dim::constant(3)});
+  const std::vector<const Fact*> of_x{&x};
+  const onnx::OpSchema& softmax = schema_of("Softmax");
+  for (size_t i = 0; i < attributes.size(); ++i) {
+    infer::OpMemo memo;
+    memo.keep(*infer::OpMemo::key(softmax, 18, 1, of_x, {&attributes[i]}), {});
+    const A copy = attributes[i];
+    EXPECT_NE(memo.find(*infer::OpMemo::key(softmax, 18, 1, of_x, {&copy})), nullptr) << i;
+    for (size_t j = 0; j < attributes.size(); ++j) {
+      if (j == i) continue;
+      EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 1, of_x, {&attributes[j]})), nullptr) << i << " " << j;
+    }
+    memo.keep(*infer::OpMemo::key(softmax, 18, 1, of_x, {&attributes[i], &attributes[(i + 1) % attributes.size()]}), {});
+    EXPECT_EQ(memo.find(*infer::OpMemo::key(softmax, 18, 1, of_x, {&attributes[(i + 1) % attributes.size()], &attributes[i]})),
+              nullptr) << i;
+  }
 }
 
 TEST(OpMemo, KeepsNoNodeWithAGraphAttributeOrANonTensorInput) {
