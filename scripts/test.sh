@@ -33,21 +33,29 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 jobs=${SHAPEPROP_JOBS:-$(nproc)}
 
-# The CPU time (user + sys, in seconds) of this shell's finished children, from `times`.
-cpu_seconds() {
-  times | tail -n1 | awk '{
+# cpu_now sets `cpu` to the CPU time (user + sys, in whole seconds) of this shell's
+# finished children, from `times`. `times` runs in this shell with its output to a file:
+# in a pipe or a $(...) it would be a subshell's, whose children are none (every part
+# read 0 s that way).
+cpu_file=$(mktemp)
+trap 'rm -f "$cpu_file"' EXIT
+cpu_now() {
+  times >"$cpu_file"
+  cpu=$(tail -n1 "$cpu_file" | awk '{
     t = 0
     for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }
-    printf "%d", t }'
+    printf "%d", t }')
 }
 start=$(date +%s)
 part() {
   local name=$1 t0 c0
   shift
-  t0=$(date +%s) c0=$(cpu_seconds)
+  cpu_now
+  t0=$(date +%s) c0=$cpu
   echo "test: $name ..."
   "$@"
-  echo "test: $name took $(($(date +%s) - t0)) s (CPU $(($(cpu_seconds) - c0)) s; load $(cut -d' ' -f1-3 /proc/loadavg))"
+  cpu_now
+  echo "test: $name took $(($(date +%s) - t0)) s (CPU $((cpu - c0)) s; load $(cut -d' ' -f1-3 /proc/loadavg))"
 }
 
 setup() {
@@ -105,4 +113,5 @@ if [ -z "${SHAPEPROP_DEFAULT_ONLY:-}" ]; then
     env SHAPEPROP_ONNX117_LABELS='unit|golden' bash scripts/test-onnx117.sh
   part "Debian's ONNX, protobuf-lite, 1.21.0-1 and 1.20.0-6 (scripts/test-lite.sh)" bash scripts/test-lite.sh
 fi
-echo "test: all parts took $(($(date +%s) - start)) s (CPU $(cpu_seconds) s)"
+cpu_now
+echo "test: all parts took $(($(date +%s) - start)) s (CPU $cpu s)"
