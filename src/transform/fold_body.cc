@@ -193,14 +193,15 @@ class Folder {
   }
 
   // True when fold() of these nodes at the top of their body would give them back as they
-  // are: every node is a plain copy (no rewrite, no Identity, no subgraph, no attribute
-  // reference, no call to retarget). Conservative: a false answer only means "maybe".
-  bool leaves_unchanged(const NodeList& in, Scope& scope) const {
+  // are: every node is a plain copy (no rewrite, no subgraph, no attribute reference, no
+  // call to retarget), and with `no_identity` none is an Identity (which the mutable body
+  // then collapses). Conservative: a false answer only means "maybe".
+  bool leaves_unchanged(const NodeList& in, Scope& scope, bool no_identity) const {
     if (!scope.facts) return false;
     for (int i = 0; i < in.size(); ++i) {
       const NodeProto& n = in.Get(i);
       const Node node{n, scope.body->nodes()[static_cast<size_t>(i)], scope};
-      if (classify(node, /*top=*/true) != Rewrite::Copy || is_op(n, "Identity")) return false;
+      if (classify(node, /*top=*/true) != Rewrite::Copy || (no_identity && is_op(n, "Identity"))) return false;
       if (scope.facts->call_of(static_cast<size_t>(i))) return false;
       for (const auto& a : n.attribute())
         if (a.has_ref_attr_name() || a.has_g() || a.graphs_size() > 0) return false;
@@ -689,11 +690,18 @@ void fold_subgraphs_without_facts(NodeProto& node) {
   }
 }
 
+bool fold_gives_back(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target) {
+  Counters unused;
+  const Folder folder(target, [](Names&) {}, unused);
+  Scope top{&facts, &facts.body(), nullptr, {}};
+  return folder.leaves_unchanged(nodes, top, /*no_identity=*/false);
+}
+
 bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target) {
   Counters unused;
   const Folder folder(target, [](Names&) {}, unused);
   Scope top{&facts, &facts.body(), nullptr, {}};
-  if (!folder.leaves_unchanged(nodes, top)) return false;
+  if (!folder.leaves_unchanged(nodes, top, /*no_identity=*/true)) return false;
   // No dead node either (the nodes hold no subgraph: leaves_unchanged made sure), by the
   // analysis's value ids: a node is live when a later one, or the graph's outputs, read it.
   const ir::Body& body = facts.body();

@@ -48,7 +48,8 @@ class PlacedFacts {
   // had before folding added any.
   explicit PlacedFacts(const infer::BodyFacts* analysis, size_t initializers_before = 0)
       : analysis_(analysis), first_added_(initializers_before) {}
-  // For the analysed nodes themselves, in their order (a body not folded).
+  // For the analysed nodes themselves, in their order (a body not folded, or one that
+  // folding gives back as it is: fold_gives_back).
   static PlacedFacts of_analysed(const infer::BodyFacts& analysis);
 
   ir::MutableBody::FactSource source() const;
@@ -96,6 +97,11 @@ using ir::constant_node;
 // What fold_body does to the subgraphs of a node it copies when nothing is known of them
 // (Identity chains collapse, dead nodes go, value_info goes), done in place.
 void fold_subgraphs_without_facts(onnx::NodeProto& node);
+
+// True when fold_body (with `target`) would give `nodes` back as they are, each node a copy
+// of its original (its facts then the analysis's, by place: PlacedFacts::of_analysed).
+// Conservative, as fold_changes_nothing below.
+bool fold_gives_back(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target);
 
 // True when fold_body (with `target`) would give `nodes` back as they are, none of them is
 // dead (the graph's outputs, which `facts` index, read each, through the nodes after it)

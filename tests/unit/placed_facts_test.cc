@@ -1,7 +1,8 @@
 // Facts by place (src/transform/fold_body.h, PlacedFacts): what folding records of the
 // nodes and initializers it emits reaches the mutable body the rewrites work on, output by
 // output, also where folding renamed a definition (a taken branch's) or made an initializer.
-// And fold_changes_nothing, which tells by the analysis's value ids that a body is idle.
+// And fold_changes_nothing, which tells by the analysis's value ids that a body is idle,
+// and fold_gives_back, on which a round copies its graph instead of folding it.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -11,6 +12,7 @@
 #include "shapeprop/call_graph.h"
 #include "test_util.h"
 #include "transform/fold_body.h"
+#include "transform/function_dce.h"
 
 namespace shapeprop::transform {
 namespace {
@@ -144,6 +146,60 @@ TEST(FoldChangesNothing, OnlyWhenEveryNodeIsLiveAndNothingFolds) {
       {"g (float[N,3] x) => (float[N,3] y) <float[3] v = {1,2,3}> { y = Add (x, v) }", true},
   };
   for (const Case& c : cases) EXPECT_EQ(idle(c.graph), c.idle) << c.graph;
+}
+
+// Where fold_gives_back says so, folding gives the nodes back as they are, and the facts by
+// place it records are those the analysis has of them (which a round then reads instead,
+// PlacedFacts::of_analysed): an Identity and a dead node are given back (the mutable body
+// removes them later); a node that folds, a decided If and a call are not.
+TEST(FoldGivesBack, OnlyWhereFoldingCopiesEveryNodeWithTheAnalysisFacts) {
+  struct Case {
+    const char* model;
+    bool gives_back;
+  };
+  const Case cases[] = {
+      {R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[N,3] x) => (float[N,3] y, float[N,3] z) <float[3] v = {1,2,3}> {
+  a = Neg (x)  b = Sin (a)  i = Identity (a)  y = Add (i, v)  z = Exp (a)
+})",
+       true},
+      {R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[N,3] x) => (int64 y) { s = Shape (x)  y = Size (s) })",
+       false},
+      {kModel.data(), false},
+      {R"(<ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+g (float[N,3] x) => (float[N,3] y) { y = local.f (x) }
+<domain: "local", opset_import: ["" : 18]>
+f (a) => (b) { b = Neg (a) })",
+       false},
+  };
+  for (const Case& c : cases) {
+    Analysed a(c.model);
+    ASSERT_TRUE(a.ok()) << c.model;
+    onnx::GraphProto out;
+    *out.mutable_initializer() = a.model.graph().initializer();
+    BodyTarget target;
+    target.main_graph = &out;
+    const size_t initializers = static_cast<size_t>(out.initializer_size());
+    const bool gives_back = fold_gives_back(a.model.graph().node(), a.facts(), target);
+    EXPECT_EQ(gives_back, c.gives_back) << c.model;
+    if (!gives_back) continue;
+    const ir::ValueNames keep = interface_names(a.model.graph());
+    Counters counters;
+    PlacedFacts recorded(&a.facts(), initializers);
+    NodeList folded = fold_body(a.model.graph().node(), a.facts(), target, keep, counters, &recorded);
+    ASSERT_EQ(folded.size(), a.model.graph().node_size()) << c.model;
+    for (int i = 0; i < folded.size(); ++i)
+      EXPECT_EQ(folded.Get(i).SerializeAsString(), a.model.graph().node(i).SerializeAsString()) << c.model << " node " << i;
+    EXPECT_EQ(out.initializer_size(), static_cast<int>(initializers));
+    NodeList copied = a.model.graph().node();
+    onnx::GraphProto out_copy = out;
+    const PlacedFacts by_place = PlacedFacts::of_analysed(a.facts());
+    ir::MutableBody from_fold(folded, recorded.source(), &out, keep);
+    ir::MutableBody from_copy(copied, by_place.source(), &out_copy, keep);
+    EXPECT_EQ(facts_of(from_fold), facts_of(from_copy)) << c.model;
+    EXPECT_FALSE(facts_of(from_copy).empty());
+  }
 }
 
 }  // namespace
