@@ -388,21 +388,19 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
   for (const auto& t : target_graph.initializer()) keep.push_back(t.name());
   transform::BodyTarget target = body_target();
   if (constants_may_be_initializers(model_)) target.main_graph = &target_graph;
-  const auto initializers_before = static_cast<size_t>(target_graph.initializer_size());
+  transform::PlacedFacts placed(&analysis.graph().facts, static_cast<size_t>(target_graph.initializer_size()));
   NodeList nodes;
-  // A graph that folding would give back as it is (a round after inlining, as a rule) is
-  // copied as it is, its facts read from the analysis by place: what fold_body would
-  // record, without its work per node and name.
-  const bool unchanged = transform::fold_gives_back(g.node(), analysis.graph().facts, target);
-  transform::PlacedFacts placed = unchanged
-      ? transform::PlacedFacts::of_analysed(analysis.graph().facts)
-      : transform::PlacedFacts(&analysis.graph().facts, initializers_before);
   {
     PassClock clock(stage_.fold ? &result_.pass_times : nullptr, Pass::Fold);
-    if (unchanged)
+    // A graph that folding would give back as it is (a round after inlining, as a rule) is
+    // copied as it is, its facts read from the analysis by place: what fold_body would
+    // record, without its work per node and name.
+    if (transform::fold_gives_back(g.node(), analysis.graph().facts, target)) {
       nodes = g.node();
-    else
+      placed = transform::PlacedFacts::of_analysed(analysis.graph().facts);
+    } else {
       nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats.counters, &placed);
+    }
   }
   if (!watched_.empty()) {
     body_after_.assign(watched_.size(), BodyAfter());
