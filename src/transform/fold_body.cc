@@ -690,18 +690,25 @@ void fold_subgraphs_without_facts(NodeProto& node) {
   }
 }
 
-bool fold_gives_back(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target) {
+namespace {
+
+// Folder::leaves_unchanged at the top of a body, for a caller that folds nothing.
+bool top_level_unchanged(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
+                         bool no_identity) {
   Counters unused;
   const Folder folder(target, [](Names&) {}, unused);
   Scope top{&facts, &facts.body(), nullptr, {}};
-  return folder.leaves_unchanged(nodes, top, /*no_identity=*/false);
+  return folder.leaves_unchanged(nodes, top, no_identity);
+}
+
+}  // namespace
+
+bool fold_gives_back(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target) {
+  return top_level_unchanged(nodes, facts, target, /*no_identity=*/false);
 }
 
 bool fold_changes_nothing(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target) {
-  Counters unused;
-  const Folder folder(target, [](Names&) {}, unused);
-  Scope top{&facts, &facts.body(), nullptr, {}};
-  if (!folder.leaves_unchanged(nodes, top, /*no_identity=*/true)) return false;
+  if (!top_level_unchanged(nodes, facts, target, /*no_identity=*/true)) return false;
   // No dead node either (the nodes hold no subgraph: leaves_unchanged made sure), by the
   // analysis's value ids: a node is live when a later one, or the graph's outputs, read it.
   const ir::Body& body = facts.body();
