@@ -797,22 +797,30 @@ test('SHAPEPROP_ORT=1.31 runs onnxruntime-node 1.31.1, installed beside 1.30', (
 
 test('an oracle run leaves nothing of ORT telemetry behind, unless the caller turns it on', () => {
   // A fresh HOME and TMPDIR per run: onnxruntime-node 1.30's telemetry writes a log in
-  // TMPDIR and a device id and event store under HOME/.cache/Microsoft.
-  const leftBehind = (telemetryVar) => {
+  // TMPDIR and a device id and event store under HOME/.cache/Microsoft. Whether it writes
+  // them with telemetry on depends on the machine (CI's did not), so the test also reads
+  // the setting the library saw: a preloaded hook records ORT_DISABLE_TELEMETRY as it is
+  // when the oracle's process exits, after every session was made.
+  const run = (telemetryVar) => {
     const root = fs.mkdtempSync(path.join(tmp, 'telemetry-'));
     const home = path.join(root, 'home');
     const tmpdir = path.join(root, 'tmp');
     fs.mkdirSync(home);
     fs.mkdirSync(tmpdir);
+    const seen = path.join(root, 'seen');
+    const hook = path.join(root, 'hook.js');
+    fs.writeFileSync(hook, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(seen)}, String(process.env.ORT_DISABLE_TELEMETRY)));\n`);
     const env = { ...process.env, HOME: home, TMPDIR: tmpdir };
     delete env.ORT_DISABLE_TELEMETRY;
     if (telemetryVar !== undefined) env.ORT_DISABLE_TELEMETRY = telemetryVar;
-    const r = spawnSync(process.execPath, [EQUIV, GEMMGELU, GEMMGELU, '--seeds', '1'], { encoding: 'utf8', env, timeout: 120000 });
+    const r = spawnSync(process.execPath, ['-r', hook, EQUIV, GEMMGELU, GEMMGELU, '--seeds', '1'], { encoding: 'utf8', env, timeout: 120000 });
     assert.equal(r.status, 0, r.stdout + r.stderr);
-    return [...fs.readdirSync(home), ...fs.readdirSync(tmpdir)];
+    return { left: [...fs.readdirSync(home), ...fs.readdirSync(tmpdir)], seen: fs.readFileSync(seen, 'utf8') };
   };
-  assert.deepEqual(leftBehind(undefined), []);
-  // The caller's own setting wins: with telemetry on, the same run leaves its files (so
-  // the check above can see them).
-  assert.notDeepEqual(leftBehind('0'), []);
+  const off = run(undefined);
+  assert.equal(off.seen, '1');
+  assert.deepEqual(off.left, []);
+  // The caller's own setting wins.
+  assert.equal(run('0').seen, '0');
+  assert.equal(run('1').seen, '1');
 });
