@@ -237,7 +237,10 @@ class Job {
       if (!record) t.after_pass = nullptr;
       // A model the transform failed on is not the job's result (run() drops it below).
       t.consume_input = true;
-      auto done = specialize(model, t);
+      // As for annotation below: the model validation saw, its call graph once more.
+      std::optional<CallGraph> calls = &model == &*out_.model ? std::move(validated_calls_) : std::nullopt;
+      validated_calls_.reset();
+      auto done = calls ? specialize(model, t, std::move(*calls)) : specialize(model, t);
       if (!done) {
         if (record) fail(Step::Process, Diagnostic(done.error()).in_file(origin_));
         return JobStatus::BadInput;

@@ -23,9 +23,11 @@ namespace shapeprop::transform {
 
 Result<bool> Round::run(ModelProto& out) {
   PhaseClock analysing(result_.phases, "analysis", options_.infer.on_phase);
-  auto calls = CallGraph::build(model_);
-  if (!calls) return calls.error();
-  calls_ = std::move(*calls);
+  if (!calls_) {
+    auto calls = CallGraph::build(model_);
+    if (!calls) return calls.error();
+    calls_ = std::move(*calls);
+  }
   analysis_ = std::make_unique<infer::Analyzer>(model_, *calls_, options_.infer);
   infer::Analyzer& analysis = *analysis_;
   analysis.run();

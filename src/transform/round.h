@@ -45,15 +45,19 @@ class Round {
   // input is the transform's own copy); otherwise it copies them (the caller's model).
   // `try_unchanged`: the round first checks, without writing anything, whether it would
   // change nothing (changes_nothing); worth it unless the input is fresh from inlining.
+  // `calls`: the call graph of `model` as it is, built before (validation's), or none: run()
+  // builds it.
   Round(ModelProto& model, const TransformOptions& options, const Stage& stage, TransformResult& result,
-        bool count_specializations, bool take_initializers, bool try_unchanged)
+        bool count_specializations, bool take_initializers, bool try_unchanged,
+        std::optional<CallGraph> calls = std::nullopt)
       : model_(model),
         options_(options),
         stage_(stage),
         result_(result),
         count_specializations_(count_specializations),
         take_initializers_(take_initializers),
-        try_unchanged_(try_unchanged) {
+        try_unchanged_(try_unchanged),
+        calls_(std::move(calls)) {
     if (options.after_pass)
       for (Pass p : stage.passes)
         if (p != Pass::Inline && std::find(options.print_after.begin(), options.print_after.end(), p) != options.print_after.end())

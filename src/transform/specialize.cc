@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "infer/analysis_record.h"
@@ -69,8 +70,10 @@ namespace {
 // each input discarded as soon as its stage's result is settled.
 class Pipeline {
  public:
-  Pipeline(ModelProto& model, const TransformOptions& options, TransformResult& result)
-      : model_(model), options_(options), result_(result) {}
+  // `validated`: the call graph validation built of `model`, which is as it was then.
+  Pipeline(ModelProto& model, const TransformOptions& options, TransformResult& result,
+           std::optional<CallGraph> validated = std::nullopt)
+      : model_(model), options_(options), result_(result), validated_(std::move(validated)) {}
 
   // Runs the stages in order, a round of them at most `max_rounds` times. One round (--passes)
   // runs each stage once. More (the default pipelines) repeat the round until one changes
@@ -130,6 +133,8 @@ class Pipeline {
   ModelProto& model_;
   const TransformOptions& options_;
   TransformResult& result_;
+  // The call graph of `model_` as the caller gave it, for the first round that reads it.
+  std::optional<CallGraph> validated_;
   bool looping_ = false;
   // The model the next stage reads: the caller's, or `current_`.
   ModelProto current_;
@@ -228,10 +233,14 @@ class Pipeline {
 
   // A stage's Round over the latest model (not pending). False when its analysis found errors.
   Result<bool> round_stage(const Stage& stage) {
+    // The caller's model is read-only but for its initializers (which the graph does not
+    // hold), so the validated graph serves a round on it.
+    std::optional<CallGraph> calls;
+    if (input_ == &model_) calls = std::exchange(validated_, std::nullopt);
     auto step = std::make_unique<Round>(*input_, options_, stage, result_,
                                         /*count_specializations=*/stage.specializes() && !specialized_,
                                         /*take_initializers=*/input_ != &model_ || options_.consume_input,
-                                        /*try_unchanged=*/looping_ && !input_just_inlined_);
+                                        /*try_unchanged=*/looping_ && !input_just_inlined_, std::move(calls));
     specialized_ = specialized_ || stage.specializes();
     input_just_inlined_ = false;
     ModelProto next;
@@ -252,10 +261,14 @@ class Pipeline {
   }
 };
 
-Result<TransformResult> run_rounds(ModelProto& model, const TransformOptions& options) {
+// `validated`: the call graph validation built of `model`, unchanged since; validation
+// checked its depths too.
+Result<TransformResult> run_rounds(ModelProto& model, const TransformOptions& options,
+                                   std::optional<CallGraph> validated = std::nullopt) {
   const Dim::MaxTerms terms(options.infer.limits.max_dim_terms);
   // As infer_shapes does: within the limits only, whether the caller validated or not.
-  if (Diagnostics deep = check_depths(model, "", options.infer.limits); !deep.empty()) return deep.front();
+  if (!validated)
+    if (Diagnostics deep = check_depths(model, "", options.infer.limits); !deep.empty()) return deep.front();
   for (const auto& id : options.keep)  // (domain, name); clang 14 cannot capture a structured binding
     if (std::none_of(model.functions().begin(), model.functions().end(), [&id](const FunctionProto& f) {
           return FunctionId::canonical_domain(f.domain()) == id.first && f.name() == id.second;
@@ -270,7 +283,7 @@ Result<TransformResult> run_rounds(ModelProto& model, const TransformOptions& op
       explicit_passes ? options.passes : default_pipeline(expanded ? InlinePolicy::All : options.inline_policy));
   result.stats.nodes_before = count_all_nodes(model);
   result.stats.functions_before = static_cast<size_t>(model.functions_size());
-  Pipeline pipeline(model, options, result);
+  Pipeline pipeline(model, options, result, std::move(validated));
   auto ran = pipeline.run_pipeline(stages, explicit_passes ? 1 : kMaxPipelineRounds);
   if (!ran) return ran.error();
   if (!*ran) return result;  // errors in result.diagnostics; the model is left as it was
@@ -312,6 +325,13 @@ Result<TransformResult> run_rounds(ModelProto& model, const TransformOptions& op
 }
 
 }  // namespace
+
+Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options, CallGraph validated) {
+  register_onnx_schemas_once();
+  // Expansion changes the model first: the graph is of the model as it was.
+  if (!options.expand.any()) return run_rounds(model, options, std::move(validated));
+  return specialize(model, options);
+}
 
 Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options) {
   register_onnx_schemas_once();

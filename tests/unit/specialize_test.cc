@@ -1,14 +1,18 @@
 // TransformOptions::consume_input: the first round moves the caller's initializers into
 // its result instead of copying them; the result is the same, and a round that changes
-// nothing gives them back.
+// nothing gives them back. And the transform of a validated model, reading validation's
+// call graph (as the CLI does).
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shapeprop/driver.h"
 #include "shapeprop/io.h"
 #include "shapeprop/specialize.h"
+#include "shapeprop/validate.h"
 #include "test_util.h"
 
 namespace shapeprop {
@@ -65,6 +69,70 @@ F (p) => (q) { q = Neg (p) }
   ASSERT_EQ(model.graph().initializer_size(), 1);
   EXPECT_EQ(model.graph().initializer(0).name(), "w");
   EXPECT_EQ(model.graph().node_size(), 2);
+}
+
+// Runs the transform on a copy of `input`, once as a library caller without validation
+// does and once with the call graph validation built of it; both results as bytes, with
+// their summaries.
+std::pair<std::string, std::string> with_and_without_validated_calls(const onnx::ModelProto& input, TransformOptions options) {
+  std::string results[2];
+  for (int validated = 0; validated < 2; ++validated) {
+    onnx::ModelProto model = input;
+    Result<TransformResult> done = Diagnostic::error("not run");
+    if (validated) {
+      std::optional<CallGraph> calls;
+      const Diagnostics found =
+          validate_model(model, "m", nullptr, CheckerMode::as_inference, options.infer.limits, false, calls);
+      EXPECT_FALSE(has_errors(found));
+      EXPECT_TRUE(calls.has_value());
+      if (!calls) return {};
+      done = specialize(model, options, std::move(*calls));
+    } else {
+      done = specialize(model, options);
+    }
+    EXPECT_TRUE(done.ok()) << done.error().str();
+    if (!done.ok()) return {};
+    EXPECT_FALSE(has_errors(done->diagnostics));
+    results[validated] = model.SerializeAsString() + "\n" + summary_line(done->stats);
+  }
+  return {results[0], results[1]};
+}
+
+TEST(ValidatedCalls, TheSameResultAsBuildingThemInEveryMode) {
+  for (const char* name : {"transformer_L2", "layer_norm", "embedding"}) {
+    const onnx::ModelProto input = corpus_model(name);
+    for (InlinePolicy policy : {InlinePolicy::None, InlinePolicy::Small, InlinePolicy::All})
+      for (bool consume : {false, true}) {
+        TransformOptions options;
+        options.inline_policy = policy;
+        options.consume_input = consume;
+        const auto [built, validated] = with_and_without_validated_calls(input, options);
+        EXPECT_FALSE(built.empty()) << name;
+        EXPECT_EQ(built, validated) << name << " policy " << static_cast<int>(policy) << " consume " << consume;
+      }
+  }
+}
+
+TEST(ValidatedCalls, ExpansionChangesTheModelFirstSoTheGraphIsNotUsed) {
+  // Expanding LayerNormalization adds a function the validated graph does not know: a run
+  // that read it would leave the expanded call unanalysed (and so not inlined).
+  const onnx::ModelProto input = testing::parse_or_fail(R"ONNX(
+<ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+g (float[2, 4] x, float[4] s, float[4] b) => (float[2, 4] y) {
+  n = LayerNormalization <axis: int = -1> (x, s, b)
+  y = local.F (n)
+}
+<domain: "local", opset_import: ["" : 18]>
+F (p) => (q) { q = Neg (p) }
+)ONNX");
+  TransformOptions options;
+  options.inline_policy = InlinePolicy::None;
+  options.expand.ops = {"LayerNormalization"};
+  const auto [built, validated] = with_and_without_validated_calls(input, options);
+  EXPECT_EQ(built, validated);
+  onnx::ModelProto result;
+  ASSERT_TRUE(result.ParseFromString(validated.substr(0, validated.rfind('\n'))));
+  for (const auto& n : result.graph().node()) EXPECT_NE(n.op_type(), "LayerNormalization");
 }
 
 }  // namespace

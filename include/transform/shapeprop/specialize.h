@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "onnx/onnx_pb.h"
+#include "shapeprop/call_graph.h"
 #include "shapeprop/diagnostics.h"
 #include "shapeprop/infer.h"
 #include "shapeprop/passes.h"
@@ -41,6 +42,11 @@ struct TransformResult {
 // inlined whatever the policy, and the result is then converted to its target opset
 // (convert_opset) and, when that changed it, transformed once more at that opset.
 Result<TransformResult> specialize(onnx::ModelProto& model, const TransformOptions& options);
+
+// The same, for a model validation passed (validate_model) and that has not changed since
+// but for declared types: `calls` is the call graph it built (validation checked the
+// model's depths, which are not measured again), and the first round's analysis reads it.
+Result<TransformResult> specialize(onnx::ModelProto& model, const TransformOptions& options, CallGraph calls);
 
 // The passes --mode specialize (InlinePolicy::None) and --mode inline run, in order: one
 // round of them is repeated until it changes nothing.
