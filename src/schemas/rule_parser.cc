@@ -64,6 +64,9 @@ class Lexer {
     peeked_ = false;
   }
   std::string_view text() const { return text_; }
+  // What starts and continues an identifier (scan_rule_ops reads op names the same way).
+  static bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+  static bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
   Position at(const Token& t) const { return {file_, t.line, t.column}; }
   [[noreturn]] void fail(const Token& t, std::string message) const { throw RuleError{at(t), std::move(message)}; }
 
@@ -86,9 +89,6 @@ class Lexer {
     }
     ++pos_;
   }
-  static bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-  static bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
   Token scan() {
     for (;;) {
       while (std::isspace(static_cast<unsigned char>(cur()))) advance();
@@ -662,6 +662,46 @@ Result<std::vector<OpRule>> parse_rules(std::string_view text, const std::string
   } catch (const RuleError& e) {
     return Diagnostic::error(e.message).in_file(e.where.file, e.where.line, e.where.column);
   }
+}
+
+std::optional<std::vector<std::tuple<std::string, std::string, int>>> scan_rule_ops(std::string_view text) {
+  std::vector<std::tuple<std::string, std::string, int>> keys;
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    size_t i = 0;
+    while (i < line.size() && blank(line[i])) ++i;
+    if (line.substr(i, 2) != "op" || (i + 2 < line.size() && !blank(line[i + 2]))) continue;
+    i += 2;
+    while (i < line.size() && blank(line[i])) ++i;
+    // The name as the lexer reads an identifier: dots join parts that start as names do.
+    const size_t start = i;
+    if (i >= line.size() || !Lexer::ident_start(line[i])) return std::nullopt;
+    while (i < line.size() && (Lexer::ident_char(line[i]) || (line[i] == '.' && i + 1 < line.size() && Lexer::ident_start(line[i + 1]))))
+      ++i;
+    const std::string_view name = line.substr(start, i - start);
+    const size_t dot = name.rfind('.');
+    std::string op(dot == std::string_view::npos ? name : name.substr(dot + 1));
+    std::string domain = FunctionId::canonical_domain(dot == std::string_view::npos ? std::string() : std::string(name.substr(0, dot)));
+    while (i < line.size() && blank(line[i])) ++i;
+    int since = 0;
+    if (line.substr(i, 5) == "since" && (i + 5 == line.size() || blank(line[i + 5]))) {
+      i += 5;
+      while (i < line.size() && blank(line[i])) ++i;
+      const size_t digits = i;
+      while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) && i - digits < 6)
+        since = since * 10 + (line[i++] - '0');
+      if (i == digits || (i < line.size() && !blank(line[i]) && line[i] != '<')) return std::nullopt;
+    } else if (i < line.size() && line[i] != '<' && line[i] != '#') {
+      return std::nullopt;
+    }
+    keys.emplace_back(std::move(domain), std::move(op), since);
+  }
+  return keys;
 }
 
 }  // namespace shapeprop::schemas

@@ -3,6 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <thread>
+
 #include "schemas/rule_eval.h"
 #include "schemas/rule_parser.h"
 #include "shapeprop/schemas.h"
@@ -237,6 +242,153 @@ TEST(Schemas, ShippedRulesStateEveryOpNewerThanTheLinkedOnnx) {
     EXPECT_TRUE(rules->find_version(op, 28)) << op;
   ASSERT_TRUE(rules->find_version("SwiGLU", 28)->body);
   EXPECT_FALSE(rules->find("", "Celu"));  // a version is no rule for an op outside the registry
+}
+
+// Every shipped file is indexed by its `op` lines before it is read (load_op_rules): the
+// index must be exactly what its rules state, or a rule would never be found.
+TEST(ShippedRules, EachFilesOpLinesIndexExactlyItsRules) {
+  const auto dir = builtin_schemas_dir();
+  ASSERT_TRUE(dir);
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(*dir)) {
+    if (entry.path().extension() != ".rule") continue;
+    ++files;
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto parsed = parse_rules(text, entry.path().string());
+    ASSERT_TRUE(parsed.ok()) << parsed.error().str();
+    std::vector<std::tuple<std::string, std::string, int>> stated;
+    for (const auto& r : *parsed) stated.emplace_back(r.domain, r.op, r.since);
+    const auto scanned = scan_rule_ops(text);
+    ASSERT_TRUE(scanned) << entry.path();
+    EXPECT_EQ(*scanned, stated) << entry.path();
+  }
+  EXPECT_GE(files, 28u);
+  // And the builtin set is the deferred one: nothing read until an op is looked up.
+  auto rules = load_op_rules({*dir});
+  ASSERT_TRUE(rules.ok());
+  EXPECT_EQ((*rules)->unread_files(), files);
+}
+
+TEST(RuleScan, ReadsOpLinesAsTheParserDoes) {
+  using Keys = std::vector<std::tuple<std::string, std::string, int>>;
+  EXPECT_EQ(scan_rule_ops("# op com.x.Commented\nop com.x.A <a: int>\n  type T: tensor(float)\nop B since 28\n"
+                          "\top ai.onnx.C   # a comment\nopening = 1\nop_d = Relu (x)\n"),
+            (Keys{{"com.x", "A", 0}, {"", "B", 28}, {"", "C", 0}}));
+  EXPECT_EQ(scan_rule_ops("layout (T a) => (T b)\n"), Keys{});
+  // Lines it cannot index: the folder is then read in full at load.
+  EXPECT_FALSE(scan_rule_ops("op\ncom.x.A\n"));
+  EXPECT_FALSE(scan_rule_ops("op = Relu (x)\n"));
+  EXPECT_FALSE(scan_rule_ops("op A since\n"));
+  EXPECT_FALSE(scan_rule_ops("op A sinc 28\n"));
+}
+
+// A folder of rule files, deferred or read at load.
+struct RuleFolder {
+  testing::TempDir dir;
+  void write(const std::string& name, const std::string& text) const { std::ofstream(dir / name) << text; }
+  Result<std::shared_ptr<const OpRules>> load(bool deferred) const {
+    return load_op_rules({dir.path()}, deferred ? std::optional(dir.path()) : std::nullopt);
+  }
+};
+
+constexpr const char* kUnary = "type T: tensor(float)\nlayout (T[*S] X) => (T[*S] Y)\n";
+
+TEST(DeferredRules, AFileIsReadAtTheFirstLookupOfOneOfItsOps) {
+  RuleFolder folder;
+  folder.write("a.rule", std::string("op com.x.A\n") + kUnary + "op com.x.B <k: int = 1>\n" + kUnary);
+  folder.write("c.rule", std::string("op C since 28\n") + kUnary);
+  auto loaded = folder.load(/*deferred=*/true);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().str();
+  const OpRules& rules = **loaded;
+  EXPECT_EQ(rules.size(), 3u);
+  EXPECT_EQ(rules.unread_files(), 2u);
+  EXPECT_FALSE(rules.find("com.x", "Z"));  // no file states it: none is read
+  EXPECT_FALSE(rules.find_version("A", 28));
+  EXPECT_EQ(rules.unread_files(), 2u);
+  const schemas::OpRule* b = rules.find("com.x", "B");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->attributes.at(0).name, "k");
+  EXPECT_EQ(rules.unread_files(), 1u);
+  EXPECT_EQ(rules.find("com.x", "A")->op, "A");  // read already, with B
+  EXPECT_EQ(rules.unread_files(), 1u);
+  // list() reads the rest, and says what a folder read at load says.
+  auto eager = folder.load(/*deferred=*/false);
+  ASSERT_TRUE(eager.ok());
+  EXPECT_EQ((*eager)->unread_files(), 0u);
+  EXPECT_EQ(rules.list(), (*eager)->list());
+  EXPECT_EQ(rules.unread_files(), 0u);
+}
+
+TEST(DeferredRules, AFileThatDoesNotReadIsAnErrorAtItsLookup) {
+  RuleFolder folder;
+  folder.write("bad.rule", "op com.x.Bad\nlayout (Q[*S] X) => (Q[*S] Y)\n");  // Q is no type
+  folder.write("good.rule", std::string("op com.x.Good\n") + kUnary);
+  // Read at load: the load fails, naming the place.
+  auto eager = folder.load(/*deferred=*/false);
+  ASSERT_FALSE(eager.ok());
+  EXPECT_THAT(eager.error().str(), HasSubstr("bad.rule:2:"));
+  // Deferred: the other file's ops are found; this one's lookup throws, naming the file.
+  auto loaded = folder.load(/*deferred=*/true);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_TRUE((*loaded)->find("com.x", "Good"));
+  try {
+    (*loaded)->find("com.x", "Bad");
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("bad.rule:2:"));
+  }
+  EXPECT_THROW((*loaded)->find("com.x", "Bad"), std::runtime_error);  // every time
+}
+
+TEST(DeferredRules, OpLinesThatMissARuleAreAnErrorAtTheFilesLookup) {
+  // A rule that starts on the line of another's layout: the `op` lines index only the first.
+  RuleFolder folder;
+  folder.write("two.rule", "op com.x.A\ntype T: tensor(float)\nlayout (T a) => (T b) op com.x.B\ntype T: tensor(float)\n"
+                           "layout (T a) => (T b)\n");
+  auto loaded = folder.load(/*deferred=*/true);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ((*loaded)->size(), 1u);
+  EXPECT_THROW((*loaded)->find("com.x", "A"), std::runtime_error);
+  auto eager = folder.load(/*deferred=*/false);
+  ASSERT_TRUE(eager.ok());
+  EXPECT_EQ((*eager)->size(), 2u);
+}
+
+TEST(DeferredRules, AFolderTheOpLinesCannotIndexIsReadAtLoad) {
+  // An op named twice: the error a folder read at load gives, whether deferred or not.
+  RuleFolder twice;
+  twice.write("a.rule", std::string("op com.x.A\n") + kUnary);
+  twice.write("b.rule", std::string("op com.x.A\n") + kUnary);
+  for (bool deferred : {false, true}) {
+    auto loaded = twice.load(deferred);
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_THAT(loaded.error().str(), HasSubstr("a second rule for com.x.A (the first is at ")) << deferred;
+  }
+  RuleFolder unindexed;
+  unindexed.write("a.rule", std::string("op\ncom.x.A\n") + kUnary);
+  auto loaded = unindexed.load(/*deferred=*/true);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ((*loaded)->unread_files(), 0u);
+  EXPECT_TRUE((*loaded)->find("com.x", "A"));
+}
+
+TEST(DeferredRules, ThreadsLookUpAtOnce) {
+  RuleFolder folder;
+  for (int k = 0; k < 8; ++k)
+    folder.write("r" + std::to_string(k) + ".rule", "op com.x.Op" + std::to_string(k) + "\n" + kUnary);
+  auto loaded = folder.load(/*deferred=*/true);
+  ASSERT_TRUE(loaded.ok());
+  const OpRules& rules = **loaded;
+  std::vector<std::thread> threads;
+  std::vector<int> found(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&rules, &found, t] {
+      for (int k = 0; k < 8; ++k) found[static_cast<size_t>(t)] += rules.find("com.x", "Op" + std::to_string(k)) != nullptr;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(found, std::vector<int>(4, 8));
+  EXPECT_EQ(rules.unread_files(), 0u);
 }
 
 }  // namespace

@@ -25,24 +25,37 @@ namespace schemas {
 struct OpRule;
 }
 
-// A set of rules, one per (domain, op).
+// A set of rules, one per (domain, op). The shipped folder's files are read at the first
+// lookup of an op they state (a run pays for the rules it uses: reading all of them is
+// about a fifth of a small model's run); safe to share between threads.
 class OpRules {
  public:
   OpRules();
   ~OpRules();
 
   // The rule for an op outside ONNX's registry ("" or "ai.onnx" for the default domain), or nullptr.
+  // A shipped file that does not read (a broken install) throws std::runtime_error naming it.
   const schemas::OpRule* find(const std::string& domain, const std::string& op) const;
   // The rule for version `since` of ai.onnx `op` (`op Celu since 28`), or nullptr.
   const schemas::OpRule* find_version(const std::string& op, int since) const;
   size_t size() const { return rules_.size(); }
   // Every op with a rule, as "domain.Op" (or "Op", or "Op-28" for a version), with the file that states the rule.
   std::vector<std::pair<std::string, std::string>> list() const;
+  // The files whose rules are not read yet (none after list()).
+  size_t unread_files() const;
 
  private:
-  friend Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders);
-  // By (domain, op, since).
-  std::map<std::tuple<std::string, std::string, int>, std::shared_ptr<const schemas::OpRule>> rules_;
+  friend Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders,
+                                                              const std::optional<std::filesystem::path>& deferred);
+  using Key = std::tuple<std::string, std::string, int>;  // (domain, op, since)
+  struct File;  // a file read at its first lookup
+  struct Entry {
+    std::shared_ptr<const schemas::OpRule> rule;  // read as the folder loaded
+    File* file = nullptr;                          // otherwise: the file that states it
+  };
+  const schemas::OpRule* rule_of(const Key& key) const;
+  std::map<Key, Entry> rules_;
+  std::vector<std::unique_ptr<File>> files_;
 };
 
 // The folder of rules shipped with shapeprop: share/shapeprop/schemas beside the running
@@ -55,6 +68,12 @@ std::optional<std::filesystem::path> builtin_schemas_dir();
 // folder can correct a shipped rule; two rules for one op in one folder are an error. A
 // folder that does not exist, an unreadable file and a malformed rule are errors, the
 // latter at file:line:col.
+// The files of the folder `deferred` (the shipped one, builtin_schemas_dir(), unless told
+// otherwise), whose rules the tests read in full, are only indexed by their `op` lines
+// here and read at the first lookup of one of their ops; a folder whose `op` lines do not
+// index it (schemas::scan_rule_ops) is read in full here.
+Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders,
+                                                     const std::optional<std::filesystem::path>& deferred);
 Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders);
 
 // The shipped rules, read once per process; empty when builtin_schemas_dir() finds none
