@@ -76,8 +76,10 @@ Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::file
                                                      const std::optional<std::filesystem::path>& deferred);
 Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders);
 
-// The shipped rules, read once per process; empty when builtin_schemas_dir() finds none
-// or they do not load (a broken install: `onnx-infer-shapes` reports it).
+// The shipped rules, indexed once per process (each file read at the first lookup of one
+// of its ops); empty when builtin_schemas_dir() finds none or the folder does not load (a
+// broken install: `onnx-infer-shapes` reports it; a file of it that does not read is an
+// error where a model uses one of its ops).
 std::shared_ptr<const OpRules> builtin_op_rules();
 
 }  // namespace shapeprop
