@@ -105,6 +105,14 @@ class Job {
   // The call graph validate() built of the model, while the model's functions stay as
   // they were (override_functions drops it).
   std::optional<CallGraph> validated_calls_;
+  // validated_calls_ for a run on `model`, once: where `model` is the model validation saw,
+  // unchanged since but for declared types (apply_shapes rewrites value_info entries: no
+  // node, no function, no depth); none for another (verify_idempotent's copy).
+  std::optional<CallGraph> take_validated_calls(const onnx::ModelProto& model) {
+    std::optional<CallGraph> calls = &model == &*out_.model ? std::move(validated_calls_) : std::nullopt;
+    validated_calls_.reset();
+    return calls;
+  }
   PhaseClock clock(const char* phase) { return PhaseClock(out_.report.phases, phase, options_.infer.on_phase); }
 
   // Diagnostics that name no file name the model.
@@ -237,9 +245,7 @@ class Job {
       if (!record) t.after_pass = nullptr;
       // A model the transform failed on is not the job's result (run() drops it below).
       t.consume_input = true;
-      // As for annotation below: the model validation saw, its call graph once more.
-      std::optional<CallGraph> calls = &model == &*out_.model ? std::move(validated_calls_) : std::nullopt;
-      validated_calls_.reset();
+      std::optional<CallGraph> calls = take_validated_calls(model);
       auto done = calls ? specialize(model, t, std::move(*calls)) : specialize(model, t);
       if (!done) {
         if (record) fail(Step::Process, Diagnostic(done.error()).in_file(origin_));
@@ -257,11 +263,7 @@ class Job {
       found = std::move(done->diagnostics);
       debug = std::move(done->annotation.debug);
     } else {
-      // The model validation saw, unchanged since but for declared types (apply_shapes
-      // rewrites value_info entries: no node, no function, no depth): its call graph serves
-      // again, once.
-      std::optional<CallGraph> calls = &model == &*out_.model ? std::move(validated_calls_) : std::nullopt;
-      validated_calls_.reset();
+      std::optional<CallGraph> calls = take_validated_calls(model);
       auto inferred = calls ? infer_shapes(model, options_.infer, *calls) : infer_shapes(model, options_.infer);
       if (!inferred) {
         if (record) fail(Step::Process, Diagnostic(inferred.error()).in_file(origin_));

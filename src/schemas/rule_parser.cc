@@ -6,7 +6,9 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "onnx/defs/parser.h"
 #include "shapeprop/function_id.h"
@@ -41,6 +43,13 @@ struct Token {
   int line = 1;
   int column = 1;
 };
+
+// An op's name as a rule states it, "domain.Op" or "Op": (canonical domain, op).
+std::pair<std::string, std::string> split_op_name(std::string_view name) {
+  const size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos) return {std::string(), std::string(name)};
+  return {FunctionId::canonical_domain(std::string(name.substr(0, dot))), std::string(name.substr(dot + 1))};
+}
 
 class Lexer {
  public:
@@ -223,9 +232,7 @@ class Parser {
     Token name = ident("the op's name, as domain.Op");
     OpRule rule;
     rule.where = lex_.at(kw);
-    const auto dot = name.text.rfind('.');
-    rule.op = dot == std::string::npos ? name.text : name.text.substr(dot + 1);
-    rule.domain = FunctionId::canonical_domain(dot == std::string::npos ? std::string() : name.text.substr(0, dot));
+    std::tie(rule.domain, rule.op) = split_op_name(name.text);
     if (is("since")) {
       Token since = lex_.next();
       const int64_t v = integer("the opset the op's version holds from");
@@ -683,10 +690,7 @@ std::optional<std::vector<std::tuple<std::string, std::string, int>>> scan_rule_
     if (i >= line.size() || !Lexer::ident_start(line[i])) return std::nullopt;
     while (i < line.size() && (Lexer::ident_char(line[i]) || (line[i] == '.' && i + 1 < line.size() && Lexer::ident_start(line[i + 1]))))
       ++i;
-    const std::string_view name = line.substr(start, i - start);
-    const size_t dot = name.rfind('.');
-    std::string op(dot == std::string_view::npos ? name : name.substr(dot + 1));
-    std::string domain = FunctionId::canonical_domain(dot == std::string_view::npos ? std::string() : std::string(name.substr(0, dot)));
+    auto [domain, op] = split_op_name(line.substr(start, i - start));
     while (i < line.size() && blank(line[i])) ++i;
     int since = 0;
     if (line.substr(i, 5) == "since" && (i + 5 == line.size() || blank(line[i + 5]))) {

@@ -327,10 +327,10 @@ Result<TransformResult> run_rounds(ModelProto& model, const TransformOptions& op
 }  // namespace
 
 Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options, CallGraph validated) {
-  register_onnx_schemas_once();
   // Expansion changes the model first: the graph is of the model as it was.
-  if (!options.expand.any()) return run_rounds(model, options, std::move(validated));
-  return specialize(model, options);
+  if (options.expand.any()) return specialize(model, options);
+  register_onnx_schemas_once();
+  return run_rounds(model, options, std::move(validated));
 }
 
 Result<TransformResult> specialize(ModelProto& model, const TransformOptions& options) {
