@@ -114,7 +114,7 @@ BodyRun rewrite_body(NodeList& nodes, const ir::MutableBody::FactSource& facts, 
     if (round + 1 == kMaxBodyRounds) run.still_changing = changed_by;
   }
   if (tidy && run.changed) clean();
-  if (!dry) body.commit();
+  if (!dry) run.nodes_changed = body.commit();
   if (tidy && target.main_graph) {
     PassClock clock(times, Pass::Dce);
     body.remove_unread_initializers();

@@ -19,6 +19,8 @@ BodyPassFn body_pass(Pass pass);
 
 struct BodyRun {
   bool changed = false;  // something changed (in a dry run: would change)
+  // The node list was changed (a pass, or the tidying: MutableBody::changed); not in a dry run.
+  bool nodes_changed = false;
   // The pass that still changed the body in the last round allowed (the rewrites did not
   // reach a fixed point), if one did.
   std::optional<Pass> still_changing;

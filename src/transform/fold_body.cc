@@ -151,7 +151,9 @@ class Folder {
     for (int i = 0; i < in.size(); ++i) {
       const NodeProto& n = in.Get(i);
       const Node node{n, scope.body->nodes()[static_cast<size_t>(i)], scope};
-      switch (classify(node, top)) {
+      const Rewrite rewrite = classify(node, top);
+      if (rewrite != Rewrite::Copy || !top || inlined || !take_from_) untouched_ = false;
+      switch (rewrite) {
         case Rewrite::TakenBranch: {
           inline_branch(node, branch_of(node), out, level, inlined, top);
           ++stats_[Counter::IfsFolded];
@@ -175,6 +177,8 @@ class Folder {
           break;
         }
         case Rewrite::Copy: {
+          if (top && !inlined && take_from_ && take(node, i, out, level)) break;
+          untouched_ = false;
           // Written in its place: no copy of the copy.
           NodeProto& r = *out->Add();
           copy_into(r, node, level, inlined);
@@ -184,6 +188,29 @@ class Folder {
       }
     }
   }
+
+  // Nodes of the top level that fold() would copy as they are may be taken from `nodes`
+  // (the list given to fold) instead: fold() leaves an empty node in their place in its
+  // output, and finish_taking() swaps each in once folding no longer reads `nodes`.
+  void take_from(NodeList& nodes) { take_from_ = &nodes; }
+
+  // Swaps the nodes take() chose from the list of take_from() into their places in `out`
+  // (the list fold() wrote), retargeting calls; those places in the original are left empty.
+  void finish_taking(NodeList& out) {
+    for (Taken& t : taken_) {
+      NodeProto& r = *out.Mutable(t.out);
+      r.Swap(take_from_->Mutable(t.in));
+      if (t.callee) {
+        r.set_op_type(std::move(*t.callee));
+        if (t.overload) r.set_overload(std::move(*t.overload));
+        r.clear_attribute();
+      }
+    }
+    taken_.clear();
+  }
+  // Every node fold() wrote was taken as it was (no call retargeted to another name, none
+  // dropped, none added): the output is the original list.
+  bool untouched() const { return untouched_; }
 
   // The top level being folded, its scope and the names the graph keeps (before fold()).
   void set_top(const NodeList& nodes, Scope& scope, const ir::ValueNames& protected_names) {
@@ -226,6 +253,19 @@ class Folder {
   Scope* top_scope_ = nullptr;
   const ir::ValueNames* top_protected_ = nullptr;  // the names the graph keeps
   std::optional<ir::NameCounts> kept_subgraph_names_;
+
+  // The nodes chosen to be taken from the original list rather than copied
+  // (take_from): their places in the output and in the original, and the callee a call
+  // is retargeted to.
+  struct Taken {
+    int out;
+    int in;
+    std::optional<std::string> callee;
+    std::optional<std::string> overload;
+  };
+  NodeList* take_from_ = nullptr;
+  std::vector<Taken> taken_;
+  bool untouched_ = true;
 
   // Whether the facts of what is emitted now are recorded: at the top level only.
   bool recording() const { return facts_out_ && subgraph_depth_ == 0; }
@@ -511,6 +551,53 @@ class Folder {
     }
   }
 
+  // copy_into for a node of the top level (node `i` of the list given to take_from) when
+  // the copy would equal the original but for a call's retargeting: an empty node takes its
+  // place in `out`, which finish_taking fills. False (nothing done) otherwise, the node
+  // then copied as before; true also when its outputs turn out renamed, the copy then made
+  // here (define_output names each output once).
+  bool take(const Node& node, int i, NodeList* out, LevelNames& level) {
+    const NodeProto& n = node.proto;
+    for (const auto& a : n.attribute())
+      if (a.has_ref_attr_name() || a.has_g() || a.graphs_size() > 0) return false;
+    for (int k = 0; k < n.input_size(); ++k)
+      if (node.input_name(k) != n.input(k)) return false;
+    std::vector<std::string> outputs;
+    outputs.reserve(static_cast<size_t>(n.output_size()));
+    bool renamed = false;
+    for (int k = 0; k < n.output_size(); ++k) {
+      outputs.push_back(define_output(node, k, level, /*inlined=*/false));
+      renamed = renamed || outputs.back() != n.output(k);
+    }
+    Taken t{out->size(), i, std::nullopt, std::nullopt};
+    const infer::CallContext* call =
+        node.scope.facts ? node.scope.facts->call_of(node.scope.body->index_of(node.index)) : nullptr;
+    if (call && target_.callee_name) {
+      std::string callee = target_.callee_name(call);
+      if (!callee.empty()) {
+        t.callee = std::move(callee);
+        if (target_.callee_overload) t.overload = target_.callee_overload(call);
+      }
+    }
+    if (renamed || (t.callee && (*t.callee != n.op_type() || t.overload.value_or(n.overload()) != n.overload() ||
+                                 n.attribute_size() > 0)))
+      untouched_ = false;
+    NodeProto& r = *out->Add();
+    if (renamed) {  // copy_into's copy, the outputs already named
+      r = n;
+      for (int k = 0; k < r.output_size(); ++k) r.set_output(k, std::move(outputs[static_cast<size_t>(k)]));
+      if (t.callee) {
+        r.set_op_type(std::move(*t.callee));
+        if (t.overload) r.set_overload(std::move(*t.overload));
+        r.clear_attribute();
+      }
+    } else {
+      taken_.push_back(std::move(t));
+    }
+    if (recording()) facts_out_->end_node(n.output_size());
+    return true;
+  }
+
   void copy_into(NodeProto& r, const Node& node, LevelNames& level, bool inlined) {
     const NodeProto& n = node.proto;
     r = n;
@@ -606,7 +693,7 @@ void tidy_nodes(NodeList& nodes, const ir::ValueNames& keep, bool remove_dead) {
 
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
                    const ir::ValueNames& protected_names, Counters& stats,
-                   PlacedFacts* facts_out) {
+                   PlacedFacts* facts_out, NodeList* take_from, bool* untouched) {
   Folder folder(
       target,
       [&](Names& names) {
@@ -622,7 +709,10 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
   }, nodes);
   NodeList out;
   folder.set_top(nodes, top, protected_names);
+  if (take_from) folder.take_from(*take_from);
   folder.fold(nodes, top, &out, level, /*inlined=*/false, /*top=*/true);
+  if (take_from) folder.finish_taking(out);
+  if (untouched) *untouched = take_from && folder.untouched() && out.size() == nodes.size();
   return out;
 }
 

@@ -82,9 +82,16 @@ class PlacedFacts {
 // `protected_names` are the body's inputs and outputs (and the main graph's
 // initializers), whose names stay as they are; fresh names are kept apart from them and
 // from every name the body defines or reads.
+// With `take_from` (which must be `nodes` itself, given mutable), a top-level node whose
+// copy would equal it (a call's retargeting aside) is moved into the result rather than
+// copied, and an empty node is left in its place: `nodes` is then spent, fit only to be
+// destroyed, and the facts' views of names in it are to be read before the result
+// changes (as MutableBody's constructor reads them). Not for a body with subgraphs,
+// whose folding reads the analysis by name later. `untouched`, if given, learns whether
+// every node was taken as it was, the result then the original list itself.
 NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const BodyTarget& target,
                    const ir::ValueNames& protected_names, Counters& stats,
-                   PlacedFacts* facts_out = nullptr);
+                   PlacedFacts* facts_out = nullptr, NodeList* take_from = nullptr, bool* untouched = nullptr);
 
 // At the top level of `nodes` (a subgraph's, or a graph's without facts), on the mutable
 // body: Identity chains collapse (MutableBody::collapse_identities; `keep` are the names

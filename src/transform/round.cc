@@ -392,17 +392,36 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
   if (constants_may_be_initializers(model_)) target.main_graph = &target_graph;
   transform::PlacedFacts placed(&analysis.graph().facts, static_cast<size_t>(target_graph.initializer_size()));
   NodeList nodes;
+  NodeList* taken_from = nullptr;  // the input's nodes, when the fold takes them (spent_input)
+  bool whole = false;          // the fold took the input's list whole
+  bool untouched = false;      // the fold took every node as it was
   {
     PassClock clock(stage_.fold ? &result_.pass_times : nullptr, Pass::Fold);
+    // An input the round may spend gives its nodes to the result instead of copies of
+    // them. Not where a node holds a subgraph: those are rewritten after the graph, their
+    // facts looked up by the names the analysis views in the input's nodes (which the
+    // graph's rewrites may rename or erase); the rewrites' MutableBody reads those views
+    // only as it is built, before any change.
+    const bool spend = take_initializers_ && std::none_of(g.node().begin(), g.node().end(),
+                                                          [](const NodeProto& n) { return has_subgraph(n); });
+    if (spend) taken_from = model_.mutable_graph()->mutable_node();
     // A graph that folding would give back as it is (a round after inlining, as a rule) is
-    // copied as it is, its facts read from the analysis by place: what fold_body would
-    // record, without its work per node and name.
+    // taken (or copied) as it is, its facts read from the analysis by place: what
+    // fold_body would record, without its work per node and name.
     if (transform::fold_gives_back(g.node(), analysis.graph().facts, target)) {
-      nodes = g.node();
+      if (taken_from) {
+        nodes.Swap(taken_from);
+        whole = true;
+      } else {
+        nodes = g.node();
+      }
       placed = transform::PlacedFacts::of_analysed(analysis.graph().facts);
     } else {
-      nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats.counters, &placed);
+      nodes = transform::fold_body(g.node(), analysis.graph().facts, target, keep, result_.stats.counters, &placed, taken_from,
+                                   &untouched);
     }
+    untouched = untouched || whole;
+    spent_input_ = taken_from != nullptr;
   }
   if (!watched_.empty()) {
     body_after_.assign(watched_.size(), BodyAfter());
@@ -412,6 +431,18 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
   }
   const auto options = rewrite_options(onnx_opset(model_.opset_import()), transform::RewriteOptions::Where("graph '" + g.name() + "'"));
   const transform::BodyRun run = rewrite(nodes, placed, target, interface_names(g), options);
+  if (spent_input_ && untouched && !run.nodes_changed && (whole || nodes.size() == taken_from->size())) {
+    // Nothing changed the nodes the fold took: the input takes them back (its analysis
+    // views their names), and the result a copy, so that a round that changed nothing is
+    // found so (by the comparison with its input) as without the taking.
+    if (whole) {
+      nodes.Swap(taken_from);
+    } else {
+      for (int i = 0; i < nodes.size(); ++i) taken_from->Mutable(i)->Swap(nodes.Mutable(i));
+    }
+    nodes = *taken_from;
+    spent_input_ = false;
+  }
   if (!stage_.rewrites.empty() && std::any_of(nodes.begin(), nodes.end(), [](const auto& n) { return has_subgraph(n); })) {
     // (Not `keep`: it views initializers the rewrites may have removed.)
     const ir::ValueNames io = interface_names(g);

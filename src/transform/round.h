@@ -42,7 +42,9 @@ struct Stage {
 class Round {
  public:
   // `take_initializers`: the round may move the input's initializers into its result (the
-  // input is the transform's own copy); otherwise it copies them (the caller's model).
+  // input is the transform's own copy, or the caller gave it up); otherwise it copies them
+  // (the caller's model). With it, a main graph without subgraphs also gives its nodes up
+  // to the fold rather than being copied (spent_input).
   // `try_unchanged`: the round first checks, without writing anything, whether it would
   // change nothing (changes_nothing); worth it unless the input is fresh from inlining.
   // `calls`: the call graph of `model` as it is, built before (validation's), or none: run()
@@ -75,6 +77,9 @@ class Round {
   const infer::Analyzer& analysis() const { return *analysis_; }
   // run() found, without writing `out`, that the round would give its input back.
   bool unchanged() const { return unchanged_; }
+  // run() moved nodes of the input's main graph into `out` (fold_body's take_from): the
+  // input is spent, never the result, whatever `out` compares equal to.
+  bool spent_input() const { return spent_input_; }
   const Diagnostics& diagnostics() const { return diagnostics_; }
 
  private:
@@ -91,6 +96,7 @@ class Round {
   std::unordered_map<const infer::CallContext*, std::string> name_of_;
   std::unordered_map<const infer::CallContext*, std::string> overload_of_;
   bool unchanged_ = false;
+  bool spent_input_ = false;
 
   // --print-after: the passes of the stage to print the model after, in stage order (inline
   // aside: the pipeline prints it after inline_stage), and what each body was right after

@@ -173,10 +173,12 @@ class Pipeline {
   // Compares the pending result with its input: equal, the input stays (with its
   // initializers back) and the stage's Round goes to last_unchanged_ (true); otherwise the
   // result is settled. Compared by hash unless changed for certain (as many nodes and
-  // functions, or not: the input's initializers may have moved into the result).
+  // functions, or not: the input's initializers may have moved into the result), or the
+  // input was spent (its nodes moved into the result: Round::spent_input), when it is
+  // taken as changed (a round that changed nothing then finds so in the next round).
   bool resolve() {
     std::optional<uint64_t> next_hash;
-    if (next_.graph().node_size() == input_->graph().node_size() &&
+    if (!pending_->spent_input() && next_.graph().node_size() == input_->graph().node_size() &&
         next_.functions_size() == input_->functions_size()) {
       if (!input_hash_) input_hash_ = hash_message(*input_);
       next_hash = hash_message(next_);

@@ -2,7 +2,8 @@
 // nodes and initializers it emits reaches the mutable body the rewrites work on, output by
 // output, also where folding renamed a definition (a taken branch's) or made an initializer.
 // And fold_changes_nothing, which tells by the analysis's value ids that a body is idle,
-// and fold_gives_back, on which a round copies its graph instead of folding it.
+// and fold_gives_back, on which a round copies its graph instead of folding it; and
+// fold_body taking the nodes it would copy as they are (take_from) instead of copying them.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -200,6 +201,122 @@ f (a) => (b) { b = Neg (a) })",
     EXPECT_EQ(facts_of(from_fold), facts_of(from_copy)) << c.model;
     EXPECT_FALSE(facts_of(from_copy).empty());
   }
+}
+
+
+// fold_body with take_from, on a copy of `nodes`: the result, the facts the mutable body
+// gets and the counters are those of folding without it; each node taken is left empty in
+// the copy, the others as they were. Returns how many were taken, and whether fold_body
+// said it took every node as it was.
+struct Taking {
+  int taken = 0;
+  bool untouched = false;
+};
+Taking take_and_compare(Analysed& a, const BodyTarget& with_calls) {
+  onnx::ModelProto& m = a.model;
+  const ir::ValueNames keep = interface_names(m.graph());
+  auto fold = [&](NodeList* take_from, bool* untouched, onnx::GraphProto& out, Counters& counters,
+                  PlacedFacts& placed) {
+    BodyTarget target = with_calls;
+    target.main_graph = &out;
+    return fold_body(m.graph().node(), a.facts(), target, keep, counters, &placed, take_from, untouched);
+  };
+  onnx::GraphProto out_copied = m.graph(), out_taken = m.graph();
+  out_copied.clear_node();
+  out_taken.clear_node();
+  Counters counted_copied, counted_taken;
+  PlacedFacts placed_copied(&a.facts(), static_cast<size_t>(out_copied.initializer_size()));
+  PlacedFacts placed_taken(&a.facts(), static_cast<size_t>(out_taken.initializer_size()));
+  NodeList copied = fold(nullptr, nullptr, out_copied, counted_copied, placed_copied);
+  // The analysis views the names of m's nodes: the nodes taken from must be those very
+  // nodes, so the model's own list is taken from (and compared with a copy kept here).
+  const NodeList before = m.graph().node();
+  Taking result;
+  NodeList taken = fold(m.mutable_graph()->mutable_node(), &result.untouched, out_taken, counted_taken, placed_taken);
+  EXPECT_EQ(taken.size(), copied.size());
+  for (int i = 0; i < std::min(taken.size(), copied.size()); ++i)
+    EXPECT_EQ(taken.Get(i).SerializeAsString(), copied.Get(i).SerializeAsString()) << "node " << i;
+  EXPECT_EQ(out_taken.SerializeAsString(), out_copied.SerializeAsString());
+  EXPECT_EQ(counted_taken, counted_copied);
+  {
+    ir::MutableBody from_taken(taken, placed_taken.source(), &out_taken, keep);
+    ir::MutableBody from_copied(copied, placed_copied.source(), &out_copied, keep);
+    EXPECT_EQ(facts_of(from_taken), facts_of(from_copied));
+  }
+  EXPECT_EQ(m.graph().node_size(), before.size());
+  for (int i = 0; i < std::min(m.graph().node_size(), before.size()); ++i) {
+    if (m.graph().node(i).ByteSizeLong() == 0) {
+      ++result.taken;
+    } else {
+      EXPECT_EQ(m.graph().node(i).SerializeAsString(), before.Get(i).SerializeAsString()) << "node " << i;
+    }
+  }
+  return result;
+}
+
+TEST(FoldTakingNodes, TheSameResultAndFactsWithTheCopiesLeftEmpty) {
+  // Size, the Constant and Equal fold to constants (N unknown, Shape does not); Shape, Exp
+  // and Relu are taken, and so is the Identity of the graph's input to its output (it
+  // stays for the mutable body).
+  Analysed folds(R"(
+<ir_version: 10, opset_import: ["" : 18]>
+g (float[N,3] x) => (float[N,3] y, bool c, float[N,3] z) {
+  s0 = Shape (x)
+  r = Size (s0)
+  two = Constant <value = int64 {2}> ()
+  c = Equal (r, two)
+  u = Exp (x)
+  y = Relu (u)
+  z = Identity (x)
+}
+)");
+  ASSERT_TRUE(folds.ok());
+  const Taking t = take_and_compare(folds, BodyTarget());
+  EXPECT_EQ(t.taken, 4);
+  EXPECT_FALSE(t.untouched);  // constants replaced three nodes
+
+  Analysed idle(R"(
+<ir_version: 10, opset_import: ["" : 18]>
+g (float[N,3] x) => (float[N,3] y) { u = Exp (x)  y = Relu (u) }
+)");
+  ASSERT_TRUE(idle.ok());
+  const Taking all = take_and_compare(idle, BodyTarget());
+  EXPECT_EQ(all.taken, 2);
+  EXPECT_TRUE(all.untouched);
+}
+
+// A call to local.f, with an attribute (`<k: int = 2>`) or without.
+std::string call_model(std::string_view attribute) {
+  return R"(<ir_version: 10, opset_import: ["" : 18, "local" : 1]>
+g (float[N,3] x) => (float[N,3] y) { t = local.f )" +
+         std::string(attribute) + R"( (x)  y = Neg (t) }
+<domain: "local", opset_import: ["" : 18]>
+f <k> (a) => (b) { b = Abs (a) })";
+}
+
+TEST(FoldTakingNodes, CallsAreTakenAndRetargeted) {
+  BodyTarget renamed;
+  renamed.callee_name = [](const infer::CallContext*) { return std::string("f__0"); };
+  renamed.callee_overload = [](const infer::CallContext*) { return std::string("o"); };
+  BodyTarget same;
+  same.callee_name = [](const infer::CallContext*) { return std::string("f"); };
+  // Retargeted to a specialization: taken, the callee and overload set and the call's
+  // attributes gone (the specialization holds their values), as a copy would be.
+  Analysed a(call_model("<k: int = 2>"));
+  ASSERT_TRUE(a.ok());
+  const Taking r = take_and_compare(a, renamed);
+  EXPECT_EQ(r.taken, 2);
+  EXPECT_FALSE(r.untouched);
+  // The same name kept: the call's attributes still go, so the node is not as it was.
+  Analysed b(call_model("<k: int = 2>"));
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE(take_and_compare(b, same).untouched);
+  // Without attributes and with the same name, the call is taken as it was.
+  Analysed c(call_model(""));
+  ASSERT_TRUE(c.ok());
+  const Taking kept = take_and_compare(c, same);
+  EXPECT_EQ(kept.taken, 2);
+  EXPECT_TRUE(kept.untouched);
 }
 
 }  // namespace

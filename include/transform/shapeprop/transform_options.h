@@ -59,8 +59,9 @@ struct TransformOptions {
   std::function<void(onnx::ModelProto&&)> retire;
   // The caller reads `model` again only if the transform succeeds (no error, no error
   // diagnostic): the first round then moves its initializers into the result instead of
-  // copying them (the weights were the largest copy of a run), and a transform that fails
-  // after that leaves the model without them. Unset, a failure leaves it as it was.
+  // copying them (the weights were the largest copy of a run), and its main graph's nodes
+  // that folding keeps as they are, and a transform that fails after that leaves the model
+  // without them (nodes left empty in their places). Unset, a failure leaves it as it was.
   bool consume_input = false;
   // ONNX ops to expand into their function bodies before the rounds, and the opset to
   // convert the result to after them (shapeprop/expand_ops.h).
