@@ -53,7 +53,9 @@ struct TransformOptions {
   std::vector<Pass> print_after;
   std::function<void(Pass, const onnx::ModelProto&)> after_pass;
   // When set, models the transform is done with (each round's input, and the caller's
-  // model as it was) are handed here rather than destroyed. A process about to exit can
+  // model as it was left: see consume_input) are handed here rather than destroyed, a
+  // round's input possibly spent (main-graph nodes its fold took, left empty in their
+  // places). A process about to exit can
   // keep them to the end, as clang's -disable-free keeps its ASTs: freeing a large model
   // message by message is a noticeable part of a run (onnx-infer-shapes does this).
   std::function<void(onnx::ModelProto&&)> retire;
