@@ -402,8 +402,8 @@ void Round::fold_main_graph(const infer::Analyzer& analysis, ModelProto& out) {
     // facts looked up by the names the analysis views in the input's nodes (which the
     // graph's rewrites may rename or erase); the rewrites' MutableBody reads those views
     // only as it is built, before any change.
-    const bool spend = take_initializers_ && std::none_of(g.node().begin(), g.node().end(),
-                                                          [](const NodeProto& n) { return has_subgraph(n); });
+    const bool spend = take_initializers_ && g.node_size() > 0 &&
+                       std::none_of(g.node().begin(), g.node().end(), [](const NodeProto& n) { return has_subgraph(n); });
     if (spend) taken_from = model_.mutable_graph()->mutable_node();
     // A graph that folding would give back as it is (a round after inlining, as a rule) is
     // taken (or copied) as it is, its facts read from the analysis by place: what
