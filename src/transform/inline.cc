@@ -5,6 +5,7 @@
 #include "transform/inline.h"
 
 #include <algorithm>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string_view>
@@ -166,11 +167,18 @@ class Renamer {
 
 class Inliner {
  public:
-  Inliner(const FunctionIndex& functions, Names& names)
-      : functions_(functions), names_(names) {
+  // `spent`, if given, takes the call nodes inlined, once inlining is done, instead of their
+  // being destroyed.
+  Inliner(const FunctionIndex& functions, Names& names, std::vector<std::unique_ptr<NodeProto>>* spent)
+      : functions_(functions), names_(names), spent_(spent) {
     for (const auto& [id, f] : functions)
       if (std::find(domains_.begin(), domains_.end(), id.domain) == domains_.end()) domains_.push_back(id.domain);
   }
+  ~Inliner() {
+    if (spent_) std::move(calls_.begin(), calls_.end(), std::back_inserter(*spent_));
+  }
+  Inliner(const Inliner&) = delete;
+  Inliner& operator=(const Inliner&) = delete;
 
   void into(NodeList& nodes, ValueInfoList& value_info) {
     // The nodes move by pointer, each the same object in its new place: the names seen so
@@ -184,6 +192,7 @@ class Inliner {
  private:
   const FunctionIndex& functions_;
   Names& names_;
+  std::vector<std::unique_ptr<NodeProto>>* spent_;
   int count_ = 0;
   std::vector<std::unique_ptr<NodeProto>> calls_;
   std::vector<std::string_view> domains_;  // of the functions inlined, canonical (views of the index's keys): few
@@ -248,7 +257,8 @@ class Inliner {
 
 }  // namespace
 
-void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::pair<std::string, std::string>>& selected) {
+void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::pair<std::string, std::string>>& selected,
+                               std::vector<std::unique_ptr<onnx::NodeProto>>* spent_calls) {
   // Every function must agree with the model (and the others) on each opset's version.
   std::unordered_map<std::string, int64_t> versions;
   auto agree = [&versions](const google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports) {
@@ -271,7 +281,7 @@ void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::p
   {
     Names names;
     names.add_graph(model.graph());
-    Inliner inliner(inlined, names);
+    Inliner inliner(inlined, names, spent_calls);
     inliner.into(*model.mutable_graph()->mutable_node(), *model.mutable_graph()->mutable_value_info());
   }
   for (FunctionProto* f : kept) {
@@ -279,7 +289,7 @@ void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::p
     for (const auto& x : f->input()) names.add(x);
     for (const auto& x : f->output()) names.add(x);
     for (const auto& n : f->node()) names.add_node(n);
-    Inliner inliner(inlined, names);
+    Inliner inliner(inlined, names, spent_calls);
     inliner.into(*f->mutable_node(), *f->mutable_value_info());
   }
   // (Decided before any moves: the index views the functions' strings.)

@@ -1,6 +1,7 @@
 // Inlining model-local functions into the main graph (and into the functions that stay).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,7 +21,10 @@ namespace shapeprop::transform {
 // copies each inlined node once. One difference: a function output that is one of its
 // inputs (`Id (x) => (x) {}`) becomes an Identity from the call's input to its output,
 // where ONNX's inliner leaves the output undefined. Throws std::runtime_error where ONNX's
-// does (functions that need different versions of one opset).
-void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::pair<std::string, std::string>>& selected);
+// does (functions that need different versions of one opset). `spent_calls`, if given,
+// takes the call nodes inlined instead of their being destroyed (a caller that keeps what
+// it is done with until exit saves their destruction).
+void inline_selected_functions(onnx::ModelProto& model, const std::vector<std::pair<std::string, std::string>>& selected,
+                               std::vector<std::unique_ptr<onnx::NodeProto>>* spent_calls = nullptr);
 
 }  // namespace shapeprop::transform

@@ -55,7 +55,8 @@ struct TransformOptions {
   // When set, models the transform is done with (each round's input, and the caller's
   // model as it was left: see consume_input) are handed here rather than destroyed, a
   // round's input possibly spent (main-graph nodes its fold took, left empty in their
-  // places). A process about to exit can
+  // places); so are the call nodes the inliner replaced, as the nodes of a model's graph
+  // of their own. A process about to exit can
   // keep them to the end, as clang's -disable-free keeps its ASTs: freeing a large model
   // message by message is a noticeable part of a run (onnx-infer-shapes does this).
   std::function<void(onnx::ModelProto&&)> retire;
