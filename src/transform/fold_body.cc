@@ -151,9 +151,7 @@ class Folder {
     for (int i = 0; i < in.size(); ++i) {
       const NodeProto& n = in.Get(i);
       const Node node{n, scope.body->nodes()[static_cast<size_t>(i)], scope};
-      const Rewrite rewrite = classify(node, top);
-      if (rewrite != Rewrite::Copy || !top || inlined || !take_from_) untouched_ = false;
-      switch (rewrite) {
+      switch (classify(node, top)) {
         case Rewrite::TakenBranch: {
           inline_branch(node, branch_of(node), out, level, inlined, top);
           ++stats_[Counter::IfsFolded];
@@ -178,7 +176,6 @@ class Folder {
         }
         case Rewrite::Copy: {
           if (top && !inlined && take_from_ && take(node, i, out, level)) break;
-          untouched_ = false;
           // Written in its place: no copy of the copy.
           NodeProto& r = *out->Add();
           copy_into(r, node, level, inlined);
@@ -195,22 +192,19 @@ class Folder {
   void take_from(NodeList& nodes) { take_from_ = &nodes; }
 
   // Swaps the nodes take() chose from the list of take_from() into their places in `out`
-  // (the list fold() wrote), retargeting calls; those places in the original are left empty.
-  void finish_taking(NodeList& out) {
+  // (the list fold() wrote), retargeting calls; those places in the original are left
+  // empty. True when `out` is the original list itself: every node taken, none changed by
+  // its retargeting.
+  bool finish_taking(NodeList& out) {
+    bool untouched = taken_.size() == static_cast<size_t>(take_from_->size()) && out.size() == take_from_->size();
     for (Taken& t : taken_) {
       NodeProto& r = *out.Mutable(t.out);
       r.Swap(take_from_->Mutable(t.in));
-      if (t.callee) {
-        r.set_op_type(std::move(*t.callee));
-        if (t.overload) r.set_overload(std::move(*t.overload));
-        r.clear_attribute();
-      }
+      if (t.retarget) untouched = retarget(r, std::move(*t.retarget)) && untouched;
     }
     taken_.clear();
+    return untouched;
   }
-  // Every node fold() wrote was taken as it was (no call retargeted to another name, none
-  // dropped, none added): the output is the original list.
-  bool untouched() const { return untouched_; }
 
   // The top level being folded, its scope and the names the graph keeps (before fold()).
   void set_top(const NodeList& nodes, Scope& scope, const ir::ValueNames& protected_names) {
@@ -254,18 +248,20 @@ class Folder {
   const ir::ValueNames* top_protected_ = nullptr;  // the names the graph keeps
   std::optional<ir::NameCounts> kept_subgraph_names_;
 
+  // A call's specialization: the callee it is retargeted to, and its overload if set.
+  struct Retarget {
+    std::string callee;
+    std::optional<std::string> overload;
+  };
   // The nodes chosen to be taken from the original list rather than copied
-  // (take_from): their places in the output and in the original, and the callee a call
-  // is retargeted to.
+  // (take_from): their places in the output and in the original, and a call's retargeting.
   struct Taken {
     int out;
     int in;
-    std::optional<std::string> callee;
-    std::optional<std::string> overload;
+    std::optional<Retarget> retarget;
   };
   NodeList* take_from_ = nullptr;
   std::vector<Taken> taken_;
-  bool untouched_ = true;
 
   // Whether the facts of what is emitted now are recorded: at the top level only.
   bool recording() const { return facts_out_ && subgraph_depth_ == 0; }
@@ -551,6 +547,26 @@ class Folder {
     }
   }
 
+  // Where a node of the body being folded calls a function the target renames (a
+  // specialization): the name it calls instead.
+  std::optional<Retarget> retarget_of(const Node& node) const {
+    const infer::CallContext* call =
+        node.scope.facts ? node.scope.facts->call_of(node.scope.body->index_of(node.index)) : nullptr;
+    if (!call || !target_.callee_name) return std::nullopt;
+    std::string callee = target_.callee_name(call);
+    if (callee.empty()) return std::nullopt;
+    return Retarget{std::move(callee), target_.callee_overload ? std::optional(target_.callee_overload(call)) : std::nullopt};
+  }
+  // Points a call at its specialization, which holds the context's attribute values (so
+  // the call's go). False when that changed the node.
+  static bool retarget(NodeProto& r, Retarget to) {
+    const bool same = to.callee == r.op_type() && to.overload.value_or(r.overload()) == r.overload() && r.attribute_size() == 0;
+    r.set_op_type(std::move(to.callee));
+    if (to.overload) r.set_overload(std::move(*to.overload));
+    r.clear_attribute();
+    return same;
+  }
+
   // copy_into for a node of the top level (node `i` of the list given to take_from) when
   // the copy would equal the original but for a call's retargeting: an empty node takes its
   // place in `out`, which finish_taking fills. False (nothing done) otherwise, the node
@@ -569,30 +585,14 @@ class Folder {
       outputs.push_back(define_output(node, k, level, /*inlined=*/false));
       renamed = renamed || outputs.back() != n.output(k);
     }
-    Taken t{out->size(), i, std::nullopt, std::nullopt};
-    const infer::CallContext* call =
-        node.scope.facts ? node.scope.facts->call_of(node.scope.body->index_of(node.index)) : nullptr;
-    if (call && target_.callee_name) {
-      std::string callee = target_.callee_name(call);
-      if (!callee.empty()) {
-        t.callee = std::move(callee);
-        if (target_.callee_overload) t.overload = target_.callee_overload(call);
-      }
-    }
-    if (renamed || (t.callee && (*t.callee != n.op_type() || t.overload.value_or(n.overload()) != n.overload() ||
-                                 n.attribute_size() > 0)))
-      untouched_ = false;
+    std::optional<Retarget> to = retarget_of(node);
     NodeProto& r = *out->Add();
     if (renamed) {  // copy_into's copy, the outputs already named
       r = n;
       for (int k = 0; k < r.output_size(); ++k) r.set_output(k, std::move(outputs[static_cast<size_t>(k)]));
-      if (t.callee) {
-        r.set_op_type(std::move(*t.callee));
-        if (t.overload) r.set_overload(std::move(*t.overload));
-        r.clear_attribute();
-      }
+      if (to) retarget(r, std::move(*to));
     } else {
-      taken_.push_back(std::move(t));
+      taken_.push_back(Taken{out->size() - 1, i, std::move(to)});
     }
     if (recording()) facts_out_->end_node(n.output_size());
     return true;
@@ -632,16 +632,7 @@ class Folder {
     }
     for (int k = 0; k < r.output_size(); ++k)
       r.set_output(k, define_output(node, k, level, inlined));
-    const infer::CallContext* call =
-        node.scope.facts ? node.scope.facts->call_of(node.scope.body->index_of(node.index)) : nullptr;
-    if (call && target_.callee_name) {
-      std::string callee = target_.callee_name(call);
-      if (!callee.empty()) {
-        r.set_op_type(std::move(callee));
-        if (target_.callee_overload) r.set_overload(target_.callee_overload(call));
-        r.clear_attribute();  // the specialization holds the context's attribute values
-      }
-    }
+    if (auto to = retarget_of(node)) retarget(r, std::move(*to));
   }
 
   // Folds `original` into `g` (a copy of it, whose nodes are replaced).
@@ -711,8 +702,8 @@ NodeList fold_body(const NodeList& nodes, const infer::BodyFacts& facts, const B
   folder.set_top(nodes, top, protected_names);
   if (take_from) folder.take_from(*take_from);
   folder.fold(nodes, top, &out, level, /*inlined=*/false, /*top=*/true);
-  if (take_from) folder.finish_taking(out);
-  if (untouched) *untouched = take_from && folder.untouched() && out.size() == nodes.size();
+  const bool all_taken = take_from && folder.finish_taking(out);
+  if (untouched) *untouched = all_taken;
   return out;
 }
 
