@@ -288,14 +288,21 @@ Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origi
 
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin, const OpRules* rules,
                            CheckerMode mode, const Limits& limits, bool strict, std::optional<CallGraph>& calls) {
+  Diagnostics all = validate_model_but_onnx_checker(model, origin, rules, mode, limits, strict, calls);
+  if (has_errors(all)) return all;
+  for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, rules, mode)) all.push_back(std::move(d));
+  return all;
+}
+
+Diagnostics validate_model_but_onnx_checker(const onnx::ModelProto& model, std::string_view origin,
+                                            const OpRules* rules, CheckerMode mode, const Limits& limits,
+                                            bool strict, std::optional<CallGraph>& calls) {
   calls.reset();
   Diagnostics all = validate_structure(model, origin, limits, rules, calls);
   if (has_errors(all)) return all;
   if (mode == CheckerMode::as_inference)
     for (auto& d : inference_tolerances(model, origin, rules, strict ? Severity::Error : Severity::Warning))
       all.push_back(std::move(d));
-  if (has_errors(all)) return all;
-  for (auto& d : run_onnx_checker(model, /*full_check=*/false, origin, rules, mode)) all.push_back(std::move(d));
   return all;
 }
 

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "shapeprop/check.h"
@@ -73,7 +74,14 @@ class Job {
     if (!override_functions()) return JobStatus::BadInput;
     if (!apply_shapes()) return JobStatus::BadInput;
     std::set<std::string> names = o_.infer ? dim_params_of(*out_.model) : std::set<std::string>();
-    if (auto stop = process(*out_.model, /*record=*/true)) {
+    std::optional<JobStatus> stop;
+    try {
+      stop = process(*out_.model, /*record=*/true);
+    } catch (...) {  // the checker's refusal first, as when it ran before the analysis
+      if (!join_checker()) stop = JobStatus::BadInput;
+      if (!stop) throw;
+    }
+    if (stop) {
       out_.model.reset();  // no result; a transform may have moved its initializers out
       return *stop;
     }
@@ -100,6 +108,13 @@ class Job {
   TransformOptions options_;  // with the rules loaded
   std::string origin_;
   std::vector<std::string> notes_;  // --override's, for the summary
+  // ONNX's checker running alongside the analysis (start_checker): what it found, and
+  // whether that refused the model. The thread is last, so that it is joined (on an
+  // exception out of the run) before what it writes goes.
+  Diagnostics validation_found_;  // what validate() found before it, told with what it finds
+  Diagnostics checker_found_;
+  bool checker_refused_ = false;
+  std::jthread checker_;
 
   const Limits& limits() const { return options_.infer.limits; }
   // The call graph validate() built of the model, while the model's functions stay as
@@ -168,11 +183,60 @@ class Job {
     // Here, not before the input is read: a file refused there needs no schema.
     register_onnx_schemas_once();
     auto validating = clock("validation");
-    const Diagnostics found = validate_model(*out_.model, origin_, options_.infer.op_rules.get(),
-                                             CheckerMode::as_inference, limits(), options_.infer.strict,
-                                             validated_calls_);
+    const OpRules* rules = options_.infer.op_rules.get();
+    const bool alongside = check_alongside();
+    const Diagnostics found =
+        alongside ? validate_model_but_onnx_checker(*out_.model, origin_, rules, CheckerMode::as_inference, limits(),
+                                                    options_.infer.strict, validated_calls_)
+                  : validate_model(*out_.model, origin_, rules, CheckerMode::as_inference, limits(),
+                                   options_.infer.strict, validated_calls_);
+    if (alongside && !has_errors(found)) {
+      // Told with the checker's findings, once it has run: validation's one report, as ever.
+      validation_found_ = found;
+      start_checker();
+      return true;
+    }
     tell(Step::Validation, found);
     return !has_errors(found);
+  }
+
+  // JobOptions::check_alongside, where it applies: the model reaches the first analysis
+  // as validation saw it, and nothing before that analysis shows or writes it.
+  bool check_alongside() const {
+    const TransformOptions& t = o_.transform;
+    return o_.check_alongside && o_.infer && o_.overrides.empty() && o_.shapes.empty() && !t.expand.any() &&
+           t.passes.empty() && t.print_after.empty();
+  }
+
+  // ONNX's checker on a second thread, reading the model as the analysis does; the run
+  // waits for it (join_checker) before it writes the model or reports what it found.
+  void start_checker() {
+    checker_ = std::jthread([this, rules = options_.infer.op_rules.get()] {
+      try {
+        checker_found_ = run_onnx_checker(*out_.model, /*full_check=*/false, origin_, rules, CheckerMode::as_inference);
+      } catch (...) {  // run_onnx_checker turns what ONNX throws into its diagnostic; anything else is ours
+        checker_found_ = {Diagnostic::error("internal error: ONNX's checker stopped").in_file(origin_)};
+      }
+    });
+    options_.infer.before_writing = [this]() -> Status {
+      if (join_checker()) return Ok{};
+      return Diagnostic::error("ONNX's checker refused the model");  // process() reports the checker's own
+    };
+  }
+
+  // Waits for the checker started alongside (the first time) and tells what validation
+  // found, the checker's findings last; false when it refused the model, which then ends the run (BadInput) with
+  // nothing the analysis found told: the run is as if the checker had run before it.
+  bool join_checker() {
+    if (checker_.joinable()) {
+      PhaseClock waiting(out_.report.phases, "validation");
+      checker_.join();
+      waiting.stop();
+      checker_refused_ = has_errors(checker_found_);
+      validation_found_.insert(validation_found_.end(), checker_found_.begin(), checker_found_.end());
+      tell(Step::Validation, validation_found_);
+    }
+    return !checker_refused_;
   }
 
   // JobOptions::overrides: each library's functions replace the model's (shapeprop/override.h).
@@ -247,6 +311,7 @@ class Job {
       t.consume_input = true;
       std::optional<CallGraph> calls = take_validated_calls(model);
       auto done = calls ? specialize(model, t, std::move(*calls)) : specialize(model, t);
+      if (!join_checker()) return JobStatus::BadInput;
       if (!done) {
         if (record) fail(Step::Process, Diagnostic(done.error()).in_file(origin_));
         return JobStatus::BadInput;
@@ -265,6 +330,7 @@ class Job {
     } else {
       std::optional<CallGraph> calls = take_validated_calls(model);
       auto inferred = calls ? infer_shapes(model, options_.infer, *calls) : infer_shapes(model, options_.infer);
+      if (!join_checker()) return JobStatus::BadInput;
       if (!inferred) {
         if (record) fail(Step::Process, Diagnostic(inferred.error()).in_file(origin_));
         return JobStatus::BadInput;

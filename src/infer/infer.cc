@@ -68,6 +68,8 @@ Result<InferResult> infer_shapes(onnx::ModelProto& model, const InferOptions& op
   analysis.run();
   Diagnostics diagnostics = analysis.take_diagnostics();
   analysing.stop();
+  if (options.before_writing)
+    if (Status go_on = options.before_writing(); !go_on) return go_on.error();
   PhaseClock annotating(phases, "annotation", options.on_phase);
   InferResult result = infer::annotate_model(model, analysis, options);
   infer::record_assumptions(model, result.assumptions, options.dim_ranges, infer::trusted_items(result));

@@ -135,7 +135,14 @@ class BridgeContext final : public onnx::InferenceContext {
     return v.data ? &*v.data : nullptr;
   }
   size_t getNumOutputs() const override { return output_types_.size(); }
-  onnx::TypeProto* getOutputType(size_t i) override { return i < output_types_.size() ? &output_types_[i] : nullptr; }
+  // Out of range, an error, as in ONNX's own context (InferenceContextImpl): its inference
+  // functions write output 0 without asking how many there are, and a node ONNX's checker
+  // refuses (an Add with no output, which a library caller may pass) has none.
+  onnx::TypeProto* getOutputType(size_t i) override {
+    if (i >= output_types_.size())
+      fail_type_inference("output ", i, " is asked for, and the node has ", output_types_.size());
+    return &output_types_[i];
+  }
   // For subgraph-holding ops other than If/Loop/Scan (which the analyzer handles itself).
   onnx::GraphInferencer* getGraphAttributeInferencer(const std::string& name) override {
     const onnx::AttributeProto* a = getAttribute(name);

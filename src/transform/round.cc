@@ -36,6 +36,10 @@ Result<bool> Round::run(ModelProto& out) {
   analysing.stop();
   for (const auto& d : diagnostics_) result_.diagnostics.push_back(d);
   if (has_errors(result_.diagnostics)) return false;
+  // Before anything below writes the model (start_from, the fold taking its nodes) or
+  // shows it (after_pass).
+  if (options_.infer.before_writing)
+    if (Status go_on = options_.infer.before_writing(); !go_on) return go_on.error();
   if (try_unchanged_ && changes_nothing(analysis)) {
     unchanged_ = true;
     for (Pass p : watched_) options_.after_pass(p, model_);

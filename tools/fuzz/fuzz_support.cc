@@ -113,11 +113,39 @@ void save_for_runtime(const onnx::ModelProto& input, const onnx::ModelProto& wri
   save(base.string() + "." + what + ".onnx", written.SerializeAsString());
 }
 
+// What the driver does with a model ONNX's checker refuses when the checker runs alongside
+// the analysis (JobOptions::check_alongside): the first analysis of each mode reads it,
+// and the run stops where it would first write. It must end that way, unharmed.
+void analyse_refused(const onnx::ModelProto& model, const Limits& limits) {
+  InferOptions options;
+  options.limits = limits;
+  options.before_writing = []() -> Status { return Diagnostic::error("refused"); };
+  onnx::ModelProto copy = model;
+  auto annotated = infer_shapes(copy, options);
+  if (annotated) check_diagnostics(annotated->diagnostics);  // analysis errors end it before the gate
+  require(copy.SerializeAsString() == model.SerializeAsString(), "a run stopped before writing wrote the model");
+  TransformOptions transform;
+  transform.infer = options;
+  transform.inline_policy = InlinePolicy::All;
+  transform.consume_input = true;
+  auto specialized = specialize(copy, transform);
+  if (specialized) check_diagnostics(specialized->diagnostics);
+  require(copy.SerializeAsString() == model.SerializeAsString(), "a transform stopped before writing wrote the model");
+}
+
 void run_pipeline(const onnx::ModelProto& model, const Invariants& invariants) {
   const Limits limits = fuzz_limits();
-  const Diagnostics problems = validate_model(model, "<fuzz>", nullptr, CheckerMode::as_inference, limits);
+  std::optional<CallGraph> calls;
+  Diagnostics problems =
+      validate_model_but_onnx_checker(model, "<fuzz>", nullptr, CheckerMode::as_inference, limits, false, calls);
   check_diagnostics(problems);
   if (has_errors(problems)) return;
+  problems = run_onnx_checker(model, /*full_check=*/false, "<fuzz>", nullptr, CheckerMode::as_inference);
+  check_diagnostics(problems);
+  if (has_errors(problems)) {
+    analyse_refused(model, limits);
+    return;
+  }
 
   if (invariants.roundtrip) {
     auto rt = verify_text_roundtrip(model, limits);

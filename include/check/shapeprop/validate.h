@@ -71,4 +71,14 @@ Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origi
 Diagnostics validate_model(const onnx::ModelProto& model, std::string_view origin, const OpRules* rules,
                            CheckerMode mode, const Limits& limits, bool strict, std::optional<CallGraph>& calls);
 
+// validate_model but for its last step, ONNX's checker (run_onnx_checker with
+// full_check false and the same mode, which completes it when this finds no error): the
+// driver runs the checker on a second thread while the analysis reads the model
+// (JobOptions::check_alongside). A model this passes may still be one ONNX's checker
+// refuses: the analysis reads any such model without harm (infer_shapes' contract), and
+// the fuzz targets run it on those too.
+Diagnostics validate_model_but_onnx_checker(const onnx::ModelProto& model, std::string_view origin,
+                                            const OpRules* rules, CheckerMode mode, const Limits& limits,
+                                            bool strict, std::optional<CallGraph>& calls);
+
 }  // namespace shapeprop

@@ -75,6 +75,14 @@ struct JobOptions {
   bool replace_input = false;
   // Count what the model holds before and after (JobOutcome::report.before and .after).
   bool count = false;
+  // ONNX's checker, validation's last and longest step (about a third of loading and
+  // validating), runs on a second thread while the first analysis reads the model; the
+  // run waits for it before it writes anything (InferOptions::before_writing), and a model
+  // it refuses ends the run as before, with the same diagnostics and no output. Only
+  // where nothing changes the model before the analysis: not with overrides, shapes,
+  // --expand-ops or --target-opset, --passes or --print-after. false: it runs before the
+  // analysis, on the calling thread.
+  bool check_alongside = true;
   // Told, as each step ends, what it found (what it found is also in the report), so
   // that a driver can print as the run goes; `process`'s debug text (--debug-analysis)
   // comes just before its diagnostics. Either may be empty.

@@ -48,6 +48,13 @@ struct InferOptions : AnalysisOptions {
   // Called as each phase of the work starts ("analysis", "annotation", ...; see
   // PhaseTime), on the calling thread: a driver's progress display.
   std::function<void(std::string_view phase)> on_phase;
+  // Called on the calling thread after an analysis of the model passed in, which only
+  // reads it, and before the run first writes to it (infer_shapes' annotation, a
+  // transform's first fold): an error ends the run there and is returned, with the model
+  // as it was. It may be called more than once in a run, and must give the same answer
+  // each time. The driver waits here for ONNX's checker, which it runs on a second thread
+  // meanwhile (JobOptions::check_alongside).
+  std::function<Status()> before_writing;
 };
 
 struct InferStats {
