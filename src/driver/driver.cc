@@ -225,8 +225,8 @@ class Job {
   }
 
   // Waits for the checker started alongside (the first time) and tells what validation
-  // found, the checker's findings last; false when it refused the model, which then ends the run (BadInput) with
-  // nothing the analysis found told: the run is as if the checker had run before it.
+  // found, the checker's findings last. False when it refused the model, which then ends
+  // the run (BadInput) with nothing the analysis found told: as if it had run first.
   bool join_checker() {
     if (checker_.joinable()) {
       PhaseClock waiting(out_.report.phases, "validation");
