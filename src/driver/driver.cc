@@ -108,12 +108,11 @@ class Job {
   TransformOptions options_;  // with the rules loaded
   std::string origin_;
   std::vector<std::string> notes_;  // --override's, for the summary
-  // ONNX's checker running alongside the analysis (start_checker): what it found, and
-  // whether that refused the model. The thread is last, so that it is joined (on an
-  // exception out of the run) before what it writes goes.
+  // ONNX's checker running alongside the analysis (start_checker) and what it found, read
+  // once it is joined. The thread is last, so that it is joined (on an exception out of
+  // the run) before what it writes goes.
   Diagnostics validation_found_;  // what validate() found before it, told with what it finds
   Diagnostics checker_found_;
-  bool checker_refused_ = false;
   std::jthread checker_;
 
   const Limits& limits() const { return options_.infer.limits; }
@@ -232,11 +231,10 @@ class Job {
       PhaseClock waiting(out_.report.phases, "validation");
       checker_.join();
       waiting.stop();
-      checker_refused_ = has_errors(checker_found_);
       validation_found_.insert(validation_found_.end(), checker_found_.begin(), checker_found_.end());
       tell(Step::Validation, validation_found_);
     }
-    return !checker_refused_;
+    return !has_errors(checker_found_);
   }
 
   // JobOptions::overrides: each library's functions replace the model's (shapeprop/override.h).

@@ -200,17 +200,25 @@ Result<JobOutcome> run_telling(JobOptions job, Told& told) {
   return run(job);
 }
 
+// A job of `kind` on `model` with its result as bytes (a transform inlines every call), run
+// with ONNX's checker before the analysis (telling `before`) and beside it (`alongside`).
+std::pair<Result<JobOutcome>, Result<JobOutcome>> run_both_ways(JobKind kind, const onnx::ModelProto& model,
+                                                                Told& before, Told& alongside) {
+  JobOptions job = bytes_job(kind, model);
+  job.sink = JobOptions::Sink::Bytes;
+  if (kind == JobKind::Transform) job.transform.inline_policy = InlinePolicy::All;
+  job.check_alongside = false;
+  auto first = run_telling(job, before);
+  job.check_alongside = true;
+  return {std::move(first), run_telling(job, alongside)};
+}
+
 // The model's runs with the checker alongside and before give the same: refused by ONNX's
 // checker, as validation's one report, and nothing else told; the analysis started.
 void expect_refused_alike(const onnx::ModelProto& model) {
   for (JobKind kind : {JobKind::Annotate, JobKind::Transform}) {
-    JobOptions job = bytes_job(kind, model);
-    if (kind == JobKind::Transform) job.transform.inline_policy = InlinePolicy::All;
-    job.check_alongside = false;
     Told before, alongside;
-    auto first = run_telling(job, before);
-    job.check_alongside = true;
-    auto second = run_telling(job, alongside);
+    auto [first, second] = run_both_ways(kind, model, before, alongside);
     ASSERT_TRUE(first && second);
     // Refused by ONNX's checker, not by shapeprop's validation.
     ASSERT_EQ(errors(first->report).size(), 1u);
@@ -262,14 +270,8 @@ F (a) => (b) {
 }
 )");
   for (JobKind kind : {JobKind::Annotate, JobKind::Transform}) {
-    JobOptions job = bytes_job(kind, model);
-    job.sink = JobOptions::Sink::Bytes;
-    if (kind == JobKind::Transform) job.transform.inline_policy = InlinePolicy::All;
-    job.check_alongside = false;
     Told before, alongside;
-    auto first = run_telling(job, before);
-    job.check_alongside = true;
-    auto second = run_telling(job, alongside);
+    auto [first, second] = run_both_ways(kind, model, before, alongside);
     ASSERT_TRUE(first && second);
     EXPECT_EQ(second->status, JobStatus::Ok);
     ASSERT_TRUE(first->bytes && second->bytes);
