@@ -320,6 +320,40 @@ TEST(DeferredRules, AFileIsReadAtTheFirstLookupOfOneOfItsOps) {
   EXPECT_EQ(rules.unread_files(), 0u);
 }
 
+TEST(RuleFiles, AreReadWholeAndNamedByTheirPlaceInTheFolder) {
+  RuleFolder folder;
+  std::filesystem::create_directories(folder.dir.path() / "sub");
+  // Longer than any one read, with a rule at its end.
+  std::string text;
+  while (text.size() < 100'000) text += "# a comment line, read and passed over by the parser\n";
+  text += std::string("op com.x.Last\n") + kUnary;
+  folder.write("sub/long.rule", text);
+  folder.write("sub/bad.rule", "op com.x.Bad\nlayout (Q[*S] X) => (Q[*S] Y)\n");  // Q is no type
+  auto loaded = folder.load(/*deferred=*/true);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().str();
+  ASSERT_TRUE((*loaded)->find("com.x", "Last"));
+  EXPECT_EQ((*loaded)->find("com.x", "Last")->where.file, (folder.dir.path() / "sub" / "long.rule").generic_string());
+  try {
+    (*loaded)->find("com.x", "Bad");
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("sub/bad.rule:2:"));
+  }
+}
+
+TEST(RuleFiles, OneThatCannotBeReadIsAnErrorNamingIt) {
+  // A regular file whose read() fails: this process's memory at address 0 (EIO).
+  RuleFolder folder;
+  folder.write("good.rule", std::string("op com.x.Good\n") + kUnary);
+  std::filesystem::create_symlink("/proc/self/mem", folder.dir.path() / "unreadable.rule");
+  for (bool deferred : {true, false}) {
+    auto loaded = folder.load(deferred);
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_THAT(loaded.error().str(), HasSubstr("cannot read rule file"));
+    EXPECT_THAT(loaded.error().str(), HasSubstr("unreadable.rule"));
+  }
+}
+
 TEST(DeferredRules, AFileThatDoesNotReadIsAnErrorAtItsLookup) {
   RuleFolder folder;
   folder.write("bad.rule", "op com.x.Bad\nlayout (Q[*S] X) => (Q[*S] Y)\n");  // Q is no type
