@@ -38,7 +38,7 @@ class OpMemo {
     int version = 0;
     size_t num_outputs = 0;
     std::span<const Fact* const> inputs;  // nullptr where an optional input is omitted
-    std::string attributes;           // each attribute serialized, in order
+    std::string attributes;           // each attribute encoded (op_memo.cc: append_attribute), in order
     size_t hash = 0;
   };
 

@@ -130,6 +130,17 @@ TEST(OpMemo, AttributesFindOnlyTheirEquals) {
       make("axis", A::INT, [](A& a) { a.set_i(1); a.set_doc_string("d"); }),  // a doc string
       make("value", A::TENSOR, [](A& a) { a.mutable_t()->add_int64_data(1); a.mutable_t()->set_data_type(7); }),
       make("value", A::TENSOR, [](A& a) { a.mutable_t()->add_int64_data(2); a.mutable_t()->set_data_type(7); }),
+      // Kinds spelled field by field next to those serialized whole, and presence apart from value.
+      make("axis", A::INT, [](A& a) { a.set_i(1); a.set_ref_attr_name("r"); }),
+      make("axis", A::INT, [](A& a) { a.set_i(1); a.mutable_tp(); }),
+      make("axis", A::INT, [](A& a) { a.set_i(1); a.clear_type(); }),  // no type
+      make("", A::INT, [](A& a) { a.set_i(1); }),
+      make("axis", A::INT, [](A& a) { a.set_i(1); a.clear_name(); }),  // no name: not the same as ""
+      make("mode", A::STRINGS, [](A& a) { a.add_strings(""); a.add_strings("a"); }),
+      make("mode", A::STRINGS, [](A& a) { a.add_strings("a"); a.add_strings(""); }),
+      make("mode", A::STRING, [](A& a) { a.set_s(""); }),
+      make("mode", A::STRING, [](A&) {}),
+      make("axis", A::FLOATS, [](A& a) { a.add_floats(1.0f); a.add_ints(1); }),
   };
   const Fact x = Fact::tensor(onnx::TensorProto::FLOAT, {Dim::constant(3)});
   const std::vector<const Fact*> of_x{&x};
