@@ -29,8 +29,13 @@ done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# The allocator the CLI links, if any: ONNX's run is timed under it as well.
+# The allocator the CLI links, if any: ONNX's run is timed under it as well. A CLI with
+# jemalloc linked in (SHAPEPROP_STATIC_RUNTIME) exports its own malloc; ONNX's run then
+# takes the system's shared jemalloc, the same allocator.
 alloc=$(ldd "$tool" | awk '/libjemalloc/ { print $3 }')
+if [ -z "$alloc" ] && nm -D --defined-only "$tool" | grep -qw malloc; then
+  alloc=$(ldconfig -p | awk '/libjemalloc\.so\.2 / { print $NF; exit }')
+fi
 jobs=(onnx floor annotate inline)
 [ -z "$alloc" ] || jobs=(onnx onnx-jemalloc floor annotate inline)
 
