@@ -66,7 +66,7 @@ rss_of() { awk -F': ' '/Maximum resident set size/ { print $2 }' "$1"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "runs per job: $runs (medians); onnx-infer-shapes links ${alloc:-no allocator of its own}"
+echo "runs per job: $runs (medians); the allocator onnx-infer-shapes links (ONNX's job also runs under it): ${alloc:-none of its own}"
 echo
 echo "| L | graph nodes | job | time | peak RSS | / ONNX time | / same malloc | / floor time | / ONNX RSS | growth from previous L |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
