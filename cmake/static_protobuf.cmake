@@ -6,10 +6,10 @@
 # Why: libprotobuf.so costs every run its dynamic relocations at start-up and each call into
 # it a PLT stub. On a 2-layer transformer `--mode inline` took 34.1 M instructions with the
 # shared library and 31.0 M with the archive (13.4 -> 12.8 ms by the clock, annotate 11.0 ->
-# 9.8 ms); at 128 layers 665.5 -> 658.4 M; on the 86 real exports 2,119.2 -> 1,859.6 M
-# in all (docs/performance.md). The archive is built
-# position-independent for executables only (Debian's static libraries are -fPIE): the
-# Python extension and the tests keep the shared library.
+# 9.8 ms); at 128 layers 665.5 -> 658.4 M; on the 86 real exports 2,119.2 -> 1,859.6 M in
+# all (docs/performance.md). The archive is built for executables (-fPIE, as Debian builds
+# its static libraries), which a shared object cannot hold: the Python extension and the
+# tests keep the shared library.
 #
 # Sets SHAPEPROP_PROTOBUF to a generator expression that picks the archive for a head target
 # with the property, and rewrites ONNX's own targets' link of protobuf the same way;
