@@ -22,6 +22,8 @@ if(SHAPEPROP_STATIC_PROTOBUF AND TARGET ${SHAPEPROP_PROTOBUF})
     get_target_property(_shapeprop_pb_shared ${SHAPEPROP_PROTOBUF} IMPORTED_LOCATION)
   endif()
   string(REGEX REPLACE "\\.so(\\.[0-9.]+)?$" ".a" _shapeprop_pb_archive "${_shapeprop_pb_shared}")
+  # ONNX's targets must be static and name protobuf by its imported target only (rewritten
+  # below): a path or a name of its own would bring the shared library in beside the archive.
   set(_shapeprop_onnx_static ON)
   foreach(_t ONNX::onnx ONNX::onnx_proto)
     if(TARGET ${_t})
@@ -29,12 +31,6 @@ if(SHAPEPROP_STATIC_PROTOBUF AND TARGET ${SHAPEPROP_PROTOBUF})
       if(NOT _type STREQUAL "STATIC_LIBRARY")
         set(_shapeprop_onnx_static OFF)
       endif()
-    endif()
-  endforeach()
-  # ONNX's targets must name protobuf by its imported target only (rewritten below): a path
-  # or a name of its own would bring the shared library in beside the archive.
-  foreach(_t ONNX::onnx ONNX::onnx_proto)
-    if(TARGET ${_t})
       get_target_property(_links ${_t} INTERFACE_LINK_LIBRARIES)
       foreach(_l IN LISTS _links)
         if(_l MATCHES "protobuf" AND NOT _l MATCHES "^protobuf::libprotobuf(-lite)?$")

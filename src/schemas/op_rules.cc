@@ -1,17 +1,13 @@
 // Loading rule folders, and finding the shipped one.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <system_error>
 
+#include "io/read_input.h"
 #include "schemas/rule_parser.h"
 #include "shapeprop/function_id.h"
 #include "shapeprop/schemas.h"
@@ -97,37 +93,6 @@ std::optional<std::filesystem::path> builtin_schemas_dir() {
   return std::nullopt;
 }
 
-namespace {
-
-// A rule file's text, read by the system's read() straight into a string: every run reads
-// the 28 shipped files, and an ifstream, an ostringstream and their locales made half of
-// that (about 0.4 M instructions a run, 6% of `--mode inline` on the smallest real export).
-std::optional<std::string> read_text(const std::filesystem::path& file) {
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string text;
-  struct stat st {};
-  // One byte more than the file: the read that finds its end needs no room made.
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) text.resize(static_cast<size_t>(st.st_size) + 1);
-  size_t filled = 0;
-  for (;;) {
-    if (filled == text.size()) text.resize(text.size() + 4096);  // grown since, or of no size
-    const ssize_t n = ::read(fd, text.data() + filled, text.size() - filled);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    filled += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  text.resize(filled);
-  return text;
-}
-
-}  // namespace
-
 Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders) {
   return load_op_rules(folders, builtin_schemas_dir());
 }
@@ -155,8 +120,10 @@ Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::file
       auto f = std::make_unique<OpRules::File>();
       // (Lexically: each file was found under `folder`, by that path.)
       f->name = (shown / file.lexically_relative(folder)).generic_string();
-      auto text = read_text(file);
-      if (!text) return Diagnostic::error("cannot read rule file").in_file(f->name);
+      // By read() into its string (io's reader): every run reads the 28 shipped files, and
+      // an ifstream, an ostringstream and their locales made half of that.
+      auto text = read_input(file, Limits{});
+      if (!text) return Diagnostic::error("cannot read rule file (" + text.error().message + ")").in_file(f->name);
       f->text = std::move(*text);
       read.push_back(std::move(f));
     }
