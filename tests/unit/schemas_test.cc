@@ -262,12 +262,62 @@ TEST(ShippedRules, EachFilesOpLinesIndexExactlyItsRules) {
     const auto scanned = scan_rule_ops(text);
     ASSERT_TRUE(scanned) << entry.path();
     EXPECT_EQ(*scanned, stated) << entry.path();
+    // In the folder of its domain (onnx: the default one), which is all load_op_rules
+    // knows of the files until a lookup of an op of that domain lists them.
+    const std::string top = entry.path().lexically_relative(*dir).begin()->string();
+    for (const auto& [domain, op, since] : stated) EXPECT_EQ(domain, top == "onnx" ? "" : top) << entry.path();
   }
   EXPECT_GE(files, 28u);
   // And the builtin set is the deferred one: nothing read until an op is looked up.
   auto rules = load_op_rules({*dir});
   ASSERT_TRUE(rules.ok());
   EXPECT_EQ((*rules)->unread_files(), files);
+}
+
+// The shipped folder is listed only when a lookup needs it: most runs look up no op of
+// the domains it holds (a model's functions are ops of domains of their own).
+TEST(ShippedRules, AreListedAtTheFirstLookupOfAnOpOfADomainTheyHold) {
+  const auto dir = builtin_schemas_dir();
+  ASSERT_TRUE(dir);
+  for (const char* domain : {"com.microsoft", "", "ai.onnx"}) {
+    auto loaded = load_op_rules({*dir});
+    ASSERT_TRUE(loaded.ok()) << loaded.error().str();
+    const OpRules& rules = **loaded;
+    EXPECT_FALSE(rules.listed());
+    EXPECT_FALSE(rules.find("pkg.onnxscript.torch_lib", "aten_add"));
+    EXPECT_FALSE(rules.find("com.example", "Gelu"));
+    EXPECT_FALSE(rules.listed()) << domain;
+    EXPECT_FALSE(rules.find(domain, "NoSuchOp"));
+    EXPECT_TRUE(rules.listed()) << domain;
+    EXPECT_TRUE(rules.find("com.microsoft", "Gelu"));
+    EXPECT_TRUE(rules.find_version("Celu", 28));
+  }
+  // size(), list() and unread_files() list it too, and say what a folder read at load says.
+  auto lazy = load_op_rules({*dir});
+  auto eager = load_op_rules({*dir}, std::nullopt);
+  ASSERT_TRUE(lazy.ok() && eager.ok());
+  EXPECT_TRUE((*eager)->listed());
+  EXPECT_EQ((*lazy)->size(), (*eager)->size());
+  EXPECT_TRUE((*lazy)->listed());
+  EXPECT_EQ((*lazy)->list(), (*eager)->list());
+}
+
+TEST(ShippedRules, AFolderAfterThemReplacesTheirRuleWithoutListingThem) {
+  const auto dir = builtin_schemas_dir();
+  ASSERT_TRUE(dir);
+  testing::TempDir user;
+  std::ofstream(user / "gelu.rule") << "op com.microsoft.Gelu\ntype T: tensor(float)\nlayout (T[*S] X) => (T[*S] Y)\n";
+  auto loaded = load_op_rules({*dir, user.path()});
+  ASSERT_TRUE(loaded.ok()) << loaded.error().str();
+  const OpRules& rules = **loaded;
+  const schemas::OpRule* gelu = rules.find("com.microsoft", "Gelu");
+  ASSERT_TRUE(gelu);
+  EXPECT_EQ(gelu->where.file, (user / "gelu.rule").generic_string());
+  EXPECT_FALSE(rules.listed());
+  ASSERT_TRUE(rules.find("com.microsoft", "FastGelu"));
+  EXPECT_TRUE(rules.listed());
+  EXPECT_EQ(rules.find("com.microsoft", "Gelu"), gelu);
+  EXPECT_EQ(rules.find("com.microsoft", "FastGelu")->where.file, "schemas/com.microsoft/FastGelu.rule");
 }
 
 TEST(RuleScan, ReadsOpLinesAsTheParserDoes) {

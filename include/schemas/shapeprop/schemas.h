@@ -26,8 +26,9 @@ struct OpRule;
 }
 
 // A set of rules, one per (domain, op). The shipped folder's files are read at the first
-// lookup of an op they state (a run pays for the rules it uses: reading all of them is
-// about a fifth of a small model's run); safe to share between threads.
+// lookup of an op they state, and listed at the first lookup of a domain they hold (a run
+// pays for the rules it uses: listing and indexing them all was a sixth of a small model's
+// run, and most runs look up none); safe to share between threads.
 class OpRules {
  public:
   OpRules();
@@ -38,11 +39,14 @@ class OpRules {
   const schemas::OpRule* find(const std::string& domain, const std::string& op) const;
   // The rule for version `since` of ai.onnx `op` (`op Celu since 28`), or nullptr.
   const schemas::OpRule* find_version(const std::string& op, int since) const;
-  size_t size() const { return rules_.size(); }
+  size_t size() const;
   // Every op with a rule, as "domain.Op" (or "Op", or "Op-28" for a version), with the file that states the rule.
   std::vector<std::pair<std::string, std::string>> list() const;
   // The files whose rules are not read yet (none after list()).
   size_t unread_files() const;
+  // Whether the shipped folder is listed yet: from the first lookup of an op of a domain
+  // it holds, or size(), list() or unread_files() (always where it was read at load).
+  bool listed() const;
 
  private:
   friend Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders,
@@ -53,9 +57,23 @@ class OpRules {
     std::shared_ptr<const schemas::OpRule> rule;  // read as the folder loaded
     File* file = nullptr;                          // otherwise: the file that states it
   };
+  // Rules of one folder: read, or indexed by the files' `op` lines.
+  struct Folder {
+    std::map<Key, Entry> rules;
+    std::vector<std::unique_ptr<File>> files;
+  };
+  // The shipped folder, listed at the first lookup of a domain it holds (load_op_rules).
+  struct Deferred;
+  // Reads a folder's rule files, every one (deferred: indexes those its `op` lines index).
+  static Result<Folder> load_folder(const std::filesystem::path& folder, const std::filesystem::path& shown,
+                                    bool deferred);
   const schemas::OpRule* rule_of(const Key& key) const;
-  std::map<Key, Entry> rules_;
+  static const schemas::OpRule* read(const Entry& entry, const Key& key);
+  // The deferred folder's rules, listed now if not yet; throws where it does not list.
+  const Folder* deferred_rules() const;
+  std::map<Key, Entry> rules_;  // the folders read at load, each over the ones before it
   std::vector<std::unique_ptr<File>> files_;
+  std::unique_ptr<Deferred> deferred_;  // before every folder of rules_, which replace its rules
 };
 
 // The folder of rules shipped with shapeprop: share/shapeprop/schemas beside the running
@@ -70,8 +88,12 @@ std::optional<std::filesystem::path> builtin_schemas_dir();
 // latter at file:line:col.
 // The files of the folder `deferred` (the shipped one, builtin_schemas_dir(), unless told
 // otherwise), whose rules the tests read in full, are only indexed by their `op` lines
-// here and read at the first lookup of one of their ops; a folder whose `op` lines do not
-// index it (schemas::scan_rule_ops) is read in full here.
+// and read at the first lookup of one of their ops; a folder whose `op` lines do not
+// index it (schemas::scan_rule_ops) is read in full when it is indexed. Where that folder
+// comes first and holds only folders, one per domain (`onnx` the default domain, as the
+// shipped one has it), it is listed and indexed at the first lookup of an op of one of
+// those domains, and a lookup throws std::runtime_error where it does not list or index;
+// otherwise here.
 Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders,
                                                      const std::optional<std::filesystem::path>& deferred);
 Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders);
