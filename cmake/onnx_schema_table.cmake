@@ -3,8 +3,9 @@
 # cmake/onnx/patches/lazy-schema-loader.patch). ONNX registers its schemas through its
 # operator-set classes (onnx/defs/operator_sets*.h list each schema's class, as
 # `GetOpSchema<ONNX_OPERATOR_SET_SCHEMA_CLASS_NAME(Onnx, 13, Add)>()`), all at once; the
-# table lists the same classes as `SHAPEPROP_ONNX_SCHEMA(Add, <the class>, "<domain>", <version>)`,
-# one per line, so that one schema can be made alone. Written at configure time from the linked
+# table lists the same classes as `SHAPEPROP_ONNX_SCHEMA(Add, <the class>, "<domain>", <version>)`
+# (`SHAPEPROP_ONNX_ML_SCHEMA` for the ML sets), one per line, sorted by op name, so that one
+# schema can be made alone. Written at configure time from the linked
 # ONNX's own headers (so it lists that version's schemas), into
 # ${CMAKE_CURRENT_BINARY_DIR}/onnx_schema_table.inc; sets SHAPEPROP_ONNX_SCHEMA_TABLE_DIR, and
 # SHAPEPROP_ONNX_SCHEMAS_ON_DEMAND (cached) to whether the linked ONNX has the patch.
@@ -33,7 +34,7 @@ function(_shapeprop_onnx_header out name)
   endforeach()
   set(${out} "" PARENT_SCOPE)
 endfunction()
-set(_table_lines "")
+set(_table_rows "")
 set(_table_count 0)
 foreach(_set_file operator_sets.h operator_sets_ml.h operator_sets_training.h operator_sets_preview.h)
   _shapeprop_onnx_header(_found ${_set_file})
@@ -44,7 +45,6 @@ foreach(_set_file operator_sets.h operator_sets_ml.h operator_sets_training.h op
   # sets' own macros (ONNX_PREVIEW_OPERATOR_SET_SCHEMA_CLASS_NAME(1, Adam)): the op's name
   # is the last argument.
   file(STRINGS "${_found}" _calls REGEX "fn\\(GetOpSchema<[A-Z_]*OPERATOR_SET_SCHEMA_CLASS_NAME\\(")
-  set(_lines "")
   foreach(_call ${_calls})
     if(_call MATCHES "GetOpSchema<(([A-Z_]*)OPERATOR_SET_SCHEMA_CLASS_NAME\\(([A-Za-z]+, *)?([0-9]+), *([A-Za-z0-9_]+)\\))>")
       # The schema's domain and version, from the class's macro and its arguments, so that a
@@ -66,17 +66,26 @@ foreach(_set_file operator_sets.h operator_sets_ml.h operator_sets_training.h op
       else()
         message(FATAL_ERROR "${_found}: an operator set of no domain known here: ${_call}")
       endif()
-      string(APPEND _lines "SHAPEPROP_ONNX_SCHEMA(${_op}, ${_class}, \"${_domain}\", ${_version})\n")
+      # Keyed by the op's name, to be sorted by it below; the ML operator sets are declared
+      # only with ONNX_ML, as the header does (SHAPEPROP_ONNX_ML_SCHEMA: nothing without).
+      set(_macro SHAPEPROP_ONNX_SCHEMA)
+      if(_set_file STREQUAL "operator_sets_ml.h")
+        set(_macro SHAPEPROP_ONNX_ML_SCHEMA)
+      endif()
+      list(APPEND _table_rows "${_op}\t${_macro}(${_op}, ${_class}, \"${_domain}\", ${_version})")
       math(EXPR _table_count "${_table_count} + 1")
     elseif(_call MATCHES "OPERATOR_SET_SCHEMA_CLASS_NAME")
       message(FATAL_ERROR "${_found}: an operator-set entry this table cannot read: ${_call}")
     endif()
   endforeach()
-  # The ML operator sets are declared only with ONNX_ML, as the header does.
-  if(_set_file STREQUAL "operator_sets_ml.h")
-    set(_lines "#ifdef ONNX_ML\n${_lines}#endif\n")
-  endif()
-  string(APPEND _table_lines "// ${_set_file}\n${_lines}")
+endforeach()
+# By op name (each set's rows kept in their order for a name): the schemas of one name
+# stand together, which is all onnx_schemas.cc indexes by name.
+list(SORT _table_rows COMPARE STRING)
+set(_table_lines "")
+foreach(_row ${_table_rows})
+  string(REGEX REPLACE "^[^\t]*\t" "" _row "${_row}")
+  string(APPEND _table_lines "${_row}\n")
 endforeach()
 set(_on_demand OFF)
 _shapeprop_onnx_header(_schema_h schema.h)
