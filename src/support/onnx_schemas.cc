@@ -21,6 +21,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "onnx/defs/operator_sets.h"
 #include "onnx/defs/schema.h"
@@ -67,13 +69,23 @@ std::span<SchemaMaker> schema_makers() { return kSchemaMakers; }
 // several versions, has several, which the table lists together: it is sorted by name).
 // Built at every run's start, one entry per name (a map node and a vector per name, built
 // from a vector copy of the table, were 7% of the smallest real export's run).
-const NameMap& makers_by_name() {
-  static const NameMap by_name = [] {
+struct MakersByName {
+  NameMap group;                                   // name -> its rows' place in `rows`
+  std::vector<std::pair<uint32_t, uint32_t>> rows;  // [first, end) in the table
+};
+const MakersByName& makers_by_name() {
+  static const MakersByName by_name = [] {
     const auto& makers = schema_makers();
-    NameMap m(makers.size());
-    for (size_t i = 0; i < makers.size(); ++i)
-      if (i == 0 || std::string_view(makers[i].name) != makers[i - 1].name)
-        m.insert(makers[i].name, static_cast<uint32_t>(i));
+    MakersByName m;
+    m.group.reserve(makers.size());
+    for (size_t i = 0; i < makers.size(); ++i) {
+      if (i > 0 && std::string_view(makers[i].name) == makers[i - 1].name) {
+        ++m.rows.back().second;
+        continue;
+      }
+      m.group.insert(makers[i].name, static_cast<uint32_t>(m.rows.size()));
+      m.rows.emplace_back(static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1));
+    }
     return m;
   }();
   return by_name;
@@ -85,9 +97,12 @@ std::atomic<size_t> made{0};
 // The schema a lookup of `name` in `domain` at `version` finds, as the registry does: the
 // newest of that name and domain not newer than the version. Null when there is none.
 const SchemaMaker* maker_for(const std::string& name, const std::string& domain, int version) {
+  const auto& by_name = makers_by_name();
+  const uint32_t group = by_name.group.find(name);
+  if (group == NameMap::kMissing) return nullptr;  // a model-local function, a custom op: no schema
   const auto& makers = schema_makers();
-  const SchemaMaker* found = nullptr;  // none: a model-local function, a custom op
-  for (size_t k = makers_by_name().find(name); k < makers.size() && makers[k].name == name; ++k) {
+  const SchemaMaker* found = nullptr;
+  for (uint32_t k = by_name.rows[group].first; k < by_name.rows[group].second; ++k) {
     const SchemaMaker* maker = &makers[k];
     if (maker->domain == domain && maker->since_version <= version &&
         (!found || maker->since_version > found->since_version))
