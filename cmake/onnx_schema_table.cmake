@@ -79,8 +79,8 @@ foreach(_set_file operator_sets.h operator_sets_ml.h operator_sets_training.h op
     endif()
   endforeach()
 endforeach()
-# By op name (each set's rows kept in their order for a name): the schemas of one name
-# stand together, which is all onnx_schemas.cc indexes by name.
+# By op name (a name's rows in the order of their text): the schemas of one name stand
+# together, which is all onnx_schemas.cc indexes by name.
 list(SORT _table_rows COMPARE STRING)
 set(_table_lines "")
 foreach(_row ${_table_rows})

@@ -90,9 +90,9 @@ std::optional<std::filesystem::path> builtin_schemas_dir();
 // otherwise), whose rules the tests read in full, are only indexed by their `op` lines
 // and read at the first lookup of one of their ops; a folder whose `op` lines do not
 // index it (schemas::scan_rule_ops) is read in full when it is indexed. Where that folder
-// comes first and holds only folders, one per domain (`onnx` the default domain, as the
-// shipped one has it), it is listed and indexed at the first lookup of an op of one of
-// those domains, and a lookup throws std::runtime_error where it does not list or index;
+// is the shipped one, comes first and holds only folders, one per domain (`onnx` the
+// default domain), it is listed and indexed at the first lookup of an op of one of those
+// domains, and a lookup throws std::runtime_error where it does not list or index;
 // otherwise here.
 Result<std::shared_ptr<const OpRules>> load_op_rules(const std::vector<std::filesystem::path>& folders,
                                                      const std::optional<std::filesystem::path>& deferred);
